@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libmemreclaim — the reclaim policy of the Linux memory controller, for
+ * programs that manage memory cgroups.
+ *
+ * Conventions of the whole API (docs/design.md says more):
+ *  - Sizes are bytes and times are nanoseconds, as uint64_t; shares are parts
+ *    per million (ppm). The unit is in every name.
+ *  - Every fallible call returns int: >= 0 on success, a negative errno value
+ *    on failure. Fixed meanings: -EINVAL a bad argument, -ENOENT the cgroup is
+ *    gone, -EOPNOTSUPP the backend cannot do this, -ENODEV no usable backend,
+ *    -EAGAIN a reclaim that freed nothing, -ECHILD a handle used in a child
+ *    after fork(). mr_strerror() describes each.
+ *  - MR_UNLIMITED stands for "no limit": cgroup v2 "max", cgroup v1 "-1" and
+ *    every page-size form of v1's unlimited value.
+ *  - Each function's comment ends with its thread class: "MT-safe" (any
+ *    thread, any time), "MT-safe per handle" (concurrent calls on different
+ *    handles only) or "not MT-safe".
+ *  - The library never prints, installs no signal handler, and starts a
+ *    thread only when asked (mr_ctx_worker_start()). Every fd it opens is
+ *    O_CLOEXEC.
+ */
+#ifndef MEMRECLAIM_H
+#define MEMRECLAIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(MR_BUILDING_LIBRARY)
+#define MR_EXPORT __attribute__((visibility("default")))
+#else
+#define MR_EXPORT
+#endif
+
+/* "No limit", in any size field or argument. */
+#define MR_UNLIMITED UINT64_MAX
+
+/* SWAP_CLUSTER_MAX (include/linux/swap.h) pages of 4 KiB: the kernel's
+ * reclaim batch, the default and the floor of the library's batch. */
+#define MR_SWAP_CLUSTER_MAX_BYTES (32ULL * 4096)
+
+/* ------------------------------------------------------------------ */
+/* Version                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The package version of the library that is running, e.g. "0.1.0".
+ * Returns a static string. MT-safe. */
+MR_EXPORT const char *mr_version(void);
+
+/* A static, human-readable description of a negative errno value as this
+ * library uses it (-ENOENT reads "cgroup is gone", -EAGAIN "nothing could
+ * be reclaimed", ...). Positive values are taken as their negation; unknown
+ * values give "unknown error". Never NULL. MT-safe. */
+MR_EXPORT const char *mr_strerror(int err);
+
+/* ------------------------------------------------------------------ */
+/* Context                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A context owns groups, the log callback and at most one margin worker
+ * thread. There is no global default context. */
+typedef struct mr_ctx mr_ctx_t;
+
+/* Log levels, with syslog's numbers. */
+enum mr_log_level {
+	MR_LOG_ERR = 3,
+	MR_LOG_WARNING = 4,
+	MR_LOG_NOTICE = 5,
+	MR_LOG_INFO = 6,
+	MR_LOG_DEBUG = 7,
+};
+
+/* Log callback: level is an enum mr_log_level, msg a NUL-terminated line
+ * without a trailing newline, valid only during the call. It may be called
+ * from the margin worker thread and from any thread calling the library,
+ * concurrently, so it must be thread-safe; it must not call back into the
+ * library. */
+typedef void (*mr_log_fn)(int level, const char *msg, void *userdata);
+
+/* Creates a context and stores it in *ret (only on success).
+ * Errors: -EINVAL (ret NULL), -ENOMEM.
+ * The state directory for the limit journal (cgroup v1) is
+ * $MEMRECLAIM_STATE_DIR, or /run/memreclaim, read here once.
+ * MT-safe. */
+MR_EXPORT int mr_ctx_new(mr_ctx_t **ret);
+
+/* Stops the worker if it runs, closes every group still open (restoring any
+ * lowered limit, as mr_group_close()), and frees the context. NULL is a
+ * no-op. No other call on ctx or its groups may be running or follow.
+ * Not MT-safe. */
+MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx);
+
+/* Installs (fn non-NULL) or removes (fn NULL) the log callback; messages
+ * above max_level (an enum mr_log_level, 0..7) are dropped before they are
+ * formatted. Default: no callback, nothing logged.
+ * Errors: -EINVAL (ctx NULL, max_level outside 0..7).
+ * MT-safe (a message being delivered concurrently may still reach the old
+ * callback). */
+MR_EXPORT int mr_ctx_set_log(mr_ctx_t *ctx, mr_log_fn fn, void *userdata,
+			     int max_level);
+
+/* ------------------------------------------------------------------ */
+/* Groups                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct mr_group mr_group_t;
+
+/* Opens the memory cgroup whose directory is the absolute path `path`
+ * (e.g. "/sys/fs/cgroup/memory/db") and adds it to ctx.
+ *
+ * backend: "cgroup1" (cgroup v1 memory controller), or "auto" or NULL. With
+ * NULL the environment variable MEMRECLAIM_BACKEND is used if set; "auto"
+ * picks from the filesystem of path (statfs magic, then the memory files
+ * present). Names of backends not built into this version are unknown.
+ *
+ * On cgroup v1, a limit left lowered by a manager that died in the middle
+ * of a reclaim step (see the journal in docs/design.md) is restored here,
+ * but only if the limit still holds the value that manager wrote.
+ *
+ * The group starts with no margin (the worker leaves it alone) and a fixed
+ * batch of MR_SWAP_CLUSTER_MAX_BYTES.
+ *
+ * Errors: -EINVAL (ctx, path or ret NULL; path not absolute, containing
+ * "." or ".." components, or longer than PATH_MAX; unknown backend name),
+ * -ENOENT (no such directory), -ENODEV (no backend recognises the path, or
+ * the named backend does not), -EACCES/-EPERM (cannot open its files),
+ * -ENOMEM, -EIO (a control file could not be parsed).
+ * MT-safe. */
+MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
+			    const char *backend, mr_group_t **ret);
+
+/* Removes the group from its context and frees it. A reclaim step that
+ * lowered a limit is undone before this returns (the worker and synchronous
+ * reclaim are waited for). Returns 0, or the negative errno of a failed
+ * restore (the journal is then kept, so the next open retries). The handle
+ * is freed in every case. NULL returns 0.
+ * MT-safe, but no other call may use the handle concurrently or after. */
+MR_EXPORT int mr_group_close(mr_group_t *group);
+
+/* The path the group was opened with, and the name of the backend chosen
+ * ("cgroup1"). Valid until mr_group_close(). MT-safe. */
+MR_EXPORT const char *mr_group_path(const mr_group_t *group);
+MR_EXPORT const char *mr_group_backend(const mr_group_t *group);
+
+/* Reads the group's current usage (v1 memory.usage_in_bytes) into
+ * *usage_bytes: one pread() on an fd kept open.
+ * Errors: -EINVAL (NULL argument), -ENOENT (group removed), -EIO, -ECHILD.
+ * MT-safe. */
+MR_EXPORT int mr_group_read_usage(mr_group_t *group, uint64_t *usage_bytes);
+
+/* flags of struct mr_limits */
+#define MR_LIMITS_ANCESTOR_BINDS (1u << 0) /* limit_bytes < own_limit_bytes */
+
+/* A snapshot of usage and limits. The caller sets size = sizeof(struct
+ * mr_limits); fields past size are neither read nor written, so fields can
+ * be appended in later versions. */
+struct mr_limits {
+	size_t size;
+	uint64_t usage_bytes;
+	/* The limit that binds the group: the lowest of its own and its
+	 * ancestors' (v1: hierarchical_memory_limit). MR_UNLIMITED if none. */
+	uint64_t limit_bytes;
+	/* The group's own limit (v1: memory.limit_in_bytes). */
+	uint64_t own_limit_bytes;
+	/* Charges that met the limit since creation (v1: memory.failcnt). */
+	uint64_t limit_hits;
+	uint32_t flags; /* MR_LIMITS_* */
+};
+
+/* Fills *limits (see struct mr_limits).
+ * Errors: -EINVAL (NULL, size smaller than the 2 first fields), -ENOENT,
+ * -EIO, -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_read_limits(mr_group_t *group, struct mr_limits *limits);
+
+/* Fields of struct mr_memstat, as bit numbers of its `present` mask. */
+enum mr_memstat_field {
+	MR_MEMSTAT_ANON = 0,
+	MR_MEMSTAT_FILE,
+	MR_MEMSTAT_SHMEM,
+	MR_MEMSTAT_FILE_MAPPED,
+	MR_MEMSTAT_FILE_DIRTY,
+	MR_MEMSTAT_FILE_WRITEBACK,
+	MR_MEMSTAT_ANON_THP,
+	MR_MEMSTAT_INACTIVE_ANON,
+	MR_MEMSTAT_ACTIVE_ANON,
+	MR_MEMSTAT_INACTIVE_FILE,
+	MR_MEMSTAT_ACTIVE_FILE,
+	MR_MEMSTAT_UNEVICTABLE,
+	MR_MEMSTAT_SWAP,
+	MR_MEMSTAT_PGFAULT,
+	MR_MEMSTAT_PGMAJFAULT,
+	MR_MEMSTAT_PGPGIN,
+	MR_MEMSTAT_PGPGOUT,
+	MR_MEMSTAT_PGSCAN,
+	MR_MEMSTAT_PGSTEAL,
+	MR_MEMSTAT_WORKINGSET_REFAULT_ANON,
+	MR_MEMSTAT_WORKINGSET_REFAULT_FILE,
+};
+
+/* memory.stat mapped onto one set of names for every backend, counted over
+ * the group and its descendants (v1: the total_* keys; v2's memory.stat is
+ * hierarchical already). A field whose bit is clear in `present` was not
+ * reported by the kernel and reads 0: it is absent, not zero (v1 has no
+ * pgscan or pgsteal). Page counts are converted to bytes. Caller sets size.
+ */
+struct mr_memstat {
+	size_t size;
+	uint64_t present; /* bit (1ULL << MR_MEMSTAT_x) per field read */
+	uint64_t anon_bytes;             /* v1 total_rss */
+	uint64_t file_bytes;             /* v1 total_cache */
+	uint64_t shmem_bytes;
+	uint64_t file_mapped_bytes;      /* v1 total_mapped_file */
+	uint64_t file_dirty_bytes;       /* v1 total_dirty */
+	uint64_t file_writeback_bytes;   /* v1 total_writeback */
+	uint64_t anon_thp_bytes;         /* v1 total_rss_huge */
+	uint64_t inactive_anon_bytes;
+	uint64_t active_anon_bytes;
+	uint64_t inactive_file_bytes;
+	uint64_t active_file_bytes;
+	uint64_t unevictable_bytes;
+	uint64_t swap_bytes;
+	uint64_t pgfault;                /* events */
+	uint64_t pgmajfault;             /* events */
+	uint64_t pgpgin_bytes;           /* v1 only: pages charged, as bytes */
+	uint64_t pgpgout_bytes;          /* v1 only: pages uncharged, as bytes */
+	uint64_t pgscan_bytes;           /* v2 only */
+	uint64_t pgsteal_bytes;          /* v2 only */
+	uint64_t workingset_refault_anon_bytes;
+	uint64_t workingset_refault_file_bytes;
+};
+
+/* Reads memory.stat into *stat (see struct mr_memstat).
+ * Errors: -EINVAL (NULL, size too small), -ENOENT, -EIO (unparsable),
+ * -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_read_memstat(mr_group_t *group, struct mr_memstat *stat);
+
+/* ------------------------------------------------------------------ */
+/* Creating and removing groups (through libcgroup)                     */
+/* ------------------------------------------------------------------ */
+
+/* libcgroup is initialised once per process, on the first of these calls,
+ * with a logger that forwards to the log callback of the ctx that made the
+ * call (libcgroup's logger is process-wide: the last ctx to initialise it
+ * receives its messages). */
+
+/* Creates the memory cgroup directory `path` (absolute; beneath a mounted
+ * memory controller found in /proc/self/mountinfo; its parent must exist)
+ * and sets its limit to limit_bytes (MR_UNLIMITED: none; else at least
+ * 4096, rounded down to a page by the kernel).
+ * Errors: -EINVAL (NULL, relative path, "." or ".." components, limit
+ * below 4096), -ENODEV (not beneath a memory controller mount), -EEXIST,
+ * -ENOENT (parent missing), -EACCES/-EPERM, -ENOMEM, or the errno libcgroup
+ * reported (its positive ECG* codes are translated; ECGOTHER is unwrapped
+ * to the kernel's errno). On error nothing is left behind.
+ * MT-safe. */
+MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
+			       uint64_t limit_bytes);
+
+/* Moves process `pid` (> 0) into the memory cgroup `path`. Only for a
+ * process the caller started and a group the caller created: the library
+ * never moves other processes. Charges already made stay where they are
+ * (cgroup v1 does not move charges).
+ * Errors: -EINVAL, -ENODEV, -ENOENT (no group), -ESRCH (no process),
+ * -EACCES/-EPERM. MT-safe. */
+MR_EXPORT int mr_cgroup_attach(mr_ctx_t *ctx, const char *path, pid_t pid);
+
+/* Removes the empty memory cgroup `path`. Never moves tasks: a group that
+ * still has tasks or child groups gives -EBUSY and is left as it is.
+ * Errors: -EINVAL, -ENODEV, -ENOENT, -EBUSY, -EACCES/-EPERM. MT-safe. */
+MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Policy setters                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Sets the margin the worker keeps between usage and the binding limit
+ * (struct mr_limits.limit_bytes): when usage rises above limit - margin,
+ * the worker reclaims down to limit - margin - hysteresis, so charges
+ * rarely meet the limit and no reclaim runs in the charging tasks. From
+ * the memcg asynchronous reclaim work (Kamezawa, 2011: "memcg async
+ * reclaim", high/low watermarks per memcg).
+ *
+ * Give the margin either in bytes (margin_ppm = 0) or in ppm of the limit
+ * (margin_bytes = 0, margin_ppm in 1..999999); both 0 turns the margin off.
+ * hysteresis_bytes: how far below the margin to reclaim, 0 ..
+ * MR_UNLIMITED; 0 reclaims just below limit - margin.
+ *
+ * Errors: -EINVAL (group NULL; both margin_bytes and margin_ppm set;
+ * margin_ppm >= 1000000), -ERANGE (the group has a limit now and the
+ * margin is at or above it, or the margin plus hysteresis is above it),
+ * -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM. On error nothing
+ * changes. A group with no limit accepts a margin; while it has no limit,
+ * or whenever its limit falls to the margin or below, the worker leaves it
+ * alone and logs why.
+ * MT-safe: the policy is published with RCU; the worker picks it up at
+ * its next wake-up, which this call triggers. */
+MR_EXPORT int mr_group_set_margin(mr_group_t *group, uint64_t margin_bytes,
+				  uint32_t margin_ppm,
+				  uint64_t hysteresis_bytes);
+
+/* Fixed target batch: each reclaim call asks the kernel for batch_bytes
+ * (or the remaining excess, if smaller). The default, and the kernel's own
+ * batch, is MR_SWAP_CLUSTER_MAX_BYTES (SWAP_CLUSTER_MAX pages).
+ * batch_bytes: 4096 .. 1 TiB, a multiple of 4096.
+ * Errors: -EINVAL (group NULL, batch out of range), -ENOMEM, -ECHILD.
+ * MT-safe. */
+MR_EXPORT int mr_group_set_batch_fixed(mr_group_t *group, uint64_t batch_bytes);
+
+/* Proportional target batch (see mr_batch_proportional_bytes()): each call
+ * asks for share_ppm of the remaining excess, at least
+ * MR_SWAP_CLUSTER_MAX_BYTES, at most the smaller of max_bytes and max_ppm
+ * of the limit, never more than the excess. From the 2018 discussion of
+ * batching in memory.force_empty and limit resizing (a 1 GiB shrink in
+ * 32-page calls costs 8192 fixed per-call costs).
+ * share_ppm: 1..1000000. max_bytes: MR_SWAP_CLUSTER_MAX_BYTES..MR_UNLIMITED
+ * (MR_UNLIMITED: no bound in bytes). max_ppm: 0 (no bound relative to the
+ * limit) or 1..1000000.
+ * Errors: -EINVAL (group NULL, an argument out of range), -ENOMEM, -ECHILD.
+ * MT-safe. */
+MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *group,
+					      uint32_t share_ppm,
+					      uint64_t max_bytes,
+					      uint32_t max_ppm);
+
+/* Default proportional batch, as memreclaimd --batch auto uses it: a
+ * quarter of the excess, at most 64 MiB and at most 1/8 of the limit. */
+#define MR_BATCH_DEFAULT_SHARE_PPM 250000u
+#define MR_BATCH_DEFAULT_MAX_BYTES (64ULL << 20)
+#define MR_BATCH_DEFAULT_MAX_PPM 125000u
+
+/* ------------------------------------------------------------------ */
+/* Reclaim                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Reasons for reclaim, for statistics. Values are stable; later versions
+ * append. */
+enum mr_reason {
+	MR_REASON_MARGIN = 0,    /* the worker keeping the margin */
+	MR_REASON_REQUESTED = 1, /* mr_group_reclaim() */
+};
+
+/* Reclaims up to `bytes` from the group in batches of the group's target
+ * batch, now, in the calling thread. Stops when `bytes` are freed, when
+ * timeout_ns has passed since the call (0: no time bound; a batch already
+ * started finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a row
+ * free nothing. Freeing fewer bytes than asked is normal and a success.
+ * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). *freed_bytes (may be
+ * NULL) receives the fall in usage the calls caused, clamped at zero.
+ *
+ * cgroup v1 has no reclaim file: each batch lowers memory.limit_in_bytes to
+ * usage - batch and restores it at once (journaled, see docs/design.md); a
+ * batch never exceeds half of the group's reclaimable page cache, since
+ * while the limit is lowered a charge that cache cannot cover would
+ * OOM-kill a task.
+ *
+ * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
+ * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another
+ * process holds the group's reclaim lock), -EINVAL (group NULL), -ECHILD,
+ * or the errno of a failed write. Counted under MR_REASON_REQUESTED.
+ * MT-safe: calls on one group are serialised with the worker's. */
+MR_EXPORT int mr_group_reclaim(mr_group_t *group, uint64_t bytes,
+			       uint64_t timeout_ns, uint64_t *freed_bytes);
+
+/* Batches in a row that may free nothing before a reclaim gives up. */
+#define MR_RECLAIM_MAX_EMPTY_BATCHES 3
+
+/* Statistics of one reclaim reason; the caller sets size. */
+struct mr_reclaim_stats {
+	size_t size;
+	uint64_t calls;        /* reclaim calls made to the backend */
+	uint64_t empty_calls;  /* of which freed nothing */
+	uint64_t asked_bytes;  /* sum of the batches asked */
+	uint64_t freed_bytes;  /* sum of the bytes freed */
+	uint64_t elapsed_ns;   /* time spent in the calls, CLOCK_MONOTONIC */
+};
+
+/* Reads the statistics of `reason` for the group, counted since open.
+ * Errors: -EINVAL (NULL, size too small, unknown reason). MT-safe. */
+MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *group, int reason,
+					  struct mr_reclaim_stats *stats);
+
+/* ------------------------------------------------------------------ */
+/* The margin worker                                                    */
+/* ------------------------------------------------------------------ */
+
+enum mr_sched {
+	MR_SCHED_NICE = 0, /* SCHED_OTHER at a nice level (the default: 0) */
+	MR_SCHED_IDLE = 1, /* SCHED_IDLE: runs only when a CPU is otherwise idle */
+};
+
+/* Sets the worker's scheduling, applied when it next starts. nice:
+ * -20..19, used with MR_SCHED_NICE (0 otherwise). The default is
+ * MR_SCHED_NICE at 0: on a busy 2-core machine SCHED_IDLE starves the
+ * worker while the workload fills the cache (docs/PERFORMANCE.md has the
+ * measurement). A nice level below the caller's own needs CAP_SYS_NICE;
+ * when the kernel refuses it, the worker runs at the inherited level and
+ * logs a warning.
+ * Errors: -EINVAL (ctx NULL, unknown class, nice out of range), -EBUSY
+ * (the worker runs). MT-safe. */
+MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
+
+/* Starts the context's margin worker: one thread that keeps each group's
+ * margin (mr_group_set_margin()). It sleeps until a group's usage crosses
+ * limit - margin (a usage-threshold event from the backend), with a timer
+ * of MR_WORKER_SAFETY_NS only as a safety net, and reclaims with the
+ * group's target batch, counted under MR_REASON_MARGIN.
+ * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -ENOMEM,
+ * -EAGAIN (no thread could be created), -ECHILD. MT-safe. */
+MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
+
+/* Stops the worker and waits for it to finish the batch it is in (a
+ * lowered v1 limit is restored before it returns). Errors: -EINVAL (ctx
+ * NULL), -ESRCH (not running). MT-safe. */
+MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx);
+
+/* The worker's safety-net wake-up period. */
+#define MR_WORKER_SAFETY_NS 1000000000ULL
+
+/* ------------------------------------------------------------------ */
+/* Policy math: pure functions, no state, MT-safe, async-signal-safe    */
+/* ------------------------------------------------------------------ */
+
+/* Bytes to ask for in one reclaim call in proportional mode:
+ * min(excess, clamp(excess * share_ppm / 10^6, MR_SWAP_CLUSTER_MAX_BYTES,
+ * max)), where max is the smaller of max_bytes and max_ppm of limit_bytes
+ * (max_ppm 0 or limit MR_UNLIMITED: no relative bound), and never below
+ * MR_SWAP_CLUSTER_MAX_BYTES. So the batch is never below 32 pages unless the
+ * excess is, and never above its maximum. Rounded down to 4 KiB when at
+ * least 4 KiB. Arguments out of the ranges of
+ * mr_group_set_batch_proportional() are clamped into them. */
+MR_EXPORT uint64_t mr_batch_proportional_bytes(uint64_t excess_bytes,
+					       uint64_t limit_bytes,
+					       uint32_t share_ppm,
+					       uint64_t max_bytes,
+					       uint32_t max_ppm);
+
+/* Shapes of the throttle curve: the delay given to a charge above high. */
+enum mr_throttle_kind {
+	MR_THROTTLE_NONE = 0,        /* never delay */
+	MR_THROTTLE_LINEAR = 1,      /* scale_ns * r */
+	MR_THROTTLE_KERNEL = 2,      /* the kernel's 64 s * r^2 */
+	MR_THROTTLE_EXPONENTIAL = 3, /* scale_ns * (2^(r / doubling) - 1) */
+	MR_THROTTLE_TABLE = 4,       /* points, linear between them */
+};
+
+/* One point of a MR_THROTTLE_TABLE curve: the delay per 64 pages at an
+ * overage of overage_ppm of high. */
+struct mr_throttle_point {
+	uint64_t overage_ppm;
+	uint64_t delay_ns;
+};
+
+/* A throttle curve. r is the overage (usage - high) / high. Every curve
+ * gives the delay for a charge of 64 pages (MEMCG_CHARGE_BATCH, 256 KiB),
+ * scaled in proportion to the charge, then clamped to max_delay_ns, as
+ * mm/memcontrol.c calculate_high_delay() does. */
+struct mr_throttle_curve {
+	int kind;                 /* enum mr_throttle_kind */
+	uint64_t max_delay_ns;    /* clamp; the kernel's is 2 s */
+	uint64_t scale_ns;        /* LINEAR: delay at r = 1;
+				     EXPONENTIAL: delay at r = doubling */
+	uint64_t doubling_ppm;    /* EXPONENTIAL: overage that doubles the
+				     delay, 1 .. 10^12 */
+	const struct mr_throttle_point *points; /* TABLE: overage_ppm strictly
+				     increasing, delay_ns non-decreasing; an
+				     implicit (0, 0) first; flat after the last */
+	size_t npoints;           /* TABLE: 1 .. MR_THROTTLE_MAX_POINTS */
+};
+
+#define MR_THROTTLE_MAX_POINTS 64
+/* The kernel's clamp, MEMCG_MAX_HIGH_DELAY_JIFFIES (2 s). */
+#define MR_THROTTLE_KERNEL_MAX_DELAY_NS 2000000000ULL
+
+/* Computes in *delay_ns the delay for charging charge_bytes to a group at
+ * usage_bytes whose high boundary is high_bytes.
+ *
+ * The delay is exactly 0 whenever usage_bytes <= high_bytes (the 2020
+ * report against Linux 5.6/5.7: the penalty was computed from an ancestor
+ * whose usage was below its high, the negative overage wrapped around, and
+ * tasks that had already reclaimed below high slept the 2 s maximum; S3 in
+ * docs/design.md). It never decreases as usage grows, never exceeds
+ * max_delay_ns, and no input overflows: the math is done in 128 bits and
+ * saturates. high_bytes = 0 is taken as one page in the ratio, as the
+ * kernel takes it as 1.
+ *
+ * MR_THROTTLE_KERNEL mirrors mm/memcontrol.c calculate_overage() and
+ * calculate_high_delay(): overage in 2^-20 units, then
+ * overage^2 * HZ >> (20 + 14) jiffies, i.e. 64 s * r^2 per 64 pages; with
+ * high = 100 MiB and a 64-page charge, 101 MiB gives 6 ms, 105 MiB 159 ms,
+ * 110 MiB 639 ms, 115 MiB 1439 ms, 118 MiB and above the 2 s clamp. (The
+ * kernel then skips sleeps under 10 ms; this function reports them.)
+ *
+ * Errors: -EINVAL (curve or delay_ns NULL, unknown kind, a TABLE with no
+ * points, too many, or not ordered, an EXPONENTIAL doubling of 0).
+ * MT-safe, async-signal-safe. */
+MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
+				   uint64_t usage_bytes, uint64_t high_bytes,
+				   uint64_t charge_bytes, uint64_t *delay_ns);
+
+/* What to do when a transparent huge page charge would not fit. From the
+ * 2014 memcg THP charge patch and its review (reclaim the full 512-page
+ * goal vs. reclaim only clean cache). */
+enum mr_thp_policy {
+	MR_THP_RECLAIM_FULL = 0,  /* reclaim the whole shortfall */
+	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean page cache covers it */
+	MR_THP_FALLBACK = 2,      /* use small pages at once */
+	MR_THP_BUDGET = 3,        /* reclaim if the budget covers the shortfall */
+};
+
+enum mr_thp_advice {
+	MR_THP_ADVICE_HUGE = 0,              /* fits below limit - margin */
+	MR_THP_ADVICE_RECLAIM_THEN_HUGE = 1, /* reclaim the shortfall first */
+	MR_THP_ADVICE_SMALL = 2,             /* use small pages */
+};
+
+/* Decides how to charge a huge page of huge_bytes (2 MiB on x86-64) to a
+ * group at usage_bytes with binding limit limit_bytes (MR_UNLIMITED: none)
+ * and margin margin_bytes. The shortfall is what usage + huge would exceed
+ * limit - margin by. HUGE when there is none; SMALL when the page cannot fit
+ * even in an empty group (huge > limit - margin); otherwise by policy:
+ * RECLAIM_FULL reclaims; CLEAN_CACHE reclaims when clean_cache_bytes (clean
+ * page cache reclaimable without swap or writeback) covers the shortfall;
+ * FALLBACK never reclaims; BUDGET reclaims when budget_bytes (what the
+ * caller's time budget can free at its measured reclaim rate) covers it.
+ * Writes the enum mr_thp_advice to *advice.
+ * Errors: -EINVAL (advice NULL, unknown policy, huge_bytes 0).
+ * MT-safe, async-signal-safe. */
+MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
+			    uint64_t usage_bytes, uint64_t limit_bytes,
+			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
+			    uint64_t budget_bytes, int *advice);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMRECLAIM_H */

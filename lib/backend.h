@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The backend ops table: the only door from the policy core to a cgroup.
+ * A backend holds no policy; the core holds no path under /sys.
+ */
+#ifndef MR_BACKEND_H
+#define MR_BACKEND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memreclaim.h"
+#include "log.h"
+
+/* Capability bits of a backend. */
+#define MRI_CAP_RECLAIM     (1u << 0) /* reclaim() works */
+#define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold() + event_fd() */
+
+/* What the core hands a backend when it opens a group. Valid until close. */
+struct mri_open_env {
+	struct mri_logger *log;
+	const char *state_dir; /* for journals; an absolute path */
+};
+
+/*
+ * struct mri_backend — one per backend, filled with designated initializers.
+ *
+ * `priv` is a zeroed block of priv_size bytes the core allocates per group.
+ * Read ops (read_*) may be called from several threads at once on one
+ * group; reclaim, set_usage_threshold, event_ack and close are serialised
+ * by the core (one at a time per group), but may run concurrently with
+ * reads. All ops may block on file I/O unless said otherwise. All return
+ * >= 0 on success or a negative errno: -ENOENT when the group is gone.
+ */
+struct mri_backend {
+	const char *name;
+	uint32_t caps;
+	size_t priv_size;
+
+	/* Mandatory. Returns 1 if `path` is a group this backend can open,
+	 * 0 if not (another backend may), or a negative errno (-ENOENT: no
+	 * such directory). Used by "auto". No priv. */
+	int (*probe)(const char *path);
+
+	/* Mandatory. Opens the group at absolute `path` into priv. Performs
+	 * crash recovery (a journaled lowered limit) before returning. On
+	 * error, priv holds nothing to release. */
+	int (*open)(void *priv, const char *path,
+		    const struct mri_open_env *env);
+
+	/* Mandatory. Releases priv; undoes anything left lowered. Returns 0
+	 * or the errno of a failed restore (the journal is then kept). */
+	int (*close)(void *priv);
+
+	/* Mandatory. Usage in bytes, one pread on a kept fd. */
+	int (*read_usage)(void *priv, uint64_t *usage_bytes);
+
+	/* Mandatory. Fills the fields of *out up to out->size (the caller
+	 * has checked size). */
+	int (*read_limits)(void *priv, struct mr_limits *out);
+
+	/* Mandatory. Fills *out (size checked by the caller; the backend
+	 * writes a full local struct and the core copies size bytes). */
+	int (*read_memstat)(void *priv, struct mr_memstat *out);
+
+	/* MRI_CAP_RECLAIM. One reclaim call to the kernel asking for at most
+	 * `bytes`; the backend may ask for less (cgroup1: at most half the
+	 * reclaimable page cache). *asked_bytes receives what was asked of
+	 * the kernel, *freed_bytes the fall in usage (clamped at 0). Returns
+	 * 0 (freed may still be 0), -EAGAIN when nothing is reclaimable (no
+	 * call was made), -EBUSY when another process holds the group's
+	 * reclaim lock, -ENOENT, or a write's errno. */
+	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,
+		       uint64_t *freed_bytes);
+
+	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: event_fd
+	 * becomes readable when usage crosses it in either direction.
+	 * MR_UNLIMITED disarms. Replaces the previous threshold. */
+	int (*set_usage_threshold)(void *priv, uint64_t bytes);
+
+	/* MRI_CAP_THRESHOLD. A pollable fd (POLLIN on an event), stable for
+	 * the life of the group, or a negative errno. Does not block. */
+	int (*event_fd)(void *priv);
+
+	/* MRI_CAP_THRESHOLD. Consumes pending events so event_fd stops
+	 * polling readable. Does not block. */
+	int (*event_ack)(void *priv);
+};
+
+/* The backends built in, NULL-terminated, in the order "auto" tries them. */
+extern const struct mri_backend *const mri_backends[];
+
+/* Finds a backend by name; NULL if unknown. */
+const struct mri_backend *mri_backend_find(const char *name);
+
+extern const struct mri_backend mri_backend_cgroup1;
+
+#endif /* MR_BACKEND_H */

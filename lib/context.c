@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The context: groups, the log callback, the worker's epoll set. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "group.h"
+
+/* Bumped in the child of every fork(): a handle made before it answers
+ * -ECHILD there (the worker thread did not survive the fork). */
+static atomic_ulong mri_fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void)
+{
+	atomic_fetch_add(&mri_fork_gen, 1);
+}
+
+static void install_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+int mri_ctx_check_fork(const mr_ctx_t *ctx)
+{
+	return ctx->fork_gen == atomic_load(&mri_fork_gen) ? 0 : -ECHILD;
+}
+
+struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx)
+{
+	return &ctx->log;
+}
+
+MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = MRI_WAKE_ID };
+	const char *dir;
+	mr_ctx_t *ctx;
+	int r;
+
+	if (!ret)
+		return -EINVAL;
+	pthread_once(&fork_once, install_fork_handler);
+	dir = secure_getenv("MEMRECLAIM_STATE_DIR");
+	if (!dir || !*dir)
+		dir = MR_DEFAULT_STATE_DIR;
+	if (dir[0] != '/' || strlen(dir) >= PATH_MAX - 64)
+		return -EINVAL;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	mri_logger_init(&ctx->log);
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->worker_lock, NULL);
+	strcpy(ctx->state_dir, dir);
+	ctx->fork_gen = atomic_load(&mri_fork_gen);
+	ctx->next_id = MRI_WAKE_ID + 1;
+	ctx->sched = MR_SCHED_NICE;
+	ctx->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ctx->wakefd < 0 || ctx->epfd < 0 ||
+	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0) {
+		r = -errno;
+		if (ctx->wakefd >= 0)
+			close(ctx->wakefd);
+		if (ctx->epfd >= 0)
+			close(ctx->epfd);
+		pthread_mutex_destroy(&ctx->worker_lock);
+		pthread_mutex_destroy(&ctx->lock);
+		mri_logger_destroy(&ctx->log);
+		free(ctx);
+		return r;
+	}
+	*ret = ctx;
+	return 0;
+}
+
+MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
+{
+	struct mr_group *g;
+
+	if (!ctx)
+		return;
+	if (mri_ctx_check_fork(ctx) == 0)
+		mr_ctx_worker_stop(ctx);
+	while ((g = ctx->groups)) {
+		ctx->groups = g->next;
+		mri_group_destroy(g);
+	}
+	close(ctx->epfd);
+	close(ctx->wakefd);
+	pthread_mutex_destroy(&ctx->worker_lock);
+	pthread_mutex_destroy(&ctx->lock);
+	mri_logger_destroy(&ctx->log);
+	free(ctx);
+}
+
+MR_EXPORT int mr_ctx_set_log(mr_ctx_t *ctx, mr_log_fn fn, void *userdata,
+			     int max_level)
+{
+	if (!ctx || max_level < 0 || max_level > MR_LOG_DEBUG)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->log.lock);
+	ctx->log.fn = fn;
+	ctx->log.userdata = userdata;
+	ctx->log.max_level = max_level;
+	pthread_mutex_unlock(&ctx->log.lock);
+	return 0;
+}
+
+void mri_ctx_wake_worker(mr_ctx_t *ctx)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN (counter saturated) still leaves it readable. */
+	if (write(ctx->wakefd, &one, sizeof(one)) < 0)
+		return;
+}
+
+struct mr_group *mri_ctx_lock_group(mr_ctx_t *ctx, uint64_t id)
+{
+	struct mr_group *g;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (g = ctx->groups; g; g = g->next) {
+		if (g->id == id) {
+			pthread_mutex_lock(&g->reclaim_lock);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return g;
+}

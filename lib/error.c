@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "memreclaim.h"
+
+MR_EXPORT const char *mr_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+MR_EXPORT const char *mr_strerror(int err)
+{
+	const char *s;
+
+	if (err < 0)
+		err = -err;
+	/* The library's fixed meanings first, then the C library's text. */
+	switch (err) {
+	case 0:
+		return "success";
+	case ENOENT:
+		return "cgroup is gone (or no such file)";
+	case EAGAIN:
+		return "nothing could be reclaimed";
+	case EOPNOTSUPP:
+		return "the backend cannot do this";
+	case ENODEV:
+		return "no usable backend for this path";
+	case ECHILD:
+		return "handle used in a child process after fork";
+	case EINVAL:
+		return "invalid argument";
+	case EBUSY:
+		return "busy: another manager holds the group, or the kernel could not reclaim enough";
+	default:
+		break;
+	}
+	s = strerrordesc_np(err);
+	return s ? s : "unknown error";
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The file-access table. Every file a backend touches under a cgroup mount
+ * goes through these calls, so a test can replace the table and make a write
+ * fail with EBUSY or EPERM, a read fail with EOPNOTSUPP, or a group vanish
+ * between two reads — things a plain file in a temporary tree cannot do for
+ * a root process.
+ *
+ * Each call returns what the syscall returns on success, or a negative
+ * errno (never -1 with errno).
+ */
+#ifndef MR_FILEOPS_H
+#define MR_FILEOPS_H
+
+#include <sys/types.h>
+#include <sys/vfs.h>
+
+struct mri_file_ops {
+	int (*open)(const char *path, int flags, mode_t mode);
+	int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+	ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
+	int (*close)(int fd);
+	int (*statfs)(const char *path, struct statfs *st);
+};
+
+/* The table in use. Defaults to mri_file_ops_real. */
+extern const struct mri_file_ops *mri_fops;
+extern const struct mri_file_ops mri_file_ops_real;
+
+/* Test hook: replaces the table, returns the previous one. Not MT-safe:
+ * call it before opening groups. */
+const struct mri_file_ops *mri_file_ops_set(const struct mri_file_ops *ops);
+
+/* Reads a whole small file at offset 0 from a kept fd into buf (len - 1
+ * bytes at most) and NUL-terminates it. Returns the length or -errno;
+ * -EOVERFLOW if the file did not fit. */
+ssize_t mri_read_fd(int fd, char *buf, size_t len);
+
+/* Writes the string s (without its NUL) at offset 0. Returns 0 or -errno;
+ * a short write is -EIO. */
+int mri_write_fd(int fd, const char *s);
+
+/* Parses a decimal uint64 followed by optional whitespace/newline. Returns
+ * 0 or -EIO (not a number, trailing garbage), -ERANGE (overflow). */
+int mri_parse_u64(const char *s, uint64_t *out);
+
+#endif /* MR_FILEOPS_H */

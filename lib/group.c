@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A managed group: open, close, reads, policy setters, statistics. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <urcu-bp.h>
+
+#include "group.h"
+
+static const struct mri_policy default_policy = {
+	.batch_proportional = false,
+	.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
+};
+
+/* Absolute, shorter than PATH_MAX, no "." or ".." component. */
+static int check_path(const char *path)
+{
+	const char *p;
+	size_t n;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	n = strnlen(path, PATH_MAX);
+	if (n >= PATH_MAX)
+		return -EINVAL;
+	for (p = path; *p;) {
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if ((n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		p += n;
+	}
+	return 0;
+}
+
+/* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
+static int choose_backend(const char *name, const char *path,
+			  const struct mri_backend **out)
+{
+	const struct mri_backend *be;
+	int r, first_err = 0;
+	size_t i;
+
+	if (!name)
+		name = secure_getenv("MEMRECLAIM_BACKEND");
+	if (name && *name && strcmp(name, "auto") != 0) {
+		be = mri_backend_find(name);
+		if (!be)
+			return -EINVAL;
+		r = be->probe(path);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -ENODEV;
+		*out = be;
+		return 0;
+	}
+	for (i = 0; mri_backends[i]; i++) {
+		r = mri_backends[i]->probe(path);
+		if (r > 0) {
+			*out = mri_backends[i];
+			return 0;
+		}
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	return first_err ? first_err : -ENODEV;
+}
+
+static void group_free(struct mr_group *g)
+{
+	pthread_mutex_destroy(&g->policy_lock);
+	pthread_mutex_destroy(&g->reclaim_lock);
+	free(g->policy);
+	free(g->priv);
+	free(g->path);
+	free(g);
+}
+
+MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
+			    const char *backend, mr_group_t **ret)
+{
+	struct mri_open_env env;
+	struct epoll_event ev = { .events = EPOLLIN };
+	const struct mri_backend *be = NULL;
+	struct mr_group *g;
+	size_t len;
+	int r, fd;
+
+	if (!ctx || !path || !ret)
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	r = check_path(path);
+	if (r < 0)
+		return r;
+	r = choose_backend(backend, path, &be);
+	if (r < 0)
+		return r;
+
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	pthread_mutex_init(&g->policy_lock, NULL);
+	pthread_mutex_init(&g->reclaim_lock, NULL);
+	g->ctx = ctx;
+	g->be = be;
+	g->armed_threshold_bytes = MR_UNLIMITED;
+	/* Kept without trailing slashes, so one group has one name. */
+	len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	g->path = strndup(path, len);
+	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
+	g->policy = malloc(sizeof(*g->policy));
+	if (!g->path || !g->priv || !g->policy) {
+		group_free(g);
+		return -ENOMEM;
+	}
+	*g->policy = default_policy;
+
+	env.log = &ctx->log;
+	env.state_dir = ctx->state_dir;
+	r = be->open(g->priv, g->path, &env);
+	if (r < 0) {
+		mri_log(&ctx->log, MR_LOG_DEBUG, "%s: open (%s): %s", g->path,
+			be->name, mr_strerror(r));
+		group_free(g);
+		return r;
+	}
+
+	pthread_mutex_lock(&ctx->lock);
+	g->id = ctx->next_id++;
+	if (be->caps & MRI_CAP_THRESHOLD) {
+		fd = be->event_fd(g->priv);
+		ev.data.u64 = g->id;
+		if (fd < 0 || epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			r = fd < 0 ? fd : -errno;
+			pthread_mutex_unlock(&ctx->lock);
+			be->close(g->priv);
+			group_free(g);
+			return r;
+		}
+	}
+	g->next = ctx->groups;
+	ctx->groups = g;
+	pthread_mutex_unlock(&ctx->lock);
+	*ret = g;
+	return 0;
+}
+
+int mri_group_destroy(struct mr_group *g)
+{
+	int r, fd;
+
+	/* In a child after fork() the cgroup is the parent's business: free
+	 * the memory only (the fds are O_CLOEXEC). */
+	if (mri_ctx_check_fork(g->ctx) < 0) {
+		group_free(g);
+		return -ECHILD;
+	}
+	if (g->be->caps & MRI_CAP_THRESHOLD) {
+		fd = g->be->event_fd(g->priv);
+		if (fd >= 0)
+			epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, fd, NULL);
+	}
+	/* Wait for a worker pass or a synchronous reclaim in progress. */
+	pthread_mutex_lock(&g->reclaim_lock);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	r = g->be->close(g->priv);
+	if (r < 0)
+		mri_log(&g->ctx->log, MR_LOG_ERR, "%s: close: %s", g->path,
+			mr_strerror(r));
+	group_free(g);
+	return r;
+}
+
+MR_EXPORT int mr_group_close(mr_group_t *g)
+{
+	struct mr_group **pp;
+	mr_ctx_t *ctx;
+
+	if (!g)
+		return 0;
+	ctx = g->ctx;
+	pthread_mutex_lock(&ctx->lock);
+	for (pp = &ctx->groups; *pp; pp = &(*pp)->next) {
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return mri_group_destroy(g);
+}
+
+MR_EXPORT const char *mr_group_path(const mr_group_t *g)
+{
+	return g ? g->path : NULL;
+}
+
+MR_EXPORT const char *mr_group_backend(const mr_group_t *g)
+{
+	return g ? g->be->name : NULL;
+}
+
+MR_EXPORT int mr_group_read_usage(mr_group_t *g, uint64_t *usage_bytes)
+{
+	int r;
+
+	if (!g || !usage_bytes)
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	return r < 0 ? r : g->be->read_usage(g->priv, usage_bytes);
+}
+
+MR_EXPORT int mr_group_read_limits(mr_group_t *g, struct mr_limits *limits)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	size_t size;
+	int r;
+
+	if (!g || !limits ||
+	    limits->size < offsetof(struct mr_limits, limit_bytes))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	r = g->be->read_limits(g->priv, &l);
+	if (r < 0)
+		return r;
+	size = limits->size < sizeof(l) ? limits->size : sizeof(l);
+	memcpy((char *)limits + sizeof(size_t), (char *)&l + sizeof(size_t),
+	       size - sizeof(size_t));
+	return 0;
+}
+
+MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
+{
+	struct mr_memstat st = { .size = sizeof(st) };
+	size_t size;
+	int r;
+
+	if (!g || !stat || stat->size < offsetof(struct mr_memstat, anon_bytes))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	r = g->be->read_memstat(g->priv, &st);
+	if (r < 0)
+		return r;
+	size = stat->size < sizeof(st) ? stat->size : sizeof(st);
+	memcpy((char *)stat + sizeof(size_t), (char *)&st + sizeof(size_t),
+	       size - sizeof(size_t));
+	return 0;
+}
+
+void mri_group_policy(struct mr_group *g, struct mri_policy *out)
+{
+	urcu_bp_read_lock();
+	*out = *rcu_dereference(g->policy);
+	urcu_bp_read_unlock();
+}
+
+/* Publishes a copy of the policy changed by `edit`, frees the old one after
+ * a grace period, and wakes the worker. `check` may refuse the new policy
+ * (then nothing changes). */
+static int update_policy(struct mr_group *g,
+			 int (*edit)(struct mr_group *g, struct mri_policy *p,
+				     const void *arg),
+			 const void *arg)
+{
+	struct mri_policy *np, *old;
+	int r;
+
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	np = malloc(sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	pthread_mutex_lock(&g->policy_lock);
+	*np = *g->policy;
+	r = edit(g, np, arg);
+	if (r < 0) {
+		pthread_mutex_unlock(&g->policy_lock);
+		free(np);
+		return r;
+	}
+	old = rcu_xchg_pointer(&g->policy, np);
+	pthread_mutex_unlock(&g->policy_lock);
+	urcu_bp_synchronize_rcu();
+	free(old);
+	mri_ctx_wake_worker(g->ctx);
+	return 0;
+}
+
+struct margin_arg {
+	uint64_t bytes;
+	uint32_t ppm;
+	uint64_t hysteresis;
+};
+
+static int edit_margin(struct mr_group *g, struct mri_policy *p,
+		       const void *arg)
+{
+	const struct margin_arg *a = arg;
+	struct mr_limits l = { .size = sizeof(l) };
+	uint64_t margin;
+	int r;
+
+	if (a->bytes || a->ppm) {
+		r = g->be->read_limits(g->priv, &l);
+		if (r < 0)
+			return r;
+		if (l.limit_bytes != MR_UNLIMITED) {
+			margin = a->bytes ? a->bytes :
+				(uint64_t)((unsigned __int128)l.limit_bytes *
+					   a->ppm / 1000000);
+			if (margin >= l.limit_bytes ||
+			    a->hysteresis > l.limit_bytes - margin)
+				return -ERANGE;
+		}
+	}
+	p->margin_bytes = a->bytes;
+	p->margin_ppm = a->ppm;
+	p->hysteresis_bytes = a->hysteresis;
+	return 0;
+}
+
+MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
+				  uint32_t margin_ppm,
+				  uint64_t hysteresis_bytes)
+{
+	struct margin_arg a = { margin_bytes, margin_ppm, hysteresis_bytes };
+
+	if (!g || (margin_bytes && margin_ppm) || margin_ppm >= 1000000)
+		return -EINVAL;
+	return update_policy(g, edit_margin, &a);
+}
+
+static int edit_batch(struct mr_group *g, struct mri_policy *p,
+		      const void *arg)
+{
+	const struct mri_policy *a = arg;
+
+	p->batch_proportional = a->batch_proportional;
+	p->batch_bytes = a->batch_bytes;
+	p->share_ppm = a->share_ppm;
+	p->max_bytes = a->max_bytes;
+	p->max_ppm = a->max_ppm;
+	return 0;
+}
+
+MR_EXPORT int mr_group_set_batch_fixed(mr_group_t *g, uint64_t batch_bytes)
+{
+	struct mri_policy a = { .batch_bytes = batch_bytes };
+
+	if (!g || batch_bytes < 4096 || batch_bytes > (1ULL << 40) ||
+	    batch_bytes % 4096)
+		return -EINVAL;
+	return update_policy(g, edit_batch, &a);
+}
+
+MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *g,
+					      uint32_t share_ppm,
+					      uint64_t max_bytes,
+					      uint32_t max_ppm)
+{
+	struct mri_policy a = {
+		.batch_proportional = true,
+		.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
+		.share_ppm = share_ppm,
+		.max_bytes = max_bytes,
+		.max_ppm = max_ppm,
+	};
+
+	if (!g || share_ppm < 1 || share_ppm > 1000000 ||
+	    max_bytes < MR_SWAP_CLUSTER_MAX_BYTES || max_ppm > 1000000)
+		return -EINVAL;
+	return update_policy(g, edit_batch, &a);
+}
+
+MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
+					  struct mr_reclaim_stats *stats)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mri_reason_stats *s;
+	size_t size;
+
+	if (!g || !stats || reason < 0 || reason >= MRI_NREASONS ||
+	    stats->size < offsetof(struct mr_reclaim_stats, empty_calls))
+		return -EINVAL;
+	s = &g->stats[reason];
+	st.calls = atomic_load(&s->calls);
+	st.empty_calls = atomic_load(&s->empty_calls);
+	st.asked_bytes = atomic_load(&s->asked_bytes);
+	st.freed_bytes = atomic_load(&s->freed_bytes);
+	st.elapsed_ns = atomic_load(&s->elapsed_ns);
+	size = stats->size < sizeof(st) ? stats->size : sizeof(st);
+	memcpy((char *)stats + sizeof(size_t), (char *)&st + sizeof(size_t),
+	       size - sizeof(size_t));
+	return 0;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internal state of a context and its groups. */
+#ifndef MR_GROUP_H
+#define MR_GROUP_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "log.h"
+#include "memreclaim.h"
+
+/* A group's policy: immutable once published, replaced whole under RCU. */
+struct mri_policy {
+	uint64_t margin_bytes;     /* 0 with margin_ppm 0: no margin */
+	uint32_t margin_ppm;
+	uint64_t hysteresis_bytes;
+	bool batch_proportional;
+	uint64_t batch_bytes;      /* fixed mode */
+	uint32_t share_ppm;        /* proportional mode */
+	uint64_t max_bytes;
+	uint32_t max_ppm;
+};
+
+#define MRI_NREASONS 2
+
+struct mri_reason_stats {
+	_Atomic uint64_t calls;
+	_Atomic uint64_t empty_calls;
+	_Atomic uint64_t asked_bytes;
+	_Atomic uint64_t freed_bytes;
+	_Atomic uint64_t elapsed_ns;
+};
+
+struct mr_group {
+	mr_ctx_t *ctx;
+	struct mr_group *next;            /* ctx->groups, under ctx->lock */
+	uint64_t id;                      /* epoll key; never reused */
+	char *path;
+	const struct mri_backend *be;
+	void *priv;
+	struct mri_policy *policy;        /* RCU-published */
+	pthread_mutex_t policy_lock;      /* serialises policy writers */
+	/* Serialises backend reclaim, threshold and event calls (the worker
+	 * and mr_group_reclaim()). Taken after ctx->lock, never before. */
+	pthread_mutex_t reclaim_lock;
+	uint64_t armed_threshold_bytes;   /* under reclaim_lock */
+	bool margin_warned;               /* under reclaim_lock */
+	struct mri_reason_stats stats[MRI_NREASONS];
+};
+
+struct mr_ctx {
+	struct mri_logger log;
+	char state_dir[PATH_MAX];
+	unsigned long fork_gen;           /* mri_fork_gen at creation */
+	pthread_mutex_t lock;             /* groups, next_id */
+	struct mr_group *groups;
+	uint64_t next_id;
+	int epfd;                         /* groups' event fds + wakefd */
+	int wakefd;                       /* eventfd: wakes the worker */
+	/* Serialises worker start/stop; guards the four fields below. Never
+	 * taken by the worker itself. */
+	pthread_mutex_t worker_lock;
+	bool worker_running;
+	pthread_t worker;
+	int sched;
+	int nice;
+	atomic_bool worker_stop;
+};
+
+/* epoll key of ctx->wakefd. Group ids start at 1. */
+#define MRI_WAKE_ID 0
+
+/* The ctx's logger, for other library files. */
+struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
+
+/* -ECHILD if ctx was created before a fork() in this process, else 0. */
+int mri_ctx_check_fork(const mr_ctx_t *ctx);
+
+/* Wakes the worker (if running) so it re-reads policies. */
+void mri_ctx_wake_worker(mr_ctx_t *ctx);
+
+/* Looks a group up by id and returns it with reclaim_lock held, or NULL.
+ * Takes and drops ctx->lock. */
+struct mr_group *mri_ctx_lock_group(mr_ctx_t *ctx, uint64_t id);
+
+/* Policy access for readers: copies the current policy under RCU. */
+void mri_group_policy(struct mr_group *g, struct mri_policy *out);
+
+/* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
+ * usage of floor_bytes, whichever comes first, in batches of the group's
+ * policy; stops at deadline_ns (CLOCK_MONOTONIC, 0: none), after
+ * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
+ * nothing reclaimable, or when *stop becomes true (stop may be NULL).
+ * Counts under `reason`. Caller holds g->reclaim_lock. Returns 0 if
+ * something was freed or nothing was needed, -EAGAIN if nothing could be
+ * freed, or the backend's error; *freed_bytes is set in every case. */
+int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
+		uint64_t floor_bytes, uint64_t deadline_ns,
+		const atomic_bool *stop, uint64_t *freed_bytes);
+
+/* The margin pass of the worker for one group (lib/worker.c); caller
+ * holds g->reclaim_lock. Returns true if usage is still above the margin
+ * and another pass is due at once. */
+bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop);
+
+/* Worker thread entry (lib/worker.c). */
+void *mri_worker_main(void *ctx);
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t mri_now_ns(void);
+
+/* Closes a group already unlinked from its ctx (no ctx->lock held). */
+int mri_group_destroy(struct mr_group *g);
+
+#endif /* MR_GROUP_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Discovery of cgroup mounts from /proc/self/mountinfo (never /proc/mounts:
+ * it has no root field). Controller names and options are matched as whole
+ * comma-separated tokens ("cpu" is not "cpuset").
+ */
+#ifndef MR_MOUNTINFO_H
+#define MR_MOUNTINFO_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+struct mri_cgroup_mount {
+	char mount_point[PATH_MAX]; /* unescaped (\040 etc. decoded) */
+	char root[PATH_MAX];        /* the mount's root within the hierarchy */
+	int version;                /* 1 (fstype cgroup) or 2 (cgroup2) */
+	bool has_memory;            /* v1: "memory" is a super option token */
+};
+
+/* Finds the cgroup or cgroup2 mount whose mount point contains `path`
+ * (equal, or a prefix followed by '/'); the longest such mount point wins.
+ * mountinfo: the file to parse, normally "/proc/self/mountinfo" (tests pass
+ * a captured copy). Returns 0, -ENODEV (no cgroup mount contains path),
+ * -EIO (a malformed line; the line number is logged by the caller), or the
+ * errno of opening the file. */
+int mri_mount_find(const char *mountinfo, const char *path,
+		   struct mri_cgroup_mount *out);
+
+/* Finds the cgroup v1 mount that carries the memory controller. Returns 0,
+ * -ENODEV (none), -EIO, or an open errno. */
+int mri_mount_find_memory_v1(const char *mountinfo,
+			     struct mri_cgroup_mount *out);
+
+#endif /* MR_MOUNTINFO_H */

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The policy math: pure functions of their arguments, with no state, no
+ * allocation and no system call, so the allocator fast path and signal
+ * handlers may call them. All products are computed in 128 bits and
+ * saturate, so no 64-bit input overflows.
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "memreclaim.h"
+
+typedef unsigned __int128 u128;
+
+#define PAGE_BYTES 4096ULL
+#define PPM 1000000ULL
+/* MEMCG_CHARGE_BATCH (include/linux/memcontrol.h): the charge the kernel's
+ * delay is defined for. */
+#define CHARGE_BATCH_BYTES (64 * PAGE_BYTES)
+/* MEMCG_DELAY_PRECISION_SHIFT and MEMCG_DELAY_SCALING_SHIFT
+ * (mm/memcontrol.c). */
+#define DELAY_PRECISION_SHIFT 20
+#define DELAY_SCALING_SHIFT 14
+/* Overage beyond 2^20 times high (in 2^-20 units) gives the same,
+ * saturated, answer for every curve; capping there keeps squares in range. */
+#define OVERAGE_CAP ((u128)1 << 40)
+/* Per-64-page delays are capped here before scaling by the charge. */
+#define DELAY_CAP ((u128)1 << 63)
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static u128 min_u128(u128 a, u128 b)
+{
+	return a < b ? a : b;
+}
+
+MR_EXPORT uint64_t mr_batch_proportional_bytes(uint64_t excess_bytes,
+					       uint64_t limit_bytes,
+					       uint32_t share_ppm,
+					       uint64_t max_bytes,
+					       uint32_t max_ppm)
+{
+	uint64_t max, batch;
+
+	if (excess_bytes == 0)
+		return 0;
+	if (share_ppm == 0)
+		share_ppm = 1;
+	if (share_ppm > PPM)
+		share_ppm = PPM;
+	if (max_ppm > PPM)
+		max_ppm = PPM;
+
+	max = max_bytes;
+	if (max_ppm && limit_bytes != MR_UNLIMITED)
+		max = min_u64(max, (uint64_t)((u128)limit_bytes * max_ppm / PPM));
+	if (max < MR_SWAP_CLUSTER_MAX_BYTES)
+		max = MR_SWAP_CLUSTER_MAX_BYTES;
+
+	batch = (uint64_t)((u128)excess_bytes * share_ppm / PPM);
+	if (batch < MR_SWAP_CLUSTER_MAX_BYTES)
+		batch = MR_SWAP_CLUSTER_MAX_BYTES;
+	if (batch > max)
+		batch = max;
+	batch = min_u64(batch, excess_bytes);
+	if (batch >= PAGE_BYTES)
+		batch &= ~(PAGE_BYTES - 1);
+	return batch;
+}
+
+static int check_curve(const struct mr_throttle_curve *c)
+{
+	size_t i;
+
+	switch (c->kind) {
+	case MR_THROTTLE_NONE:
+	case MR_THROTTLE_LINEAR:
+	case MR_THROTTLE_KERNEL:
+		return 0;
+	case MR_THROTTLE_EXPONENTIAL:
+		return c->doubling_ppm >= 1 && c->doubling_ppm <= PPM * PPM ?
+			0 : -EINVAL;
+	case MR_THROTTLE_TABLE:
+		if (!c->points || c->npoints < 1 ||
+		    c->npoints > MR_THROTTLE_MAX_POINTS)
+			return -EINVAL;
+		for (i = 1; i < c->npoints; i++) {
+			if (c->points[i].overage_ppm <= c->points[i - 1].overage_ppm ||
+			    c->points[i].delay_ns < c->points[i - 1].delay_ns)
+				return -EINVAL;
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* (usage - high) / high in 2^-20 units, capped at OVERAGE_CAP; mirrors
+ * calculate_overage() in mm/memcontrol.c, with a high of 0 taken as one
+ * page (the kernel takes it as one page too: its units are pages). */
+static u128 overage_fp(uint64_t usage, uint64_t high)
+{
+	u128 ov;
+	uint64_t h = high < PAGE_BYTES ? PAGE_BYTES : high;
+
+	ov = ((u128)(usage - high) << DELAY_PRECISION_SHIFT) / h;
+	return min_u128(ov, OVERAGE_CAP);
+}
+
+/* Delay for a 64-page charge at overage ov (2^-20 units), before the
+ * charge scaling and the clamp; at most DELAY_CAP. */
+static u128 batch_delay(const struct mr_throttle_curve *c, u128 ov)
+{
+	u128 d = 0;
+
+	switch (c->kind) {
+	case MR_THROTTLE_LINEAR:
+		d = ((u128)c->scale_ns * ov) >> DELAY_PRECISION_SHIFT;
+		break;
+	case MR_THROTTLE_KERNEL:
+		/* penalty_jiffies = ov^2 * HZ >> (20 + 14): 64 s * r^2 */
+		d = (ov * ov * 1000000000ULL) >>
+		    (DELAY_PRECISION_SHIFT + DELAY_SCALING_SHIFT);
+		break;
+	case MR_THROTTLE_EXPONENTIAL: {
+		/* scale * (2^(ov / doubling) - 1), with 2^x interpolated
+		 * linearly between integer powers: continuous, monotone. */
+		u128 dbl = ((u128)c->doubling_ppm << DELAY_PRECISION_SHIFT) / PPM;
+		u128 n, rem, a;
+
+		if (dbl == 0)
+			dbl = 1;
+		n = ov / dbl;
+		rem = ov % dbl;
+		if (n >= 62)
+			return DELAY_CAP;
+		a = (u128)c->scale_ns << n;
+		d = a - c->scale_ns + (a / dbl) * rem + (a % dbl) * rem / dbl;
+		break;
+	}
+	case MR_THROTTLE_TABLE: {
+		u128 x = (ov * PPM) >> DELAY_PRECISION_SHIFT;
+		uint64_t x0 = 0, d0 = 0;
+		size_t i;
+
+		for (i = 0; i < c->npoints; i++) {
+			const struct mr_throttle_point *p = &c->points[i];
+
+			if (x <= p->overage_ppm) {
+				if (p->overage_ppm == x0)
+					return p->delay_ns;
+				d = d0 + (u128)(p->delay_ns - d0) * (x - x0) /
+				    (p->overage_ppm - x0);
+				return min_u128(d, DELAY_CAP);
+			}
+			x0 = p->overage_ppm;
+			d0 = p->delay_ns;
+		}
+		d = d0;
+		break;
+	}
+	default:
+		d = 0;
+		break;
+	}
+	return min_u128(d, DELAY_CAP);
+}
+
+MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
+				   uint64_t usage_bytes, uint64_t high_bytes,
+				   uint64_t charge_bytes, uint64_t *delay_ns)
+{
+	u128 d;
+	int r;
+
+	if (!curve || !delay_ns)
+		return -EINVAL;
+	r = check_curve(curve);
+	if (r < 0)
+		return r;
+	if (usage_bytes <= high_bytes || curve->kind == MR_THROTTLE_NONE) {
+		*delay_ns = 0;
+		return 0;
+	}
+	/* calculate_high_delay(): the task's own share of the overage,
+	 * "four N-sized allocations are throttled approximately the same as
+	 * one 4N-sized allocation". */
+	d = batch_delay(curve, overage_fp(usage_bytes, high_bytes));
+	d = d * charge_bytes / CHARGE_BATCH_BYTES;
+	*delay_ns = (uint64_t)min_u128(d, curve->max_delay_ns);
+	return 0;
+}
+
+MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
+			    uint64_t usage_bytes, uint64_t limit_bytes,
+			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
+			    uint64_t budget_bytes, int *advice)
+{
+	uint64_t room, shortfall;
+
+	if (!advice || huge_bytes == 0 || policy < MR_THP_RECLAIM_FULL ||
+	    policy > MR_THP_BUDGET)
+		return -EINVAL;
+	if (limit_bytes == MR_UNLIMITED) {
+		*advice = MR_THP_ADVICE_HUGE;
+		return 0;
+	}
+	room = limit_bytes > margin_bytes ? limit_bytes - margin_bytes : 0;
+	if (huge_bytes > room) {
+		*advice = MR_THP_ADVICE_SMALL;
+		return 0;
+	}
+	if (usage_bytes <= room - huge_bytes) {
+		*advice = MR_THP_ADVICE_HUGE;
+		return 0;
+	}
+	shortfall = usage_bytes - (room - huge_bytes);
+	switch (policy) {
+	case MR_THP_RECLAIM_FULL:
+		*advice = MR_THP_ADVICE_RECLAIM_THEN_HUGE;
+		break;
+	case MR_THP_CLEAN_CACHE:
+		*advice = clean_cache_bytes >= shortfall ?
+			MR_THP_ADVICE_RECLAIM_THEN_HUGE : MR_THP_ADVICE_SMALL;
+		break;
+	case MR_THP_BUDGET:
+		*advice = budget_bytes >= shortfall ?
+			MR_THP_ADVICE_RECLAIM_THEN_HUGE : MR_THP_ADVICE_SMALL;
+		break;
+	default:
+		*advice = MR_THP_ADVICE_SMALL;
+		break;
+	}
+	return 0;
+}

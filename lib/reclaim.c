@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The reclaim loop: batches sized by the group's policy, a goal in bytes
+ * freed or in usage reached, a deadline, bounded retries, statistics per
+ * reason. Backends make one kernel call per batch; the loop decides how
+ * many and how large.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include "group.h"
+
+uint64_t mri_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
+			    uint64_t limit)
+{
+	if (p->batch_proportional)
+		return mr_batch_proportional_bytes(excess, limit, p->share_ppm,
+						   p->max_bytes, p->max_ppm);
+	return excess < p->batch_bytes ? excess : p->batch_bytes;
+}
+
+static void count(struct mr_group *g, int reason, uint64_t asked,
+		  uint64_t freed, uint64_t ns)
+{
+	struct mri_reason_stats *s = &g->stats[reason];
+
+	atomic_fetch_add(&s->calls, 1);
+	if (!freed)
+		atomic_fetch_add(&s->empty_calls, 1);
+	atomic_fetch_add(&s->asked_bytes, asked);
+	atomic_fetch_add(&s->freed_bytes, freed);
+	atomic_fetch_add(&s->elapsed_ns, ns);
+}
+
+int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
+		uint64_t floor_bytes, uint64_t deadline_ns,
+		const atomic_bool *stop, uint64_t *freed_bytes)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mri_policy p;
+	uint64_t total = 0, excess, batch, asked, freed, t0;
+	unsigned empty = 0, calls;
+	bool reached = false;
+	int r = 0;
+
+	*freed_bytes = 0;
+	if (bytes == 0)
+		return 0;
+	if (!(g->be->caps & MRI_CAP_RECLAIM))
+		return -EOPNOTSUPP;
+	mri_group_policy(g, &p);
+	r = g->be->read_limits(g->priv, &l);
+	if (r < 0)
+		return r;
+
+	for (calls = 0; total < bytes; calls++) {
+		/* The first batch always runs; later ones only in time. */
+		if (calls && ((stop && atomic_load(stop)) ||
+			      (deadline_ns && mri_now_ns() >= deadline_ns)))
+			break;
+		excess = bytes - total;
+		if (floor_bytes) {
+			r = g->be->read_usage(g->priv, &l.usage_bytes);
+			if (r < 0)
+				break;
+			if (l.usage_bytes <= floor_bytes) {
+				reached = true;
+				break;
+			}
+			if (l.usage_bytes - floor_bytes < excess)
+				excess = l.usage_bytes - floor_bytes;
+		}
+		batch = batch_bytes(&p, excess, l.limit_bytes);
+		asked = freed = 0;
+		t0 = mri_now_ns();
+		r = g->be->reclaim(g->priv, batch, &asked, &freed);
+		/* -EAGAIN: nothing reclaimable, no call made; -EBUSY: another
+		 * manager holds the group; else the group is gone or broken. */
+		if (r < 0)
+			break;
+		count(g, reason, asked, freed, mri_now_ns() - t0);
+		total += freed;
+		if (freed) {
+			empty = 0;
+		} else if (++empty >= MR_RECLAIM_MAX_EMPTY_BATCHES) {
+			r = -EAGAIN;
+			break;
+		}
+	}
+	*freed_bytes = total;
+	if (total || (reached && r == 0))
+		return 0;
+	return r < 0 ? r : -EAGAIN;
+}
+
+MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
+			       uint64_t timeout_ns, uint64_t *freed_bytes)
+{
+	uint64_t freed = 0, deadline = 0;
+	int r;
+
+	if (!g)
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (timeout_ns)
+		deadline = mri_now_ns() + timeout_ns;
+	pthread_mutex_lock(&g->reclaim_lock);
+	r = mri_reclaim(g, MR_REASON_REQUESTED, bytes, 0, deadline, NULL,
+			&freed);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	if (freed_bytes)
+		*freed_bytes = freed;
+	return r;
+}
