@@ -244,9 +244,12 @@ MR_EXPORT int mr_group_read_memstat(mr_group_t *group, struct mr_memstat *stat);
 /* ------------------------------------------------------------------ */
 
 /* libcgroup is initialised once per process, on the first of these calls,
- * with a logger that forwards to the log callback of the ctx that made the
- * call (libcgroup's logger is process-wide: the last ctx to initialise it
- * receives its messages). */
+ * after installing a logger (libcgroup's own prints to stdout; its logger is
+ * process-wide). A message libcgroup logs during one of these calls goes to
+ * the log callback of the ctx of that call; messages outside our calls are
+ * dropped. In a child after fork() these calls work but log nothing (the
+ * ctx's log lock may have been held by a thread that did not survive the
+ * fork). */
 
 /* Creates the memory cgroup directory `path` (absolute; beneath a mounted
  * memory controller found in /proc/self/mountinfo; its parent must exist)
@@ -356,7 +359,10 @@ enum mr_reason {
  * usage - batch and restores it at once (journaled, see docs/design.md); a
  * batch never exceeds half of the group's reclaimable page cache, since
  * while the limit is lowered a charge that cache cannot cover would
- * OOM-kill a task.
+ * OOM-kill a task. (Test-only: the environment variable
+ * MEMRECLAIM_TEST_LOWERED_PAUSE_MS, read by mr_group_open(), 0..600000,
+ * sleeps that long between the lowering write and the restore, so a test
+ * can kill the process there and check the recovery at the next open.)
  *
  * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
  * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "memreclaim.h"
@@ -15,6 +16,8 @@ MR_EXPORT const char *mr_strerror(int err)
 {
 	const char *s;
 
+	if (err == INT_MIN)
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	/* The library's fixed meanings first, then the C library's text. */

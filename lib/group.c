@@ -46,9 +46,12 @@ static int choose_backend(const char *name, const char *path,
 	int r, first_err = 0;
 	size_t i;
 
-	if (!name)
+	if (!name) {
 		name = secure_getenv("MEMRECLAIM_BACKEND");
-	if (name && *name && strcmp(name, "auto") != 0) {
+		if (name && !*name)
+			name = NULL; /* set but empty: as if unset */
+	}
+	if (name && strcmp(name, "auto") != 0) {
 		be = mri_backend_find(name);
 		if (!be)
 			return -EINVAL;

@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The cgroup v1 memory controller backend
+ * (Documentation/admin-guide/cgroup-v1/memory.rst).
+ *
+ * v1 has no reclaim file: the only sized reclaim trigger is lowering
+ * memory.limit_in_bytes below usage, which makes the kernel reclaim down
+ * to the new limit before it takes it (mm/memcontrol-v1.c,
+ * mem_cgroup_resize_max()); when it cannot, the write fails with EBUSY and
+ * the limit stays, but what could be reclaimed has been. A step therefore
+ * lowers the limit to usage - step and puts it back at once, journaled
+ * (lib/journal.h) so that the limit is restored on every path out,
+ * including the next open after a crash. While the limit is lowered, a
+ * charge that reclaim cannot cover OOM-kills a task of the group, so a
+ * step never exceeds half of the group's reclaimable page cache.
+ *
+ * Test-only setting: MEMRECLAIM_TEST_LOWERED_PAUSE_MS, read once at open,
+ * 0..600000 (other values are logged and ignored), makes every reclaim
+ * step sleep that many milliseconds between the lowering write and the
+ * restore, so that a test can kill the process while the limit is lowered
+ * and check the recovery of the next open.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cgroup1.h"
+#include "fileops.h"
+
+#define PAUSE_ENV "MEMRECLAIM_TEST_LOWERED_PAUSE_MS"
+
+int mri_cgroup1_gone(int err)
+{
+	/* A kept fd of a removed cgroup's file fails with ENODEV (kernfs
+	 * deactivates the node); a lookup by name fails with ENOENT. */
+	return err == -ENODEV || err == -ENOENT ? -ENOENT : err;
+}
+
+static int read_u64(struct mri_cgroup1 *cg, int fd, const char *name,
+		    uint64_t *out)
+{
+	char buf[64];
+	ssize_t n;
+
+	n = mri_read_fd(fd, buf, sizeof(buf));
+	if (n < 0)
+		return mri_cgroup1_gone((int)n);
+	if (mri_parse_u64(buf, out) < 0) {
+		mri_log(cg->log, MR_LOG_ERR, "cgroup1: %s/%s: not a number",
+			cg->path, name);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int read_limit_raw(struct mri_cgroup1 *cg, uint64_t *raw)
+{
+	return read_u64(cg, cg->limit_fd, MRI_CGROUP1_LIMIT_FILE, raw);
+}
+
+/* Writes a limit; MR_UNLIMITED as "-1", the kernel's own spelling
+ * (page_counter_memparse()). */
+static int write_limit(struct mri_cgroup1 *cg, uint64_t value)
+{
+	char buf[24];
+
+	if (value == MR_UNLIMITED)
+		strcpy(buf, "-1");
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64, value);
+	return mri_cgroup1_gone(mri_write_fd(cg->limit_fd, buf));
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int cg1_probe(const char *path)
+{
+	static const char *const files[] = {
+		"memory.usage_in_bytes", MRI_CGROUP1_LIMIT_FILE,
+	};
+	struct statfs st;
+	int dirfd, fd, r;
+	size_t i;
+
+	r = mri_fops->statfs(path, &st);
+	if (r < 0)
+		return r;
+	if (st.f_type != CGROUP_SUPER_MAGIC)
+		return 0;
+	dirfd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dirfd == -ENOTDIR)
+		return 0;
+	if (dirfd < 0)
+		return dirfd;
+	r = 1;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]) && r == 1; i++) {
+		fd = mri_fops->openat(dirfd, files[i], O_RDONLY | O_CLOEXEC, 0);
+		if (fd >= 0)
+			mri_fops->close(fd);
+		else
+			r = fd == -ENOENT ? 0 : fd;
+	}
+	mri_fops->close(dirfd);
+	return r;
+}
+
+/*
+ * Puts back the limit of a record, unless someone else has set the limit
+ * since: it is written only while it holds the lowered value, or the
+ * original one (the lowering write failed, or the crash came after the
+ * restore). Returns 0, -ENOENT (group gone: nothing to restore) or the
+ * error of the write.
+ */
+static int restore(struct mri_cgroup1 *cg, const struct mri_journal_record *rec)
+{
+	uint64_t cur;
+	int r;
+
+	r = read_limit_raw(cg, &cur);
+	if (r == -ENOENT)
+		return r;
+	if (r == 0 && cur != rec->lowered &&
+	    mri_cgroup1_limit_value(cur) != rec->original) {
+		mri_log(cg->log, MR_LOG_NOTICE,
+			"cgroup1: %s: limit is %" PRIu64 ", not the %" PRIu64
+			" written by pid %d: changed by someone else, "
+			"left as is",
+			cg->path, cur, rec->lowered, (int)rec->pid);
+		return 0;
+	}
+	r = write_limit(cg, rec->original);
+	if (r < 0 && r != -ENOENT)
+		mri_log(cg->log, MR_LOG_ERR,
+			"cgroup1: %s: cannot restore the limit to %" PRIu64
+			": %s; journal kept", cg->path, rec->original,
+			mr_strerror(r));
+	return r;
+}
+
+/* Under the journal lock: settles a record left by a dead manager, or by
+ * a restore of ours that failed. Returns 0 (nothing left lowered),
+ * -ENOENT (group gone; record dropped), -EIO (the journal is refused) or
+ * a failed restore's error (record kept). */
+static int settle(struct mri_cgroup1 *cg)
+{
+	struct mri_journal_record rec;
+	int r, c;
+
+	r = mri_journal_read(&cg->journal, &rec);
+	if (r <= 0)
+		return r;
+	if (strcmp(rec.file, MRI_CGROUP1_LIMIT_FILE) != 0) {
+		mri_log(cg->log, MR_LOG_ERR,
+			"cgroup1: %s: journal names %s, not a file this "
+			"backend lowers: refused", cg->path, rec.file);
+		return -EIO;
+	}
+	mri_log(cg->log, MR_LOG_NOTICE,
+		"cgroup1: %s: journal of pid %d: limit lowered from %" PRIu64
+		" to %" PRIu64 ", recovering", cg->path, (int)rec.pid,
+		rec.original, rec.lowered);
+	r = restore(cg, &rec);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	c = mri_journal_clear(&cg->journal);
+	return r < 0 ? r : c;
+}
+
+static void pause_lowered(const struct mri_cgroup1 *cg)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(cg->pause_ms / 1000),
+		.tv_nsec = (long)(cg->pause_ms % 1000) * 1000000L,
+	};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void read_pause(struct mri_cgroup1 *cg)
+{
+	const char *s = getenv(PAUSE_ENV);
+	uint64_t v;
+
+	cg->pause_ms = 0;
+	if (!s)
+		return;
+	if (mri_parse_u64(s, &v) < 0 || v > MRI_CGROUP1_PAUSE_MAX_MS) {
+		mri_log(cg->log, MR_LOG_WARNING,
+			"cgroup1: %s=\"%s\" is not 0..%d: ignored", PAUSE_ENV,
+			s, MRI_CGROUP1_PAUSE_MAX_MS);
+		return;
+	}
+	cg->pause_ms = v;
+}
+
+static void close_fds(struct mri_cgroup1 *cg)
+{
+	int *fds[] = {
+		&cg->usage_fd, &cg->limit_fd, &cg->stat_fd, &cg->failcnt_fd,
+		&cg->event_control_fd,
+	};
+	size_t i;
+
+	mri_cgroup1_threshold_fini(cg);
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			mri_fops->close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+static int open_files(struct mri_cgroup1 *cg)
+{
+	const struct {
+		const char *name;
+		int flags;
+		int *fd;
+	} files[] = {
+		{ "memory.usage_in_bytes", O_RDONLY, &cg->usage_fd },
+		{ MRI_CGROUP1_LIMIT_FILE, O_RDWR, &cg->limit_fd },
+		{ "memory.stat", O_RDONLY, &cg->stat_fd },
+		{ "memory.failcnt", O_RDONLY, &cg->failcnt_fd },
+		{ "cgroup.event_control", O_WRONLY, &cg->event_control_fd },
+	};
+	int dirfd, r = 0;
+	size_t i;
+
+	dirfd = mri_fops->open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dirfd < 0)
+		return mri_cgroup1_gone(dirfd);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		r = mri_fops->openat(dirfd, files[i].name,
+				     files[i].flags | O_CLOEXEC, 0);
+		if (r < 0) {
+			mri_log(cg->log, MR_LOG_ERR,
+				"cgroup1: cannot open %s/%s: %s", cg->path,
+				files[i].name, mr_strerror(r));
+			r = mri_cgroup1_gone(r);
+			break;
+		}
+		*files[i].fd = r;
+		r = 0;
+	}
+	mri_fops->close(dirfd);
+	return r;
+}
+
+/* Crash recovery at open, under the group's lock. */
+static int recover(struct mri_cgroup1 *cg)
+{
+	int r;
+
+	r = mri_journal_lock(&cg->journal);
+	if (r == -EBUSY) {
+		/* Another manager is in a step: a record there is its own,
+		 * and a stale one is settled at the start of every step. */
+		mri_log(cg->log, MR_LOG_INFO,
+			"cgroup1: %s: another manager holds the reclaim lock; "
+			"recovery left to the next step", cg->path);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	r = settle(cg);
+	mri_journal_unlock(&cg->journal);
+	return r;
+}
+
+static int cg1_open(void *priv, const char *path,
+		    const struct mri_open_env *env)
+{
+	struct mri_cgroup1 *cg = priv;
+	uint64_t usage;
+	long ps;
+	int r;
+
+	cg->usage_fd = cg->limit_fd = cg->stat_fd = cg->failcnt_fd = -1;
+	cg->event_control_fd = cg->epoll_fd = cg->eventfd = -1;
+	cg->journal.dir_fd = -1;
+	cg->log = env->log;
+	if (strlen(path) >= sizeof(cg->path))
+		return -EINVAL;
+	strcpy(cg->path, path);
+	ps = sysconf(_SC_PAGESIZE);
+	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
+	read_pause(cg);
+	pthread_mutex_init(&cg->step_lock, NULL);
+
+	r = open_files(cg);
+	if (r < 0)
+		goto fail;
+	r = mri_cgroup1_threshold_init(cg);
+	if (r < 0)
+		goto fail;
+	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes", &usage);
+	if (r < 0)
+		goto fail;
+	r = mri_journal_open(&cg->journal, env->state_dir, path, env->log);
+	if (r < 0)
+		goto fail;
+	r = recover(cg);
+	if (r < 0) {
+		mri_journal_close(&cg->journal);
+		goto fail;
+	}
+	return 0;
+fail:
+	close_fds(cg);
+	pthread_mutex_destroy(&cg->step_lock);
+	return r;
+}
+
+static int cg1_close(void *priv)
+{
+	struct mri_cgroup1 *cg = priv;
+	int r;
+
+	mri_cgroup1_threshold_fini(cg);
+	r = mri_journal_lock(&cg->journal);
+	if (r == 0) {
+		r = settle(cg);
+		mri_journal_unlock(&cg->journal);
+		if (r == -ENOENT)
+			r = 0;
+	} else if (r == -EBUSY && !cg->restore_failed) {
+		/* Nothing of ours is left lowered; the holder of the lock
+		 * unlinks the journal when it closes. */
+		r = 0;
+	}
+	mri_journal_close(&cg->journal);
+	close_fds(cg);
+	pthread_mutex_destroy(&cg->step_lock);
+	return r;
+}
+
+static int cg1_read_usage(void *priv, uint64_t *usage_bytes)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	return read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
+			usage_bytes);
+}
+
+static int cg1_read_limits(void *priv, struct mr_limits *out)
+{
+	struct mri_cgroup1 *cg = priv;
+	const size_t skip = offsetof(struct mr_limits, usage_bytes);
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_memstat ms;
+	uint64_t raw, hier;
+	size_t n;
+	int r;
+
+	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
+		     &l.usage_bytes);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&cg->step_lock);
+	r = read_limit_raw(cg, &raw);
+	if (r == 0)
+		r = mri_cgroup1_read_stat(cg, &ms, &hier);
+	pthread_mutex_unlock(&cg->step_lock);
+	if (r < 0)
+		return r;
+	r = read_u64(cg, cg->failcnt_fd, "memory.failcnt", &l.limit_hits);
+	if (r < 0)
+		return r;
+	/* hierarchical_memory_limit is the smallest limit on the path to
+	 * the root, the group's own included (mm/memcontrol-v1.c,
+	 * memcg1_stat_format()); the min guards a file read between two
+	 * changes. */
+	l.own_limit_bytes = mri_cgroup1_limit_value(raw);
+	l.limit_bytes = min_u64(l.own_limit_bytes, hier);
+	if (l.limit_bytes < l.own_limit_bytes)
+		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
+	n = min_u64(out->size, sizeof(l));
+	if (n > skip)
+		memcpy((char *)out + skip, (char *)&l + skip, n - skip);
+	return 0;
+}
+
+static int cg1_read_memstat(void *priv, struct mr_memstat *out)
+{
+	uint64_t hier;
+
+	return mri_cgroup1_read_stat(priv, out, &hier);
+}
+
+/*
+ * One step: under the group's lock, lower memory.limit_in_bytes to
+ * usage - step, journaled, and put it back.
+ */
+static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
+		       uint64_t *freed_bytes)
+{
+	struct mri_cgroup1 *cg = priv;
+	const uint64_t page = cg->page_size;
+	struct mri_journal_record rec = { .file = MRI_CGROUP1_LIMIT_FILE };
+	uint64_t usage, usage2, hier, raw, limit, base, step;
+	struct mr_memstat ms;
+	int r, w, c;
+
+	*asked_bytes = 0;
+	*freed_bytes = 0;
+	r = mri_journal_lock(&cg->journal);
+	if (r < 0)
+		return r;
+	r = settle(cg);
+	if (r < 0)
+		goto unlock;
+	cg->restore_failed = false;
+
+	/* Everything below is read under the lock: another manager's
+	 * lowered limit must never be taken for the original. */
+	r = cg1_read_usage(cg, &usage);
+	if (r < 0)
+		goto unlock;
+	r = mri_cgroup1_read_stat(cg, &ms, &hier);
+	if (r < 0)
+		goto unlock;
+	r = read_limit_raw(cg, &raw);
+	if (r < 0)
+		goto unlock;
+	limit = mri_cgroup1_limit_value(raw);
+
+	/* Usage can exceed the limit (forced charges); lowering from the
+	 * limit keeps the write a lowering. At least one page stays. */
+	base = min_u64(usage, limit);
+	step = min_u64(bytes, sat_add(ms.inactive_file_bytes,
+				      ms.active_file_bytes) / 2);
+	if (base < 2 * page) {
+		r = -EAGAIN;
+		goto unlock;
+	}
+	step = min_u64(step, base - page) / page * page;
+	if (step < page) {
+		r = -EAGAIN;
+		goto unlock;
+	}
+
+	rec.original = limit;
+	rec.lowered = (base - step) / page * page;
+	rec.pid = getpid();
+	r = mri_journal_write(&cg->journal, &rec);
+	if (r < 0) {
+		mri_log(cg->log, MR_LOG_ERR,
+			"cgroup1: %s: cannot write the journal: %s; limit "
+			"left alone", cg->path, mr_strerror(r));
+		goto unlock;
+	}
+	pthread_mutex_lock(&cg->step_lock);
+	w = write_limit(cg, rec.lowered);
+	/* EBUSY: the kernel reclaimed what it could but not down to the
+	 * new limit, and kept the old one (mem_cgroup_resize_max()): a
+	 * partial step, not an error. */
+	if (w == -EBUSY)
+		w = 0;
+	if (cg->pause_ms)
+		pause_lowered(cg);
+	r = restore(cg, &rec);
+	pthread_mutex_unlock(&cg->step_lock);
+	if (r < 0 && r != -ENOENT) {
+		cg->restore_failed = true;
+		goto unlock;
+	}
+	c = mri_journal_clear(&cg->journal);
+	if (r == 0)
+		r = c;
+	if (r == 0)
+		r = w;
+	if (r < 0)
+		goto unlock;
+	r = cg1_read_usage(cg, &usage2);
+	if (r < 0)
+		goto unlock;
+	*asked_bytes = step;
+	*freed_bytes = usage > usage2 ? usage - usage2 : 0;
+unlock:
+	mri_journal_unlock(&cg->journal);
+	return r;
+}
+
+const struct mri_backend mri_backend_cgroup1 = {
+	.name = "cgroup1",
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.priv_size = sizeof(struct mri_cgroup1),
+	.probe = cg1_probe,
+	.open = cg1_open,
+	.close = cg1_close,
+	.read_usage = cg1_read_usage,
+	.read_limits = cg1_read_limits,
+	.read_memstat = cg1_read_memstat,
+	.reclaim = cg1_reclaim,
+	.set_usage_threshold = mri_cgroup1_set_usage_threshold,
+	.event_fd = mri_cgroup1_event_fd,
+	.event_ack = mri_cgroup1_event_ack,
+};

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internals of the cgroup v1 memory controller backend, shared by its
+ * files and reached by its tests. */
+#ifndef MR_CGROUP1_H
+#define MR_CGROUP1_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "journal.h"
+#include "log.h"
+#include "memreclaim.h"
+
+/* The control file a reclaim step lowers, as named in journal records. */
+#define MRI_CGROUP1_LIMIT_FILE "memory.limit_in_bytes"
+
+/* Longest value of MEMRECLAIM_TEST_LOWERED_PAUSE_MS. */
+#define MRI_CGROUP1_PAUSE_MAX_MS 600000
+
+/* A group's private data (struct mri_backend.priv). */
+struct mri_cgroup1 {
+	struct mri_logger *log;
+	char path[PATH_MAX];
+	uint64_t page_size;
+	uint64_t pause_ms;       /* MEMRECLAIM_TEST_LOWERED_PAUSE_MS */
+	int usage_fd;            /* memory.usage_in_bytes, O_RDONLY */
+	int limit_fd;            /* memory.limit_in_bytes, O_RDWR */
+	int stat_fd;             /* memory.stat, O_RDONLY */
+	int failcnt_fd;          /* memory.failcnt, O_RDONLY */
+	int event_control_fd;    /* cgroup.event_control, O_WRONLY */
+	int epoll_fd;            /* the stable event fd; holds eventfd */
+	int eventfd;             /* the armed threshold's eventfd, or -1 */
+	bool restore_failed;     /* a step's restore failed: journal kept */
+	/* Held from the lowering write to the restore. read_limits takes
+	 * it, so a reader in this process never reports a step's transient
+	 * limit (mr_group_set_margin() checks against it). */
+	pthread_mutex_t step_lock;
+	struct mri_journal journal;
+};
+
+/* Maps a value read from memory.limit_in_bytes (or
+ * hierarchical_memory_limit) to MR_UNLIMITED when it is any form of v1's
+ * "no limit": PAGE_COUNTER_MAX * PAGE_SIZE, i.e. floor(LONG_MAX / page
+ * size) * page size for 4, 8, 16 and 64 KiB pages (mm/memcontrol-v1.c
+ * prints page_counter max in bytes), LONG_MAX itself, and the
+ * 18446744073709551615 (RES_COUNTER_MAX) of kernels before 3.19. Other
+ * values are returned as they are. */
+uint64_t mri_cgroup1_limit_value(uint64_t raw);
+
+/* Parses the content of memory.stat into *out (fully written, size set to
+ * sizeof(*out)) from the hierarchical total_* keys; counts of pages
+ * (pgpgin, pgpgout, workingset_refault_*) are multiplied by page_size,
+ * saturating. *hier_limit receives hierarchical_memory_limit through
+ * mri_cgroup1_limit_value(), or MR_UNLIMITED when absent. Unknown keys are
+ * ignored. Returns 0, or -EIO when a known key has no valid value or a line
+ * has no value. */
+int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
+			      struct mr_memstat *out, uint64_t *hier_limit);
+
+/* Reads and parses memory.stat of an open group. */
+int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, struct mr_memstat *out,
+			  uint64_t *hier_limit);
+
+/* -ENOENT for the errors a removed group gives on kept fds (ENODEV) or by
+ * name (ENOENT); other values unchanged. */
+int mri_cgroup1_gone(int err);
+
+/* Usage thresholds (threshold.c). init creates the epoll fd; fini closes
+ * it and any armed eventfd, which unregisters the kernel threshold. */
+int mri_cgroup1_threshold_init(struct mri_cgroup1 *cg);
+void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg);
+int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
+int mri_cgroup1_event_fd(void *priv);
+int mri_cgroup1_event_ack(void *priv);
+
+#endif /* MR_CGROUP1_H */

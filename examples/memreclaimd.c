@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memreclaimd — keeps a memory cgroup's usage a margin below its limit with
+ * libmemreclaim's margin worker, and reports what the worker did.
+ *
+ *   memreclaimd --cgroup PATH --margin SIZE [--hysteresis SIZE]
+ *               [--batch SIZE|auto] [--backend auto|cgroup1]
+ *               [--duration SECONDS] [--stats-interval SECONDS] [--json]
+ *               [--sched idle|nice:N]
+ *
+ * SIZE is a number of bytes with an optional K, M or G suffix (powers of
+ * 1024), or N% of the group's limit (up to four decimals). --hysteresis
+ * defaults to the margin.
+ *
+ * Statistics are printed once the worker runs (event "start"), every
+ * interval ("stats") and at exit ("final"): one line each, with --json one
+ * flat JSON object per line.
+ *
+ * Exit status: 0 after a clean stop (duration reached, SIGTERM or SIGINT),
+ * 1 when the library fails, 2 on a bad option (nothing was touched).
+ * SIGTERM and SIGINT are taken with a signalfd: the worker is stopped, the
+ * final statistics printed and the group closed (a lowered limit restored).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memreclaim.h>
+
+#define PROG "memreclaimd"
+#define DEFAULT_STATS_INTERVAL_S 10
+#define MAX_SECONDS (365ULL * 24 * 3600)
+#define PAGE_BYTES 4096ULL
+#define MAX_BATCH_BYTES (1ULL << 40)
+
+/* A size option: bytes, or a share of the limit in ppm. */
+struct size_opt {
+	bool set;
+	bool is_ppm;
+	uint64_t bytes;
+	uint32_t ppm;
+};
+
+struct options {
+	const char *cgroup;
+	struct size_opt margin;
+	struct size_opt hysteresis;
+	struct size_opt batch;
+	bool batch_auto;
+	const char *backend;
+	uint64_t duration_s;         /* 0: until a signal */
+	uint64_t stats_interval_s;   /* 0: at start and exit only */
+	bool json;
+	bool sched_set;
+	int sched;
+	int nice;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " --cgroup PATH --margin SIZE [--hysteresis SIZE]\n"
+		"       [--batch SIZE|auto] [--backend auto|cgroup1]\n"
+		"       [--duration SECONDS] [--stats-interval SECONDS] [--json]\n"
+		"       [--sched idle|nice:N]\n"
+		"SIZE: bytes with an optional K, M or G suffix (powers of 1024),\n"
+		"or N%% of the group's limit. --hysteresis defaults to the\n"
+		"margin. --duration 0 (the default) runs\n"
+		"until SIGTERM or SIGINT; --stats-interval 0 prints statistics\n"
+		"only at start and exit (default %d s).\n",
+		DEFAULT_STATS_INTERVAL_S);
+}
+
+/* Reports a bad option value; the caller exits 2. */
+static int bad_value(const char *opt, const char *value, const char *why)
+{
+	fprintf(stderr, PROG ": %s '%s': %s\n", opt, value, why);
+	return -EINVAL;
+}
+
+/* "12.5%" -> 125000 ppm. 0..1000000. */
+static int parse_percent(const char *s, size_t len, uint32_t *ppm)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	int decimals = -1;
+
+	if (len == 0)
+		return -EINVAL;
+	for (; i < len; i++) {
+		if (s[i] == '.' && decimals < 0 && i > 0) {
+			decimals = 0;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9' || decimals == 4 || v > 1000000)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (decimals >= 0)
+			decimals++;
+	}
+	if (decimals == 0)
+		return -EINVAL;
+	for (decimals = decimals < 0 ? 0 : decimals; decimals < 4; decimals++)
+		v *= 10;
+	if (v > 1000000)
+		return -ERANGE;
+	*ppm = (uint32_t)v;
+	return 0;
+}
+
+static int parse_size(const char *opt, const char *s, struct size_opt *out)
+{
+	size_t len = strlen(s);
+	uint64_t v = 0, mult = 1;
+	size_t i;
+
+	if (len > 0 && s[len - 1] == '%') {
+		if (parse_percent(s, len - 1, &out->ppm) < 0)
+			return bad_value(opt, s,
+					 "not a percentage between 0% and 100% (at most 4 decimals)");
+		out->is_ppm = true;
+		out->set = true;
+		return 0;
+	}
+	if (len > 0) {
+		switch (s[len - 1]) {
+		case 'k': case 'K':
+			mult = 1ULL << 10;
+			len--;
+			break;
+		case 'm': case 'M':
+			mult = 1ULL << 20;
+			len--;
+			break;
+		case 'g': case 'G':
+			mult = 1ULL << 30;
+			len--;
+			break;
+		default:
+			break;
+		}
+	}
+	if (len == 0)
+		return bad_value(opt, s, "not a size (bytes, K, M, G or N%)");
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return bad_value(opt, s,
+					 "not a size (bytes, K, M, G or N%)");
+		if (v > (UINT64_MAX - 9) / 10)
+			return bad_value(opt, s, "too large");
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT64_MAX / mult)
+		return bad_value(opt, s, "too large");
+	out->bytes = v * mult;
+	out->is_ppm = false;
+	out->set = true;
+	return 0;
+}
+
+static int parse_seconds(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return bad_value(opt, s, "not a whole number of seconds");
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return bad_value(opt, s, "not a whole number of seconds");
+	if (v > MAX_SECONDS)
+		return bad_value(opt, s, "more than a year");
+	*out = v;
+	return 0;
+}
+
+static int parse_sched(const char *s, struct options *o)
+{
+	char *end;
+	long n;
+
+	if (strcmp(s, "idle") == 0) {
+		o->sched = MR_SCHED_IDLE;
+		o->nice = 0;
+	} else if (strncmp(s, "nice:", 5) == 0) {
+		errno = 0;
+		n = strtol(s + 5, &end, 10);
+		if (errno || end == s + 5 || *end || n < -20 || n > 19)
+			return bad_value("--sched", s,
+					 "nice level must be -20..19");
+		o->sched = MR_SCHED_NICE;
+		o->nice = (int)n;
+	} else {
+		return bad_value("--sched", s, "expected idle or nice:N");
+	}
+	o->sched_set = true;
+	return 0;
+}
+
+/* Checks what can be checked without the group. */
+static int check_options(const struct options *o)
+{
+	const struct size_opt *b = &o->batch;
+
+	if (!o->cgroup) {
+		fprintf(stderr, PROG ": --cgroup is required\n");
+		return -EINVAL;
+	}
+	if (o->cgroup[0] != '/') {
+		fprintf(stderr, PROG ": --cgroup '%s': not an absolute path\n",
+			o->cgroup);
+		return -EINVAL;
+	}
+	if (!o->margin.set) {
+		fprintf(stderr, PROG ": --margin is required\n");
+		return -EINVAL;
+	}
+	if ((o->margin.is_ppm && (o->margin.ppm == 0 ||
+				  o->margin.ppm >= 1000000)) ||
+	    (!o->margin.is_ppm && o->margin.bytes == 0)) {
+		fprintf(stderr,
+			PROG ": --margin must be above 0 (and below 100%%)\n");
+		return -EINVAL;
+	}
+	if (o->hysteresis.is_ppm && o->hysteresis.ppm >= 1000000) {
+		fprintf(stderr, PROG ": --hysteresis must be below 100%%\n");
+		return -EINVAL;
+	}
+	if (b->set && b->is_ppm && b->ppm == 0) {
+		fprintf(stderr, PROG ": --batch must be above 0%%\n");
+		return -EINVAL;
+	}
+	if (b->set && !b->is_ppm &&
+	    (b->bytes < PAGE_BYTES || b->bytes > MAX_BATCH_BYTES ||
+	     b->bytes % PAGE_BYTES)) {
+		fprintf(stderr,
+			PROG ": --batch must be a multiple of 4K from 4K to 1024G\n");
+		return -EINVAL;
+	}
+	if (strcmp(o->backend, "auto") != 0 &&
+	    strcmp(o->backend, "cgroup1") != 0) {
+		fprintf(stderr, PROG ": --backend '%s': expected auto or cgroup1\n",
+			o->backend);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
+	       OPT_INTERVAL, OPT_JSON, OPT_SCHED };
+	static const struct option longopts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "margin", required_argument, NULL, 'm' },
+		{ "hysteresis", required_argument, NULL, OPT_HYST },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "stats-interval", required_argument, NULL, OPT_INTERVAL },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "sched", required_argument, NULL, OPT_SCHED },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r = 0;
+
+	*o = (struct options){
+		.backend = "auto",
+		.stats_interval_s = DEFAULT_STATS_INTERVAL_S,
+	};
+	while (r == 0 &&
+	       (c = getopt_long(argc, argv, "c:m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->cgroup = optarg;
+			break;
+		case 'm':
+			r = parse_size("--margin", optarg, &o->margin);
+			break;
+		case OPT_HYST:
+			r = parse_size("--hysteresis", optarg, &o->hysteresis);
+			break;
+		case OPT_BATCH:
+			if (strcmp(optarg, "auto") == 0) {
+				o->batch_auto = true;
+				o->batch.set = false;
+			} else {
+				o->batch_auto = false;
+				r = parse_size("--batch", optarg, &o->batch);
+			}
+			break;
+		case OPT_BACKEND:
+			o->backend = optarg;
+			break;
+		case OPT_DURATION:
+			r = parse_seconds("--duration", optarg, &o->duration_s);
+			break;
+		case OPT_INTERVAL:
+			r = parse_seconds("--stats-interval", optarg,
+					  &o->stats_interval_s);
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_SCHED:
+			r = parse_sched(optarg, o);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			/* getopt_long has said what was wrong. */
+			r = -EINVAL;
+			break;
+		}
+	}
+	if (r == 0 && optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n",
+			argv[optind]);
+		r = -EINVAL;
+	}
+	if (r == 0)
+		r = check_options(o);
+	if (r < 0)
+		fprintf(stderr, "Try '" PROG " --help'.\n");
+	return r;
+}
+
+static void log_to_stderr(int level, const char *msg, void *userdata)
+{
+	static const char *const names[] = {
+		[MR_LOG_ERR] = "error", [MR_LOG_WARNING] = "warning",
+		[MR_LOG_NOTICE] = "notice", [MR_LOG_INFO] = "info",
+		[MR_LOG_DEBUG] = "debug",
+	};
+	const char *name = level >= MR_LOG_ERR && level <= MR_LOG_DEBUG ?
+			   names[level] : "log";
+
+	fprintf(stderr, PROG ": %s: %s\n", name, msg);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t timeval_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/* Prints one statistics record: "start", "stats" or "final". */
+static int print_stats(mr_group_t *g, const struct options *o,
+		       const char *event, uint64_t start_ns)
+{
+	struct mr_limits lim = { .size = sizeof(lim) };
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct rusage ru;
+	uint64_t user_ns, sys_ns;
+	int r;
+
+	r = mr_group_read_limits(g, &lim);
+	if (r == 0)
+		r = mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st);
+	if (r < 0) {
+		fprintf(stderr, PROG ": reading statistics of %s: %s\n",
+			o->cgroup, mr_strerror(r));
+		return r;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	user_ns = timeval_ns(ru.ru_utime);
+	sys_ns = timeval_ns(ru.ru_stime);
+
+	if (o->json) {
+		printf("{\"event\":\"%s\",\"uptime_ns\":%" PRIu64 ",\"cgroup\":",
+		       event, now_ns() - start_ns);
+		json_string(o->cgroup);
+		printf(",\"usage_bytes\":%" PRIu64, lim.usage_bytes);
+		if (lim.limit_bytes == MR_UNLIMITED)
+			printf(",\"limit_bytes\":null");
+		else
+			printf(",\"limit_bytes\":%" PRIu64, lim.limit_bytes);
+		printf(",\"limit_hits\":%" PRIu64
+		       ",\"worker_calls\":%" PRIu64
+		       ",\"worker_empty_calls\":%" PRIu64
+		       ",\"worker_asked_bytes\":%" PRIu64
+		       ",\"worker_freed_bytes\":%" PRIu64
+		       ",\"worker_elapsed_ns\":%" PRIu64
+		       ",\"cpu_user_ns\":%" PRIu64 ",\"cpu_sys_ns\":%" PRIu64
+		       ",\"cpu_ns\":%" PRIu64 "}\n",
+		       lim.limit_hits, st.calls, st.empty_calls,
+		       st.asked_bytes, st.freed_bytes, st.elapsed_ns,
+		       user_ns, sys_ns, user_ns + sys_ns);
+	} else {
+		printf(PROG ": %s: usage %.1f MiB, limit ", event,
+		       mib(lim.usage_bytes));
+		if (lim.limit_bytes == MR_UNLIMITED)
+			printf("none");
+		else
+			printf("%.1f MiB", mib(lim.limit_bytes));
+		printf(", limit hits %" PRIu64 "; margin worker: %" PRIu64
+		       " calls (%" PRIu64 " empty), asked %.1f MiB, freed %.1f MiB, %.3f s; cpu %.3f s\n",
+		       lim.limit_hits, st.calls, st.empty_calls,
+		       mib(st.asked_bytes), mib(st.freed_bytes),
+		       (double)st.elapsed_ns / 1e9,
+		       (double)(user_ns + sys_ns) / 1e9);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* Turns a share of the limit into bytes, for options that take bytes. */
+static int ppm_of_limit(mr_group_t *g, const char *opt, uint32_t ppm,
+			uint64_t *bytes)
+{
+	struct mr_limits lim = { .size = sizeof(lim) };
+	int r;
+
+	r = mr_group_read_limits(g, &lim);
+	if (r < 0) {
+		fprintf(stderr, PROG ": reading the limit for %s: %s\n", opt,
+			mr_strerror(r));
+		return r;
+	}
+	if (lim.limit_bytes == MR_UNLIMITED) {
+		fprintf(stderr, PROG ": %s in %% needs a limit, and %s has none\n",
+			opt, mr_group_path(g));
+		return -EOPNOTSUPP;
+	}
+	*bytes = (uint64_t)((unsigned __int128)lim.limit_bytes * ppm / 1000000);
+	return 0;
+}
+
+/* Applies the policy options to the group; reports failures. */
+static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
+			   const struct options *o)
+{
+	uint64_t hyst = o->hysteresis.bytes, batch;
+	int r;
+
+	if (!o->hysteresis.set) {
+		/* Default: the margin itself, so each wake-up frees a
+		 * margin's worth in large batches. With 0 the worker frees
+		 * only the excess, 128 KiB at a time, and a reader charging
+		 * at GB/s outruns it (measured with scripts/demo). */
+		struct mr_limits lim = { .size = sizeof(lim) };
+
+		r = mr_group_read_limits(g, &lim);
+		if (r < 0) {
+			fprintf(stderr, PROG ": reading the limit: %s\n",
+				mr_strerror(r));
+			return r;
+		}
+		hyst = o->margin.bytes;
+		if (o->margin.is_ppm && lim.limit_bytes != MR_UNLIMITED)
+			hyst = (uint64_t)((unsigned __int128)lim.limit_bytes *
+					  o->margin.ppm / 1000000);
+		/* Never past the limit: margin + hysteresis <= limit. */
+		if (lim.limit_bytes != MR_UNLIMITED && hyst < lim.limit_bytes &&
+		    hyst > lim.limit_bytes - hyst)
+			hyst = lim.limit_bytes - hyst;
+	} else if (o->hysteresis.is_ppm) {
+		r = ppm_of_limit(g, "--hysteresis", o->hysteresis.ppm, &hyst);
+		if (r < 0)
+			return r;
+	}
+	r = mr_group_set_margin(g, o->margin.is_ppm ? 0 : o->margin.bytes,
+				o->margin.is_ppm ? o->margin.ppm : 0, hyst);
+	if (r < 0) {
+		fprintf(stderr, PROG ": setting the margin: %s\n",
+			mr_strerror(r));
+		return r;
+	}
+	if (o->batch_auto) {
+		r = mr_group_set_batch_proportional(g,
+				MR_BATCH_DEFAULT_SHARE_PPM,
+				MR_BATCH_DEFAULT_MAX_BYTES,
+				MR_BATCH_DEFAULT_MAX_PPM);
+	} else if (o->batch.set) {
+		batch = o->batch.bytes;
+		if (o->batch.is_ppm) {
+			r = ppm_of_limit(g, "--batch", o->batch.ppm, &batch);
+			if (r < 0)
+				return r;
+			batch -= batch % PAGE_BYTES;
+			if (batch < PAGE_BYTES)
+				batch = PAGE_BYTES;
+		}
+		r = mr_group_set_batch_fixed(g, batch);
+	}
+	if (r < 0) {
+		fprintf(stderr, PROG ": setting the batch: %s\n",
+			mr_strerror(r));
+		return r;
+	}
+	if (o->sched_set) {
+		r = mr_ctx_set_worker_sched(ctx, o->sched, o->nice);
+		if (r < 0) {
+			fprintf(stderr, PROG ": setting the scheduling: %s\n",
+				mr_strerror(r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Waits for a signal, the end of the run or the next statistics; prints
+ * statistics on the way. Returns 0 when it is time to stop, or the error
+ * of a statistics read. */
+static int run(int sfd, mr_group_t *g, const struct options *o,
+	       uint64_t start_ns)
+{
+	uint64_t interval_ns = o->stats_interval_s * 1000000000ULL;
+	uint64_t end_ns = o->duration_s ?
+			  start_ns + o->duration_s * 1000000000ULL : 0;
+	uint64_t next_ns = interval_ns ? start_ns + interval_ns : 0;
+	struct signalfd_siginfo si;
+	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+	uint64_t now, wake;
+	int timeout_ms, r;
+
+	for (;;) {
+		now = now_ns();
+		if (end_ns && now >= end_ns)
+			return 0;
+		if (next_ns && now >= next_ns) {
+			r = print_stats(g, o, "stats", start_ns);
+			if (r < 0)
+				return r;
+			while (next_ns <= now)
+				next_ns += interval_ns;
+		}
+		wake = next_ns;
+		if (end_ns && (!wake || end_ns < wake))
+			wake = end_ns;
+		timeout_ms = wake ? (int)((wake - now + 999999) / 1000000) : -1;
+		r = poll(&pfd, 1, timeout_ms);
+		if (r < 0 && errno != EINTR) {
+			r = -errno;
+			fprintf(stderr, PROG ": poll: %s\n", strerror(-r));
+			return r;
+		}
+		if (r > 0 && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			fprintf(stderr, PROG ": %s, stopping\n",
+				strsignal((int)si.ssi_signo));
+			return 0;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	mr_ctx_t *ctx = NULL;
+	mr_group_t *g = NULL;
+	sigset_t mask;
+	uint64_t start_ns;
+	int sfd, r, status = 1;
+
+	if (parse_options(argc, argv, &o) < 0)
+		return 2;
+
+	/* Blocked before any thread exists, so the worker inherits the mask
+	 * and the signals reach only the signalfd. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	r = pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (r) {
+		fprintf(stderr, PROG ": blocking signals: %s\n", strerror(r));
+		return 1;
+	}
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		fprintf(stderr, PROG ": signalfd: %s\n", strerror(errno));
+		return 1;
+	}
+
+	r = mr_ctx_new(&ctx);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", mr_strerror(r));
+		goto out;
+	}
+	mr_ctx_set_log(ctx, log_to_stderr, NULL, MR_LOG_INFO);
+	r = mr_group_open(ctx, o.cgroup, o.backend, &g);
+	if (r < 0) {
+		fprintf(stderr, PROG ": opening %s: %s\n", o.cgroup,
+			mr_strerror(r));
+		goto out;
+	}
+	r = configure_group(ctx, g, &o);
+	if (r < 0)
+		goto out;
+	r = mr_ctx_worker_start(ctx);
+	if (r < 0) {
+		fprintf(stderr, PROG ": starting the worker: %s\n",
+			mr_strerror(r));
+		goto out;
+	}
+	start_ns = now_ns();
+	r = print_stats(g, &o, "start", start_ns);
+	if (r == 0)
+		r = run(sfd, g, &o, start_ns);
+	mr_ctx_worker_stop(ctx);
+	if (r == 0)
+		r = print_stats(g, &o, "final", start_ns);
+	status = r < 0 ? 1 : 0;
+out:
+	if (g) {
+		r = mr_group_close(g);
+		if (r < 0) {
+			fprintf(stderr, PROG ": closing %s: %s\n", o.cgroup,
+				mr_strerror(r));
+			status = 1;
+		}
+	}
+	mr_ctx_free(ctx);
+	close(sfd);
+	return status;
+}

@@ -1,0 +1,1102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mr-demo — the workload harness behind scripts/demo.
+ *
+ * It creates its own memory cgroup beneath $MEMRECLAIM_TEST_PARENT (default:
+ * the root of the cgroup v1 memory mount) with a limit (256 MiB), writes a
+ * data file at least 4x the limit on a real filesystem, and runs one
+ * workload twice in the group: without memreclaimd, then with it (margin
+ * 32 MiB, hysteresis 32 MiB, proportional batch). The workload is two
+ * processes that move themselves into the group: a reader streaming the
+ * whole file (--passes times) with read() in 1 MiB chunks, and a toucher
+ * that maps, touches and unmaps a fresh 16 MiB anonymous buffer per round,
+ * timing each round, until the reader is done. Before each run the file is
+ * dropped from the page cache, so the reader's reads are charged to the
+ * group.
+ *
+ * It prints one table (or, with --json, one JSON object): per run, the
+ * growth of memory.failcnt (charges that met the limit), the reader's
+ * MiB/s, the touch rounds' p50/p99/max, and memreclaimd's reclaim calls,
+ * bytes freed and CPU time, which it takes from the daemon's final JSON
+ * line. It removes the group and the file when done, also on SIGINT and
+ * SIGTERM. Exit status: 0 when both runs completed, 1 otherwise (3 when no
+ * writable memory cgroup exists), 2 on a bad option.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memreclaim.h>
+
+#define PROG "mr-demo"
+#define MIB ((uint64_t)1 << 20)
+#define CHUNK_BYTES MIB
+#define TOUCH_BYTES (16 * MIB)
+#define DEFAULT_LIMIT_BYTES (256 * MIB)
+#define DEFAULT_MARGIN_BYTES (32 * MIB)
+#define DEFAULT_HYSTERESIS_BYTES (32 * MIB)
+#define DEFAULT_PASSES 4
+#define FILE_FACTOR 4
+#define READ_TIMEOUT_MS (10 * 60 * 1000)
+#define CHILD_TIMEOUT_MS (30 * 1000)
+#define EXIT_NO_CGROUP 3
+
+/* What a child sends back through its pipe (one write, < PIPE_BUF). */
+struct reader_result {
+	int err;                /* 0 or a negative errno */
+	uint64_t bytes;
+	uint64_t ns;
+};
+
+struct toucher_result {
+	int err;
+	uint64_t rounds;
+	uint64_t p50_ns, p99_ns, max_ns;
+};
+
+/* memreclaimd's final statistics. */
+struct daemon_stats {
+	uint64_t calls, freed_bytes, cpu_ns;
+};
+
+struct run_result {
+	bool with_daemon;
+	uint64_t failcnt_growth;
+	struct reader_result reader;
+	struct toucher_result toucher;
+	struct daemon_stats daemon;
+};
+
+struct options {
+	uint64_t limit_bytes;
+	uint64_t margin_bytes;
+	uint64_t hysteresis_bytes;
+	uint64_t file_bytes;      /* 0: FILE_FACTOR x limit */
+	unsigned int passes;
+	const char *dir;
+	const char *memreclaimd;
+	bool json;
+};
+
+/* Everything cleanup must undo; one instance, owned by main(). */
+struct demo {
+	struct options opt;
+	int sfd;                  /* signalfd of SIGINT/SIGTERM */
+	bool interrupted;
+	sigset_t old_mask;
+	mr_ctx_t *ctx;
+	mr_group_t *group;
+	char cgroup[PATH_MAX];
+	bool cgroup_created;
+	char file[PATH_MAX];
+	bool file_created;
+	pid_t reader, toucher, daemon;
+	int stop_w;               /* write end of the toucher's stop pipe */
+	int daemon_out;           /* read end of memreclaimd's stdout */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void log_to_stderr(int level, const char *msg, void *userdata)
+{
+	fprintf(stderr, PROG ": library (%d): %s\n", level, msg);
+}
+
+/* ------------------------------------------------------------ options */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [--memreclaimd PATH] [--limit SIZE] [--margin SIZE]\n"
+		"       [--hysteresis SIZE] [--dir DIR] [--file-size SIZE]\n"
+		"       [--passes N] [--json]\n"
+		"SIZE: bytes with an optional K, M or G suffix (powers of 1024).\n"
+		"Defaults: memreclaimd from PATH, --limit 256M, --margin 32M,\n"
+		"--hysteresis 32M, --dir /var/tmp, --file-size 4x the limit,\n"
+		"--passes %d (reads of the whole file per run).\n"
+		"The cgroup is created beneath $MEMRECLAIM_TEST_PARENT (default:\n"
+		"the cgroup v1 memory mount).\n", DEFAULT_PASSES);
+}
+
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	uint64_t mult = 1, v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K':
+		mult = 1ULL << 10;
+		end++;
+		break;
+	case 'm': case 'M':
+		mult = 1ULL << 20;
+		end++;
+		break;
+	case 'g': case 'G':
+		mult = 1ULL << 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end || v > UINT64_MAX / mult)
+		goto bad;
+	*out = v * mult;
+	return 0;
+bad:
+	fprintf(stderr, PROG ": %s '%s': not a size (bytes, K, M or G)\n",
+		opt, s);
+	return -EINVAL;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "memreclaimd", required_argument, NULL, 'd' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "margin", required_argument, NULL, 'm' },
+		{ "hysteresis", required_argument, NULL, 'y' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "file-size", required_argument, NULL, 'f' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long passes;
+	char *end;
+	int c, r = 0;
+
+	*o = (struct options){
+		.limit_bytes = DEFAULT_LIMIT_BYTES,
+		.margin_bytes = DEFAULT_MARGIN_BYTES,
+		.hysteresis_bytes = DEFAULT_HYSTERESIS_BYTES,
+		.passes = DEFAULT_PASSES,
+		.dir = "/var/tmp",
+		.memreclaimd = "memreclaimd",
+	};
+	while (r == 0 &&
+	       (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->memreclaimd = optarg;
+			break;
+		case 'l':
+			r = parse_size("--limit", optarg, &o->limit_bytes);
+			break;
+		case 'm':
+			r = parse_size("--margin", optarg, &o->margin_bytes);
+			break;
+		case 'y':
+			r = parse_size("--hysteresis", optarg,
+				       &o->hysteresis_bytes);
+			break;
+		case 'D':
+			o->dir = optarg;
+			break;
+		case 'f':
+			r = parse_size("--file-size", optarg, &o->file_bytes);
+			break;
+		case 'p':
+			errno = 0;
+			passes = strtoul(optarg, &end, 10);
+			if (errno || *end || passes < 1 || passes > 100) {
+				fprintf(stderr, PROG ": --passes '%s': 1..100\n",
+					optarg);
+				r = -EINVAL;
+			}
+			o->passes = (unsigned int)passes;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			r = -EINVAL;
+			break;
+		}
+	}
+	if (r == 0 && optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n",
+			argv[optind]);
+		r = -EINVAL;
+	}
+	if (r == 0 && (o->limit_bytes < 64 * MIB ||
+		       o->limit_bytes > (1ULL << 40))) {
+		fprintf(stderr, PROG ": --limit must be 64M .. 1024G\n");
+		r = -EINVAL;
+	}
+	if (r == 0 && (o->margin_bytes == 0 ||
+		       o->margin_bytes + o->hysteresis_bytes >=
+		       o->limit_bytes / 2)) {
+		fprintf(stderr, PROG ": --margin must be above 0, and margin + hysteresis below half the limit\n");
+		r = -EINVAL;
+	}
+	if (r == 0 && o->file_bytes == 0)
+		o->file_bytes = FILE_FACTOR * o->limit_bytes;
+	if (r == 0 && o->file_bytes < FILE_FACTOR * o->limit_bytes) {
+		fprintf(stderr, PROG ": --file-size must be at least %d x the limit\n",
+			FILE_FACTOR);
+		r = -EINVAL;
+	}
+	if (r < 0)
+		fprintf(stderr, "Try '" PROG " --help'.\n");
+	return r;
+}
+
+/* ---------------------------------------------------- signals, waiting */
+
+/* True once SIGINT or SIGTERM has arrived (checked without blocking). */
+static bool interrupted(struct demo *d)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd = { .fd = d->sfd, .events = POLLIN };
+
+	if (!d->interrupted && poll(&pfd, 1, 0) > 0 &&
+	    read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
+		fprintf(stderr, PROG ": %s, cleaning up\n",
+			strsignal((int)si.ssi_signo));
+		d->interrupted = true;
+	}
+	return d->interrupted;
+}
+
+/* Waits until fd is readable (or hung up). Returns 0, -EINTR on SIGINT or
+ * SIGTERM, -ETIMEDOUT. */
+static int wait_readable(struct demo *d, int fd, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = fd, .events = POLLIN },
+		{ .fd = d->sfd, .events = POLLIN },
+	};
+	int r;
+
+	for (;;) {
+		r = poll(pfd, 2, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (pfd[1].revents && interrupted(d))
+			return -EINTR;
+		if (pfd[0].revents)
+			return 0;
+	}
+}
+
+/* Reads one result struct from a child's pipe. */
+static int read_result(struct demo *d, int fd, void *buf, size_t len,
+		       int timeout_ms)
+{
+	ssize_t n;
+	int r;
+
+	r = wait_readable(d, fd, timeout_ms);
+	if (r < 0)
+		return r;
+	n = read(fd, buf, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EPIPE;
+}
+
+/* Reaps a child, killing it first when `sig` is not 0; waits at most
+ * about timeout_ms, then kills it with SIGKILL. Returns its wait status. */
+static int reap(pid_t *pid, int sig, int timeout_ms)
+{
+	int status = 0, waited = 0;
+	pid_t r;
+
+	if (*pid <= 0)
+		return 0;
+	if (sig)
+		kill(*pid, sig);
+	for (;;) {
+		r = waitpid(*pid, &status, WNOHANG);
+		if (r == *pid || (r < 0 && errno != EINTR))
+			break;
+		if (waited >= timeout_ms) {
+			kill(*pid, SIGKILL);
+			waitpid(*pid, &status, 0);
+			break;
+		}
+		usleep(10000);
+		waited += 10;
+	}
+	*pid = 0;
+	return status;
+}
+
+/* ------------------------------------------------------------ setup */
+
+/* Decodes the octal escapes (\040 ...) of a mountinfo field in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* True if the comma-separated list has the token `tok`. */
+static bool has_token(const char *list, const char *tok)
+{
+	size_t len = strlen(tok);
+
+	while (list && *list) {
+		if (strncmp(list, tok, len) == 0 &&
+		    (list[len] == ',' || list[len] == '\0'))
+			return true;
+		list = strchr(list, ',');
+		if (list)
+			list++;
+	}
+	return false;
+}
+
+/* The mount point of the cgroup v1 memory controller, from
+ * /proc/self/mountinfo: "id parent maj:min root mountpoint opts
+ * [optional...] - fstype source superopts". */
+static int find_memory_mount(char *out, size_t len)
+{
+	char line[4096], *f[16], *save, *tok;
+	int n, dash, r = -ENODEV;
+	FILE *fp;
+
+	fp = fopen("/proc/self/mountinfo", "re");
+	if (!fp)
+		return -errno;
+	while (r == -ENODEV && fgets(line, sizeof(line), fp)) {
+		n = 0;
+		dash = -1;
+		for (tok = strtok_r(line, " \n", &save); tok && n < 16;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			if (dash < 0 && strcmp(tok, "-") == 0)
+				dash = n;
+			f[n++] = tok;
+		}
+		if (dash < 5 || n < dash + 4 || strcmp(f[dash + 1], "cgroup") ||
+		    !has_token(f[dash + 3], "memory"))
+			continue;
+		unescape(f[4]);
+		if (strlen(f[4]) >= len) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(out, f[4]);
+		r = 0;
+	}
+	fclose(fp);
+	return r;
+}
+
+static int create_cgroup(struct demo *d)
+{
+	const char *parent = getenv("MEMRECLAIM_TEST_PARENT");
+	char mount[PATH_MAX];
+	int r;
+
+	if (!parent || !*parent) {
+		r = find_memory_mount(mount, sizeof(mount));
+		if (r < 0) {
+			fprintf(stderr, PROG ": no cgroup v1 memory controller is mounted (%s); "
+				"this demo needs a writable memory cgroup\n",
+				mr_strerror(r));
+			return -ENODEV;
+		}
+		parent = mount;
+	}
+	if ((size_t)snprintf(d->cgroup, sizeof(d->cgroup),
+			     "%s/memreclaim-demo-%ld", parent,
+			     (long)getpid()) >= sizeof(d->cgroup))
+		return -ENAMETOOLONG;
+	r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
+	if (r == -ENODEV || r == -EACCES || r == -EPERM || r == -EROFS) {
+		fprintf(stderr, PROG ": no writable memory cgroup beneath %s: %s\n",
+			parent, mr_strerror(r));
+		return -ENODEV;
+	}
+	if (r < 0) {
+		fprintf(stderr, PROG ": creating %s: %s\n", d->cgroup,
+			mr_strerror(r));
+		return r;
+	}
+	d->cgroup_created = true;
+	r = mr_group_open(d->ctx, d->cgroup, NULL, &d->group);
+	if (r < 0)
+		fprintf(stderr, PROG ": opening %s: %s\n", d->cgroup,
+			mr_strerror(r));
+	return r;
+}
+
+/* Writes the data file once; its pages are clean and synced after. */
+static int create_file(struct demo *d)
+{
+	struct statfs sfs;
+	uint64_t written = 0;
+	char *buf;
+	int fd, r = 0;
+	size_t i;
+
+	if (statfs(d->opt.dir, &sfs) < 0) {
+		r = -errno;
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.dir, strerror(-r));
+		return r;
+	}
+	if (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC) {
+		fprintf(stderr, PROG ": %s is on tmpfs/ramfs, whose pages are not "
+			"reclaimable page cache; pass --dir on a disk filesystem\n",
+			d->opt.dir);
+		return -EINVAL;
+	}
+	if ((uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize <
+	    d->opt.file_bytes + 256 * MIB) {
+		fprintf(stderr, PROG ": %s has less than %" PRIu64 " MiB free\n",
+			d->opt.dir, d->opt.file_bytes / MIB + 256);
+		return -ENOSPC;
+	}
+	if ((size_t)snprintf(d->file, sizeof(d->file),
+			     "%s/memreclaim-demo-%ld.data", d->opt.dir,
+			     (long)getpid()) >= sizeof(d->file))
+		return -ENAMETOOLONG;
+	fd = open(d->file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		fprintf(stderr, PROG ": creating %s: %s\n", d->file,
+			strerror(-r));
+		return r;
+	}
+	d->file_created = true;
+	buf = malloc(CHUNK_BYTES);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (i = 0; i < CHUNK_BYTES; i++)
+		buf[i] = (char)(i * 7 + 1);
+	while (r == 0 && written < d->opt.file_bytes) {
+		size_t len = d->opt.file_bytes - written < CHUNK_BYTES ?
+			     (size_t)(d->opt.file_bytes - written) : CHUNK_BYTES;
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0)
+			r = -errno;
+		else
+			written += (uint64_t)n;
+		if (r == 0 && written % (64 * MIB) == 0 && interrupted(d))
+			r = -EINTR;
+	}
+	free(buf);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r < 0 && r != -EINTR)
+		fprintf(stderr, PROG ": writing %s: %s\n", d->file,
+			strerror(-r));
+	return r;
+}
+
+/* Drops the data file from the page cache, so the next reads charge the
+ * reader's group. */
+static int drop_file_cache(struct demo *d)
+{
+	int fd, r = 0;
+
+	fd = open(d->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	if (r == 0)
+		r = -posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	if (r < 0)
+		fprintf(stderr, PROG ": dropping %s from the cache: %s\n",
+			d->file, strerror(-r));
+	return r;
+}
+
+/* ------------------------------------------------------------ children */
+
+/* Common start of a workload child: default signals, into the group. */
+static int child_enter(struct demo *d)
+{
+	sigprocmask(SIG_SETMASK, &d->old_mask, NULL);
+	close(d->sfd);
+	if (d->stop_w >= 0)
+		close(d->stop_w);
+	return mr_cgroup_attach(d->ctx, d->cgroup, getpid());
+}
+
+static void child_send(int fd, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = write(fd, buf, len);
+	} while (n < 0 && errno == EINTR);
+	_exit(n == (ssize_t)len ? 0 : 1);
+}
+
+static void reader_main(struct demo *d, int out)
+{
+	struct reader_result res = { 0 };
+	uint64_t t0;
+	unsigned int pass;
+	char *buf;
+	ssize_t n;
+	int fd;
+
+	res.err = child_enter(d);
+	if (res.err < 0)
+		child_send(out, &res, sizeof(res));
+	buf = malloc(CHUNK_BYTES);
+	fd = open(d->file, O_RDONLY | O_CLOEXEC);
+	if (!buf || fd < 0) {
+		res.err = buf ? -errno : -ENOMEM;
+		child_send(out, &res, sizeof(res));
+	}
+	t0 = now_ns();
+	for (pass = 0; pass < d->opt.passes && res.err == 0; pass++) {
+		if (lseek(fd, 0, SEEK_SET) < 0) {
+			res.err = -errno;
+			break;
+		}
+		while ((n = read(fd, buf, CHUNK_BYTES)) > 0)
+			res.bytes += (uint64_t)n;
+		if (n < 0)
+			res.err = -errno;
+	}
+	res.ns = now_ns() - t0;
+	child_send(out, &res, sizeof(res));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted values. */
+static uint64_t percentile(const uint64_t *v, size_t n, unsigned int pct)
+{
+	size_t rank = (n * pct + 99) / 100;
+
+	return n ? v[rank ? rank - 1 : 0] : 0;
+}
+
+static void toucher_main(struct demo *d, int stop, int out)
+{
+	struct toucher_result res = { 0 };
+	struct pollfd pfd = { .fd = stop, .events = POLLIN };
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = 0, cap = 4096, i;
+	uint64_t *ns, t0;
+	volatile char *p;
+	void *map;
+
+	res.err = child_enter(d);
+	if (res.err < 0)
+		child_send(out, &res, sizeof(res));
+	ns = malloc(cap * sizeof(*ns));
+	if (!ns) {
+		res.err = -ENOMEM;
+		child_send(out, &res, sizeof(res));
+	}
+	/* The parent closes `stop` when the reader is done. */
+	while (poll(&pfd, 1, 0) == 0) {
+		t0 = now_ns();
+		map = mmap(NULL, TOUCH_BYTES, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED) {
+			res.err = -errno;
+			break;
+		}
+		p = map;
+		for (i = 0; i < TOUCH_BYTES; i += (size_t)page)
+			p[i] = (char)i;
+		munmap(map, TOUCH_BYTES);
+		if (n == cap) {
+			uint64_t *bigger = realloc(ns, 2 * cap * sizeof(*ns));
+
+			if (!bigger) {
+				res.err = -ENOMEM;
+				break;
+			}
+			ns = bigger;
+			cap *= 2;
+		}
+		ns[n++] = now_ns() - t0;
+	}
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	res.rounds = n;
+	res.p50_ns = percentile(ns, n, 50);
+	res.p99_ns = percentile(ns, n, 99);
+	res.max_ns = n ? ns[n - 1] : 0;
+	child_send(out, &res, sizeof(res));
+}
+
+static int open_pipe(int *rd, int *wr)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	*rd = p[0];
+	*wr = p[1];
+	return 0;
+}
+
+/* Forks a workload child; fn never returns. */
+static int spawn(struct demo *d, pid_t *pid, int *result_fd, int stop_fd,
+		 void (*fn)(struct demo *, int, int))
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	*pid = fork();
+	if (*pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (*pid == 0) {
+		close(p[0]);
+		fn(d, stop_fd, p[1]);
+		_exit(1);
+	}
+	close(p[1]);
+	*result_fd = p[0];
+	return 0;
+}
+
+static void reader_entry(struct demo *d, int stop_fd, int out)
+{
+	reader_main(d, out);
+}
+
+static void toucher_entry(struct demo *d, int stop_fd, int out)
+{
+	toucher_main(d, stop_fd, out);
+}
+
+/* ------------------------------------------------------------ memreclaimd */
+
+/* Reads one line of the daemon's stdout into line (NUL-terminated).
+ * Returns 0, -EPIPE at end of file, -EINTR, -ETIMEDOUT. */
+static int daemon_line(struct demo *d, char *line, size_t len, int timeout_ms)
+{
+	size_t n = 0;
+	ssize_t r;
+	int w;
+
+	while (n + 1 < len) {
+		w = wait_readable(d, d->daemon_out, timeout_ms);
+		if (w < 0)
+			return w;
+		r = read(d->daemon_out, line + n, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EPIPE;
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	return 0;
+}
+
+static int start_daemon(struct demo *d)
+{
+	char margin[32], hysteresis[32], line[1024];
+	const char *argv[] = {
+		d->opt.memreclaimd, "--cgroup", d->cgroup,
+		"--margin", margin, "--hysteresis", hysteresis,
+		"--batch", "auto", "--json", "--stats-interval", "0", NULL,
+	};
+	int p[2], r;
+
+	snprintf(margin, sizeof(margin), "%" PRIu64, d->opt.margin_bytes);
+	snprintf(hysteresis, sizeof(hysteresis), "%" PRIu64,
+		 d->opt.hysteresis_bytes);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	d->daemon = fork();
+	if (d->daemon < 0) {
+		r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (d->daemon == 0) {
+		sigprocmask(SIG_SETMASK, &d->old_mask, NULL);
+		if (dup2(p[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, PROG ": running %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	d->daemon_out = p[0];
+	/* The daemon prints its "start" line once the worker runs. */
+	r = daemon_line(d, line, sizeof(line), CHILD_TIMEOUT_MS);
+	if (r == 0 && !strstr(line, "\"event\":\"start\""))
+		r = -EPROTO;
+	if (r < 0 && r != -EINTR)
+		fprintf(stderr, PROG ": memreclaimd (%s) did not start\n",
+			d->opt.memreclaimd);
+	return r;
+}
+
+/* The number after "key": in a flat JSON line. */
+static int json_u64(const char *line, const char *key, uint64_t *out)
+{
+	char pat[64];
+	const char *p;
+	char *end;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(line, pat);
+	if (!p)
+		return -ENOENT;
+	p += strlen(pat);
+	errno = 0;
+	*out = strtoull(p, &end, 10);
+	return errno || end == p ? -EIO : 0;
+}
+
+/* SIGTERMs the daemon and takes its statistics from its final line. */
+static int stop_daemon(struct demo *d, struct daemon_stats *st)
+{
+	char line[1024], last[1024] = "";
+	int r, status;
+
+	kill(d->daemon, SIGTERM);
+	while ((r = daemon_line(d, line, sizeof(line), CHILD_TIMEOUT_MS)) == 0)
+		if (strstr(line, "\"event\":\"final\""))
+			strcpy(last, line);
+	close(d->daemon_out);
+	d->daemon_out = -1;
+	status = reap(&d->daemon, 0, CHILD_TIMEOUT_MS);
+	if (r == -EINTR)
+		return r;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, PROG ": memreclaimd did not exit cleanly (status 0x%x)\n",
+			status);
+		return -EIO;
+	}
+	if (json_u64(last, "worker_calls", &st->calls) < 0 ||
+	    json_u64(last, "worker_freed_bytes", &st->freed_bytes) < 0 ||
+	    json_u64(last, "cpu_ns", &st->cpu_ns) < 0) {
+		fprintf(stderr, PROG ": no final statistics from memreclaimd\n");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ runs */
+
+static int read_failcnt(struct demo *d, uint64_t *failcnt)
+{
+	struct mr_limits lim = { .size = sizeof(lim) };
+	int r = mr_group_read_limits(d->group, &lim);
+
+	if (r < 0) {
+		fprintf(stderr, PROG ": reading %s: %s\n", d->cgroup,
+			mr_strerror(r));
+		return r;
+	}
+	*failcnt = lim.limit_hits;
+	return 0;
+}
+
+static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
+{
+	int reader_fd = -1, toucher_fd = -1, stop_r = -1;
+	uint64_t failcnt0, failcnt1;
+	int r;
+
+	*res = (struct run_result){ .with_daemon = with_daemon };
+	if (!d->opt.json)
+		fprintf(stderr, PROG ": run %s memreclaimd ...\n",
+			with_daemon ? "with" : "without");
+	r = drop_file_cache(d);
+	if (r == 0 && with_daemon)
+		r = start_daemon(d);
+	if (r == 0)
+		r = read_failcnt(d, &failcnt0);
+	if (r == 0)
+		r = open_pipe(&stop_r, &d->stop_w);
+	if (r == 0)
+		r = spawn(d, &d->toucher, &toucher_fd, stop_r, toucher_entry);
+	if (r == 0)
+		r = spawn(d, &d->reader, &reader_fd, -1, reader_entry);
+	if (r == 0)
+		r = read_result(d, reader_fd, &res->reader,
+				sizeof(res->reader), READ_TIMEOUT_MS);
+	if (d->stop_w >= 0) {
+		close(d->stop_w);
+		d->stop_w = -1;
+	}
+	if (r == 0)
+		r = read_result(d, toucher_fd, &res->toucher,
+				sizeof(res->toucher), CHILD_TIMEOUT_MS);
+	reap(&d->reader, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
+	reap(&d->toucher, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
+	if (r == 0)
+		r = read_failcnt(d, &failcnt1);
+	if (r == 0 && with_daemon)
+		r = stop_daemon(d, &res->daemon);
+	if (r == 0 && (res->reader.err < 0 || res->toucher.err < 0)) {
+		fprintf(stderr, PROG ": workload failed: reader: %s, toucher: %s\n",
+			mr_strerror(res->reader.err),
+			mr_strerror(res->toucher.err));
+		r = -EIO;
+	}
+	if (r == 0)
+		res->failcnt_growth = failcnt1 - failcnt0;
+	if (r == -ETIMEDOUT)
+		fprintf(stderr, PROG ": a workload process did not answer in time\n");
+	if (stop_r >= 0)
+		close(stop_r);
+	if (reader_fd >= 0)
+		close(reader_fd);
+	if (toucher_fd >= 0)
+		close(toucher_fd);
+	return r;
+}
+
+/* ------------------------------------------------------------ report */
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static double reader_mib_s(const struct reader_result *r)
+{
+	return r->ns ? (double)r->bytes / (double)MIB / ((double)r->ns / 1e9) : 0;
+}
+
+static void print_table(const struct demo *d, const struct run_result *runs)
+{
+	const struct run_result *w = &runs[0], *m = &runs[1];
+	int i;
+
+	printf("cgroup %s: limit %" PRIu64 " MiB; data file %" PRIu64
+	       " MiB read %u time(s) per run; memreclaimd margin %" PRIu64
+	       " MiB, hysteresis %" PRIu64 " MiB, batch auto\n\n",
+	       d->cgroup, d->opt.limit_bytes / MIB, d->opt.file_bytes / MIB,
+	       d->opt.passes, d->opt.margin_bytes / MIB,
+	       d->opt.hysteresis_bytes / MIB);
+	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s\n", "run",
+	       "failcnt growth", "reader MiB/s", "rounds", "p50 ms", "p99 ms",
+	       "max ms", "worker calls", "worker MiB", "worker CPU s");
+	for (i = 0; i < 2; i++) {
+		const struct run_result *r = &runs[i];
+
+		printf("%-20s %14" PRIu64 " %12.1f %8" PRIu64 " %8.2f %8.2f %8.2f",
+		       r->with_daemon ? "with memreclaimd" : "without memreclaimd",
+		       r->failcnt_growth, reader_mib_s(&r->reader),
+		       r->toucher.rounds, ms(r->toucher.p50_ns),
+		       ms(r->toucher.p99_ns), ms(r->toucher.max_ns));
+		if (r->with_daemon)
+			printf(" %12" PRIu64 " %12.1f %12.3f\n", r->daemon.calls,
+			       (double)r->daemon.freed_bytes / (double)MIB,
+			       (double)r->daemon.cpu_ns / 1e9);
+		else
+			printf(" %12s %12s %12s\n", "-", "-", "-");
+	}
+	printf("\n(rounds: 16 MiB touch rounds; worker MiB: freed by memreclaimd's margin worker)\n");
+	if (m->failcnt_growth)
+		printf("memory.failcnt growth without / with memreclaimd: %.1fx\n",
+		       (double)w->failcnt_growth / (double)m->failcnt_growth);
+	else
+		printf("memory.failcnt growth without / with memreclaimd: %" PRIu64
+		       " / 0 (no charge met the limit with memreclaimd)\n",
+		       w->failcnt_growth);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct demo *d, const struct run_result *runs)
+{
+	int i;
+
+	printf("{\"cgroup\":");
+	json_string(d->cgroup);
+	printf(",\"limit_bytes\":%" PRIu64
+	       ",\"file_bytes\":%" PRIu64 ",\"passes\":%u,\"margin_bytes\":%" PRIu64
+	       ",\"hysteresis_bytes\":%" PRIu64 ",\"runs\":[",
+	       d->opt.limit_bytes, d->opt.file_bytes, d->opt.passes,
+	       d->opt.margin_bytes, d->opt.hysteresis_bytes);
+	for (i = 0; i < 2; i++) {
+		const struct run_result *r = &runs[i];
+
+		printf("%s{\"memreclaimd\":%s,\"failcnt_growth\":%" PRIu64
+		       ",\"reader_bytes\":%" PRIu64 ",\"reader_ns\":%" PRIu64
+		       ",\"reader_mib_s\":%.1f,\"touch_rounds\":%" PRIu64
+		       ",\"touch_p50_ns\":%" PRIu64 ",\"touch_p99_ns\":%" PRIu64
+		       ",\"touch_max_ns\":%" PRIu64,
+		       i ? "," : "", r->with_daemon ? "true" : "false",
+		       r->failcnt_growth, r->reader.bytes, r->reader.ns,
+		       reader_mib_s(&r->reader), r->toucher.rounds,
+		       r->toucher.p50_ns, r->toucher.p99_ns, r->toucher.max_ns);
+		if (r->with_daemon)
+			printf(",\"worker_calls\":%" PRIu64
+			       ",\"worker_freed_bytes\":%" PRIu64
+			       ",\"worker_cpu_ns\":%" PRIu64 "}",
+			       r->daemon.calls, r->daemon.freed_bytes,
+			       r->daemon.cpu_ns);
+		else
+			printf(",\"worker_calls\":null,\"worker_freed_bytes\":null,"
+			       "\"worker_cpu_ns\":null}");
+	}
+	if (runs[1].failcnt_growth)
+		printf("],\"failcnt_ratio\":%.2f}\n",
+		       (double)runs[0].failcnt_growth /
+		       (double)runs[1].failcnt_growth);
+	else
+		printf("],\"failcnt_ratio\":null}\n");
+}
+
+/* ------------------------------------------------------------ main */
+
+/* Undoes everything that was set up, in reverse. */
+static void cleanup(struct demo *d)
+{
+	int r, tries;
+
+	reap(&d->reader, SIGKILL, CHILD_TIMEOUT_MS);
+	reap(&d->toucher, SIGKILL, CHILD_TIMEOUT_MS);
+	if (d->daemon > 0) {
+		reap(&d->daemon, SIGTERM, CHILD_TIMEOUT_MS);
+		close(d->daemon_out);
+	}
+	mr_group_close(d->group);
+	if (d->cgroup_created) {
+		/* A killed task leaves the group's task list a moment later. */
+		for (tries = 0; tries < 100; tries++) {
+			r = mr_cgroup_remove(d->ctx, d->cgroup);
+			if (r != -EBUSY)
+				break;
+			usleep(20000);
+		}
+		if (r < 0)
+			fprintf(stderr, PROG ": removing %s: %s\n", d->cgroup,
+				mr_strerror(r));
+	}
+	if (d->file_created && unlink(d->file) < 0)
+		fprintf(stderr, PROG ": removing %s: %s\n", d->file,
+			strerror(errno));
+	mr_ctx_free(d->ctx);
+	close(d->sfd);
+}
+
+int main(int argc, char **argv)
+{
+	struct demo d = { .sfd = -1, .daemon_out = -1, .stop_w = -1 };
+	struct run_result runs[2];
+	sigset_t mask;
+	int r, status = 1;
+
+	if (parse_options(argc, argv, &d.opt) < 0)
+		return 2;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, &d.old_mask) < 0 ||
+	    (d.sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
+		fprintf(stderr, PROG ": signals: %s\n", strerror(errno));
+		return 1;
+	}
+	r = mr_ctx_new(&d.ctx);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", mr_strerror(r));
+		return 1;
+	}
+	mr_ctx_set_log(d.ctx, log_to_stderr, NULL, MR_LOG_WARNING);
+
+	r = create_cgroup(&d);
+	if (r == -ENODEV)
+		status = EXIT_NO_CGROUP;
+	if (r == 0)
+		r = create_file(&d);
+	if (r == 0 && !interrupted(&d))
+		r = run_once(&d, false, &runs[0]);
+	if (r == 0 && !interrupted(&d))
+		r = run_once(&d, true, &runs[1]);
+	if (r == 0 && !interrupted(&d)) {
+		if (d.opt.json)
+			print_json(&d, runs);
+		else
+			print_table(&d, runs);
+		fflush(stdout);
+		status = 0;
+	}
+	if (d.interrupted)
+		status = 130;
+	cleanup(&d);
+	return status;
+}

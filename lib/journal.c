@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The limit journal; see journal.h for the files and the protocol. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fileops.h"
+#include "journal.h"
+
+#define MAGIC_LINE "memreclaim-journal 1\n"
+/* The record: the magic line, then one "key value" line per field. */
+#define RECORD_MAX (PATH_MAX + 256)
+
+uint64_t mri_journal_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* fd must be a regular file with one link, owned by the effective user. */
+static int check_owned_file(struct mri_journal *j, int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_nlink != 1) {
+		mri_log(j->log, MR_LOG_ERR,
+			"journal: %s/%s is not a regular file of ours: refused",
+			j->dir, name);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Opens `name` in the state dir, creating it, never through a symlink. */
+static int open_file(struct mri_journal *j, const char *name)
+{
+	int fd, r;
+
+	fd = openat(j->dir_fd, name,
+		    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		mri_log(j->log, MR_LOG_ERR, "journal: cannot open %s/%s: %s",
+			j->dir, name, strerror(-r));
+		return r;
+	}
+	r = check_owned_file(j, fd, name);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int open_dir(struct mri_journal *j, const char *state_dir)
+{
+	struct stat st;
+	int fd, r;
+
+	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST) {
+		r = -errno;
+		mri_log(j->log, MR_LOG_ERR,
+			"journal: cannot create state directory %s: %s",
+			state_dir, strerror(-r));
+		return r;
+	}
+	fd = open(state_dir, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (S_ISLNK(st.st_mode))
+		r = -ELOOP;
+	else if (!S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	else if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		r = -EPERM;
+	else
+		return fd;
+	mri_log(j->log, MR_LOG_ERR,
+		"journal: state directory %s is a symlink, not a directory, "
+		"not ours or writable by others: refused", state_dir);
+fail:
+	close(fd);
+	return r;
+}
+
+int mri_journal_open(struct mri_journal *j, const char *state_dir,
+		     const char *group_path, struct mri_logger *log)
+{
+	uint64_t h;
+	int r;
+
+	j->log = log;
+	j->dir_fd = -1;
+	j->lock_fd = -1;
+	j->fd = -1;
+	if (state_dir[0] != '/' || group_path[0] != '/' ||
+	    strchr(group_path, '\n') ||
+	    strlen(state_dir) >= sizeof(j->dir) ||
+	    strlen(group_path) >= sizeof(j->path))
+		return -EINVAL;
+	strcpy(j->dir, state_dir);
+	strcpy(j->path, group_path);
+	h = mri_journal_hash(group_path);
+	snprintf(j->name, sizeof(j->name), "%016" PRIx64 ".journal", h);
+	snprintf(j->lock_name, sizeof(j->lock_name), "%016" PRIx64 ".lock", h);
+
+	r = open_dir(j, state_dir);
+	if (r < 0)
+		return r;
+	j->dir_fd = r;
+	r = open_file(j, j->lock_name);
+	if (r < 0) {
+		close(j->dir_fd);
+		j->dir_fd = -1;
+		return r;
+	}
+	j->lock_fd = r;
+	return 0;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int take_flock(struct mri_journal *j)
+{
+	uint64_t start = now_ms();
+	unsigned int wait = 1;
+
+	for (;;) {
+		if (flock(j->lock_fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (now_ms() - start >= MRI_JOURNAL_LOCK_WAIT_MS)
+			return -EBUSY;
+		sleep_ms(wait);
+		if (wait < 16)
+			wait *= 2;
+	}
+}
+
+int mri_journal_lock(struct mri_journal *j)
+{
+	int r;
+
+	r = take_flock(j);
+	if (r < 0)
+		return r;
+	r = open_file(j, j->name);
+	if (r < 0) {
+		flock(j->lock_fd, LOCK_UN);
+		return r;
+	}
+	j->fd = r;
+	return 0;
+}
+
+void mri_journal_unlock(struct mri_journal *j)
+{
+	close(j->fd);
+	j->fd = -1;
+	flock(j->lock_fd, LOCK_UN);
+}
+
+static bool valid_file_name(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		if (!((s[n] >= 'a' && s[n] <= 'z') ||
+		      (s[n] >= 'A' && s[n] <= 'Z') ||
+		      (s[n] >= '0' && s[n] <= '9') ||
+		      s[n] == '.' || s[n] == '_' || s[n] == '-'))
+			return false;
+	}
+	return n > 0 && n < MRI_JOURNAL_FILE_MAX && strcmp(s, ".") != 0 &&
+	       strcmp(s, "..") != 0;
+}
+
+/* Takes the line "<key> <value>\n" at *p: NUL-terminates it and returns
+ * the value, advancing *p; NULL if the line is not there. */
+static char *take_line(char **p, const char *key)
+{
+	size_t klen = strlen(key);
+	char *value, *nl;
+
+	if (strncmp(*p, key, klen) != 0 || (*p)[klen] != ' ')
+		return NULL;
+	value = *p + klen + 1;
+	nl = strchr(value, '\n');
+	if (!nl || nl == value)
+		return NULL;
+	*nl = '\0';
+	*p = nl + 1;
+	return value;
+}
+
+static int take_u64(char **p, const char *key, uint64_t *out)
+{
+	char *v = take_line(p, key);
+
+	return v ? mri_parse_u64(v, out) : -EIO;
+}
+
+static int parse_record(char *buf, const char *path,
+			struct mri_journal_record *rec, const char **why)
+{
+	char *p = buf, *v;
+	uint64_t pid;
+
+	*why = "malformed";
+	if (strncmp(p, MAGIC_LINE, strlen(MAGIC_LINE)) != 0) {
+		*why = "bad magic or version";
+		return -EIO;
+	}
+	p += strlen(MAGIC_LINE);
+	v = take_line(&p, "path");
+	if (!v)
+		return -EIO;
+	if (strcmp(v, path) != 0) {
+		*why = "the record of another group (hash collision)";
+		return -EIO;
+	}
+	v = take_line(&p, "file");
+	if (!v || !valid_file_name(v))
+		return -EIO;
+	strcpy(rec->file, v);
+	if (take_u64(&p, "original", &rec->original) < 0 ||
+	    take_u64(&p, "lowered", &rec->lowered) < 0 ||
+	    take_u64(&p, "pid", &pid) < 0 || pid == 0 || pid > INT_MAX ||
+	    *p != '\0')
+		return -EIO;
+	rec->pid = (pid_t)pid;
+	return 0;
+}
+
+int mri_journal_read(struct mri_journal *j, struct mri_journal_record *rec)
+{
+	char buf[RECORD_MAX];
+	const char *why;
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < sizeof(buf) - 1) {
+		n = pread(j->fd, buf + off, sizeof(buf) - 1 - off, (off_t)off);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off == 0)
+		return 0;
+	buf[off] = '\0';
+	if (off == sizeof(buf) - 1 || strlen(buf) != off) {
+		why = "oversized or binary";
+	} else if (parse_record(buf, j->path, rec, &why) == 0) {
+		return 1;
+	}
+	mri_log(j->log, MR_LOG_ERR,
+		"journal: %s/%s for %s is %s: refused, file kept", j->dir,
+		j->name, j->path, why);
+	return -EIO;
+}
+
+int mri_journal_write(struct mri_journal *j,
+		      const struct mri_journal_record *rec)
+{
+	char buf[RECORD_MAX];
+	ssize_t n;
+	int len;
+
+	if (!valid_file_name(rec->file))
+		return -EINVAL;
+	len = snprintf(buf, sizeof(buf),
+		       MAGIC_LINE "path %s\nfile %s\noriginal %" PRIu64
+		       "\nlowered %" PRIu64 "\npid %ld\n",
+		       j->path, rec->file, rec->original, rec->lowered,
+		       (long)rec->pid);
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return -EINVAL;
+	if (ftruncate(j->fd, 0) < 0)
+		return -errno;
+	n = pwrite(j->fd, buf, (size_t)len, 0);
+	if (n < 0)
+		return -errno;
+	return n == len ? 0 : -EIO;
+}
+
+int mri_journal_clear(struct mri_journal *j)
+{
+	return ftruncate(j->fd, 0) < 0 ? -errno : 0;
+}
+
+void mri_journal_close(struct mri_journal *j)
+{
+	struct stat st;
+
+	if (j->dir_fd < 0)
+		return;
+	if (mri_journal_lock(j) == 0) {
+		if (fstat(j->fd, &st) == 0 && st.st_size == 0)
+			unlinkat(j->dir_fd, j->name, 0);
+		mri_journal_unlock(j);
+	}
+	close(j->lock_fd);
+	close(j->dir_fd);
+	j->lock_fd = -1;
+	j->dir_fd = -1;
+}

@@ -1,0 +1,1112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The cgroup1 backend against a fake group: a temporary directory of
+ * regular files named like the cgroup files, and a file-access table that
+ * plays the kernel's part. Writing memory.limit_in_bytes below usage
+ * reclaims page cache down to the new limit, or reclaims all of it and
+ * fails with EBUSY leaving the limit unchanged (mm/memcontrol-v1.c,
+ * mem_cgroup_resize_max()); values are stored in whole pages; "-1" is
+ * PAGE_COUNTER_MAX pages. Errors are injected per file, and the group can
+ * vanish (ENODEV on kept fds, as kernfs does) after a number of reads.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cgroup1.h"
+#include "fileops.h"
+#include "journal.h"
+#include "log.h"
+
+#define MiB (1024ULL * 1024)
+#define UNLIMITED_4K 9223372036854771712ULL
+#define MAX_FDS 1024
+
+static char tmp[64], grp[128], state[128];
+
+static struct fake {
+	uint64_t usage, limit, anon, inactive_file, active_file, failcnt;
+	uint64_t hier; /* hierarchical_memory_limit as the file shows it */
+	/* The group vanishes after this many more reads (0: never). */
+	int vanish_after_reads;
+	bool vanished;
+	/* Error for the n-th limit write (index from 0), 0 for none. */
+	int limit_write_err[8];
+	uint64_t ebusy_reclaim; /* reclaimed by an injected EBUSY */
+	uint64_t admin_limit;   /* set by "someone else" after a lowering */
+	char pread_err_file[64];
+	int pread_err;
+	char limit_writes[16][32];
+	int nlimit_writes;
+	char ec_writes[8][64];
+	int nec_writes;
+	char fdname[MAX_FDS][32];
+} fk;
+
+static struct mri_logger lg;
+static char logbuf[8192];
+static void *priv;
+static const struct mri_backend *be = &mri_backend_cgroup1;
+
+static void write_file(const char *name, const char *content)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", grp, name);
+	f = fopen(p, "we");
+	ck_assert_msg(f, "cannot write %s", p);
+	fputs(content, f);
+	fclose(f);
+}
+
+static void fake_sync(void)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.usage);
+	write_file("memory.usage_in_bytes", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.limit);
+	write_file("memory.limit_in_bytes", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.failcnt);
+	write_file("memory.failcnt", buf);
+	snprintf(buf, sizeof(buf),
+		 "cache 0\nrss 0\ninactive_file 0\nactive_file 0\n"
+		 "hierarchical_memory_limit %" PRIu64 "\n"
+		 "hierarchical_memsw_limit 9223372036854771712\n"
+		 "total_cache %" PRIu64 "\ntotal_rss %" PRIu64 "\n"
+		 "total_pgpgin 10\ntotal_pgpgout 4\n"
+		 "total_inactive_file %" PRIu64 "\n"
+		 "total_active_file %" PRIu64 "\n",
+		 fk.hier, fk.inactive_file + fk.active_file, fk.anon,
+		 fk.inactive_file, fk.active_file);
+	write_file("memory.stat", buf);
+}
+
+static void reclaim_cache(uint64_t bytes)
+{
+	uint64_t from_inactive = bytes < fk.inactive_file ? bytes :
+							    fk.inactive_file;
+
+	fk.inactive_file -= from_inactive;
+	fk.active_file -= bytes - from_inactive;
+	fk.usage -= bytes;
+}
+
+/* The kernel's side of a write to memory.limit_in_bytes. */
+static ssize_t fake_limit_write(const char *buf, size_t len)
+{
+	int idx = fk.nlimit_writes;
+	uint64_t v, cache = fk.inactive_file + fk.active_file;
+	char s[32];
+
+	ck_assert_uint_lt(len, sizeof(s));
+	memcpy(s, buf, len);
+	s[len] = '\0';
+	ck_assert_int_lt(fk.nlimit_writes, 16);
+	strcpy(fk.limit_writes[fk.nlimit_writes++], s);
+	if (idx < 8 && fk.limit_write_err[idx]) {
+		if (fk.limit_write_err[idx] == EBUSY)
+			reclaim_cache(fk.ebusy_reclaim < cache ?
+				      fk.ebusy_reclaim : cache);
+		fake_sync();
+		return -fk.limit_write_err[idx];
+	}
+	if (strcmp(s, "-1") == 0)
+		v = UNLIMITED_4K;
+	else
+		ck_assert_int_eq(mri_parse_u64(s, &v), 0);
+	v = v / 4096 * 4096;
+	if (v < fk.usage) {
+		if (fk.usage - v > cache) {
+			reclaim_cache(cache);
+			fake_sync();
+			return -EBUSY;
+		}
+		reclaim_cache(fk.usage - v);
+	}
+	fk.limit = v;
+	if (idx == 0 && fk.admin_limit)
+		fk.limit = fk.admin_limit;
+	fake_sync();
+	return (ssize_t)len;
+}
+
+static bool cgroup_file(int fd)
+{
+	return fd >= 0 && fd < MAX_FDS && fk.fdname[fd][0];
+}
+
+static int h_open(const char *path, int flags, mode_t mode)
+{
+	return mri_file_ops_real.open(path, flags, mode);
+}
+
+static int h_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	int fd = mri_file_ops_real.openat(dirfd, path, flags, mode);
+
+	if (fd >= 0 && fd < MAX_FDS)
+		snprintf(fk.fdname[fd], sizeof(fk.fdname[fd]), "%s", path);
+	return fd;
+}
+
+static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
+{
+	if (cgroup_file(fd)) {
+		if (fk.vanish_after_reads && --fk.vanish_after_reads == 0)
+			fk.vanished = true;
+		if (fk.vanished)
+			return -ENODEV;
+		if (fk.pread_err && strcmp(fk.fdname[fd],
+					   fk.pread_err_file) == 0)
+			return -fk.pread_err;
+	}
+	return mri_file_ops_real.pread(fd, buf, len, off);
+}
+
+static ssize_t h_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	if (cgroup_file(fd) && fk.vanished)
+		return -ENODEV;
+	if (cgroup_file(fd) &&
+	    strcmp(fk.fdname[fd], "memory.limit_in_bytes") == 0)
+		return fake_limit_write(buf, len);
+	if (cgroup_file(fd) &&
+	    strcmp(fk.fdname[fd], "cgroup.event_control") == 0) {
+		ck_assert_uint_lt(len, sizeof(fk.ec_writes[0]));
+		ck_assert_int_lt(fk.nec_writes, 8);
+		memcpy(fk.ec_writes[fk.nec_writes], buf, len);
+		fk.ec_writes[fk.nec_writes++][len] = '\0';
+		return (ssize_t)len;
+	}
+	return mri_file_ops_real.pwrite(fd, buf, len, off);
+}
+
+static int h_close(int fd)
+{
+	if (fd >= 0 && fd < MAX_FDS)
+		fk.fdname[fd][0] = '\0';
+	return mri_file_ops_real.close(fd);
+}
+
+static int h_statfs(const char *path, struct statfs *st)
+{
+	int r = mri_file_ops_real.statfs(path, st);
+
+	if (r == 0 && strncmp(path, tmp, strlen(tmp)) == 0)
+		st->f_type = CGROUP_SUPER_MAGIC;
+	return r;
+}
+
+static const struct mri_file_ops fake_ops = {
+	.open = h_open,
+	.openat = h_openat,
+	.pread = h_pread,
+	.pwrite = h_pwrite,
+	.close = h_close,
+	.statfs = h_statfs,
+};
+
+static void log_fn(int level, const char *msg, void *userdata)
+{
+	size_t n = strlen(logbuf);
+
+	snprintf(logbuf + n, sizeof(logbuf) - n, "%d %s\n", level, msg);
+}
+
+static void setup(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/mr-fake-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	snprintf(grp, sizeof(grp), "%s/grp", tmp);
+	snprintf(state, sizeof(state), "%s/state", tmp);
+	ck_assert_int_eq(mkdir(grp, 0755), 0);
+	memset(&fk, 0, sizeof(fk));
+	fk.anon = 60 * MiB;
+	fk.inactive_file = 20 * MiB;
+	fk.active_file = 20 * MiB;
+	fk.usage = 100 * MiB;
+	fk.limit = 200 * MiB;
+	fk.hier = 200 * MiB;
+	fk.failcnt = 7;
+	fake_sync();
+	write_file("cgroup.event_control", "");
+	mri_file_ops_set(&fake_ops);
+	mri_logger_init(&lg);
+	lg.fn = log_fn;
+	lg.max_level = MR_LOG_DEBUG;
+	logbuf[0] = '\0';
+	unsetenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS");
+	priv = calloc(1, be->priv_size);
+	ck_assert_ptr_nonnull(priv);
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	mri_file_ops_set(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+	free(priv);
+}
+
+static int be_open(void)
+{
+	struct mri_open_env env = { .log = &lg, .state_dir = state };
+
+	return be->open(priv, grp, &env);
+}
+
+static const char *state_file(const char *ext)
+{
+	static char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%016" PRIx64 ".%s", state,
+		 mri_journal_hash(grp), ext);
+	return p;
+}
+
+/* Size of the journal file, -1 if it does not exist. */
+static long long journal_size(void)
+{
+	struct stat st;
+
+	return lstat(state_file("journal"), &st) < 0 ? -1 : st.st_size;
+}
+
+static char *read_text(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	ck_assert_msg(f, "cannot read %s", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static uint64_t file_limit(void)
+{
+	char p[PATH_MAX + 32];
+	uint64_t v;
+
+	snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", grp);
+	ck_assert_int_eq(mri_parse_u64(read_text(p), &v), 0);
+	return v;
+}
+
+/* Writes a journal record as a manager that died mid-step would leave. */
+static void leave_record(const char *path, uint64_t original,
+			 uint64_t lowered)
+{
+	struct mri_journal_record rec = {
+		.file = "memory.limit_in_bytes",
+		.original = original,
+		.lowered = lowered,
+		.pid = 4242,
+	};
+	struct mri_journal j;
+
+	ck_assert_int_eq(mri_journal_open(&j, state, path, &lg), 0);
+	ck_assert_int_eq(mri_journal_lock(&j), 0);
+	ck_assert_int_eq(mri_journal_write(&j, &rec), 0);
+	mri_journal_unlock(&j);
+	mri_journal_close(&j);
+}
+
+START_TEST(probe)
+{
+	char p[PATH_MAX + 16];
+
+	ck_assert_int_eq(be->probe(grp), 1);
+	snprintf(p, sizeof(p), "%s/nope", tmp);
+	ck_assert_int_eq(be->probe(p), -ENOENT);
+	/* A cgroup directory without the memory files (another
+	 * controller), a file, and a directory of another filesystem. */
+	ck_assert_int_eq(be->probe(tmp), 0);
+	snprintf(p, sizeof(p), "%s/memory.stat", grp);
+	ck_assert_int_eq(be->probe(p), 0);
+	ck_assert_int_eq(be->probe("/"), 0);
+}
+END_TEST
+
+START_TEST(read_limits_and_memstat)
+{
+	struct mr_limits l;
+	struct mr_memstat ms;
+	uint64_t u;
+
+	fk.hier = 150 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_usage(priv, &u), 0);
+	ck_assert_uint_eq(u, 100 * MiB);
+	memset(&l, 0xa5, sizeof(l));
+	l.size = sizeof(l);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.size, sizeof(l));
+	ck_assert_uint_eq(l.usage_bytes, 100 * MiB);
+	ck_assert_uint_eq(l.limit_bytes, 150 * MiB);
+	ck_assert_uint_eq(l.own_limit_bytes, 200 * MiB);
+	ck_assert_uint_eq(l.limit_hits, 7);
+	ck_assert_uint_eq(l.flags, MR_LIMITS_ANCESTOR_BINDS);
+
+	/* Fields past size are left alone. */
+	memset(&l, 0xa5, sizeof(l));
+	l.size = offsetof(struct mr_limits, limit_bytes) + sizeof(uint64_t);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.size, offsetof(struct mr_limits, limit_bytes) +
+			  sizeof(uint64_t));
+	ck_assert_uint_eq(l.usage_bytes, 100 * MiB);
+	ck_assert_uint_eq(l.limit_bytes, 150 * MiB);
+	ck_assert_uint_eq(l.own_limit_bytes, 0xa5a5a5a5a5a5a5a5ULL);
+	ck_assert_uint_eq(l.flags, 0xa5a5a5a5u);
+
+	ck_assert_int_eq(be->read_memstat(priv, &ms), 0);
+	ck_assert_uint_eq(ms.file_bytes, 40 * MiB);
+	ck_assert_uint_eq(ms.anon_bytes, 60 * MiB);
+	ck_assert_uint_eq(ms.inactive_file_bytes, 20 * MiB);
+	ck_assert_uint_eq(ms.pgpgin_bytes, 10 * 4096);
+	ck_assert_uint_eq(ms.present,
+			  (1ULL << MR_MEMSTAT_FILE) |
+			  (1ULL << MR_MEMSTAT_ANON) |
+			  (1ULL << MR_MEMSTAT_PGPGIN) |
+			  (1ULL << MR_MEMSTAT_PGPGOUT) |
+			  (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
+			  (1ULL << MR_MEMSTAT_ACTIVE_FILE));
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+}
+END_TEST
+
+START_TEST(read_limits_unlimited)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+
+	fk.limit = UNLIMITED_4K;
+	fk.hier = UNLIMITED_4K;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.own_limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.flags, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(reclaim_lowers_then_restores)
+{
+	uint64_t asked, freed;
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 8 * MiB);
+	ck_assert_uint_eq(freed, 8 * MiB);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	ck_assert_str_eq(fk.limit_writes[0], "96468992"); /* 92 MiB */
+	ck_assert_str_eq(fk.limit_writes[1], "209715200");
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_uint_eq(fk.usage, 92 * MiB);
+	/* Empty between steps; gone at close; the lock file stays. */
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(journal_size(), -1);
+	ck_assert_int_eq(access(state_file("lock"), F_OK), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+}
+END_TEST
+
+START_TEST(reclaim_restores_unlimited)
+{
+	uint64_t asked, freed;
+
+	fk.limit = UNLIMITED_4K;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	ck_assert_str_eq(fk.limit_writes[0], "103809024"); /* 99 MiB */
+	ck_assert_str_eq(fk.limit_writes[1], "-1");
+	ck_assert_uint_eq(file_limit(), UNLIMITED_4K);
+	ck_assert_uint_eq(freed, 1 * MiB);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(reclaim_step_is_half_the_cache)
+{
+	uint64_t asked, freed;
+
+	fk.inactive_file = 6 * MiB;
+	fk.active_file = 4 * MiB;
+	fk.anon = 90 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 5 * MiB);
+	ck_assert_uint_eq(freed, 5 * MiB);
+	ck_assert_str_eq(fk.limit_writes[0], "99614720"); /* 95 MiB */
+	/* Three pages of cache: a step of one page (half, rounded down). */
+	fk.inactive_file = 3 * 4096;
+	fk.active_file = 0;
+	fk.usage = fk.anon + 3 * 4096;
+	fake_sync();
+	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 4096);
+	ck_assert_uint_eq(freed, 4096);
+	ck_assert_int_eq(fk.nlimit_writes, 4);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(reclaim_nothing_reclaimable)
+{
+	uint64_t asked = 1, freed = 1;
+
+	fk.inactive_file = 0;
+	fk.active_file = 4096; /* half a page is no step */
+	fk.anon = 100 * MiB - 4096;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EAGAIN);
+	ck_assert_uint_eq(asked, 0);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(reclaim_ebusy_is_partial_progress)
+{
+	uint64_t asked, freed;
+
+	fk.limit_write_err[0] = EBUSY;
+	fk.ebusy_reclaim = 1 * MiB;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 8 * MiB);
+	ck_assert_uint_eq(freed, 1 * MiB);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	ck_assert_str_eq(fk.limit_writes[0], "96468992");
+	ck_assert_str_eq(fk.limit_writes[1], "209715200");
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(reclaim_failed_restore_keeps_journal)
+{
+	uint64_t asked, freed;
+	const char *j;
+
+	fk.limit_write_err[1] = EPERM;
+	fk.limit_write_err[2] = EPERM; /* the retry at close fails too */
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EPERM);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	j = read_text(state_file("journal"));
+	ck_assert_ptr_nonnull(strstr(j, "original 209715200\n"));
+	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
+	ck_assert_ptr_nonnull(strstr(logbuf, "3 cgroup1:"));
+	ck_assert_int_eq(be->close(priv), -EPERM);
+	ck_assert_int_gt(journal_size(), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 3);
+
+	/* The next open finds the limit as it was lowered and restores. */
+	memset(priv, 0, be->priv_size);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 4);
+	ck_assert_str_eq(fk.limit_writes[3], "209715200");
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(journal_size(), -1);
+}
+END_TEST
+
+START_TEST(reclaim_failed_restore_retried_next_step)
+{
+	uint64_t asked, freed;
+
+	fk.limit_write_err[1] = EIO;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EIO);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	/* The next step settles the record first, then steps from the
+	 * original limit, never from the lowered one. */
+	ck_assert_int_eq(be->reclaim(priv, 4 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 5);
+	ck_assert_str_eq(fk.limit_writes[2], "209715200");
+	ck_assert_str_eq(fk.limit_writes[3], "92274688"); /* 88 MiB */
+	ck_assert_str_eq(fk.limit_writes[4], "209715200");
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(reclaim_leaves_admin_change)
+{
+	uint64_t asked, freed;
+
+	fk.admin_limit = 150 * MiB;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	ck_assert_uint_eq(file_limit(), 150 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "changed by someone else"));
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(recovery_restores_lowered_limit)
+{
+	fk.limit = 92 * MiB;
+	fake_sync();
+	leave_record(grp, 200 * MiB, 92 * MiB);
+	ck_assert_int_gt(journal_size(), 0);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	ck_assert_str_eq(fk.limit_writes[0], "209715200");
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "journal of pid 4242"));
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(recovery_restores_unlimited)
+{
+	fk.limit = 92 * MiB;
+	fake_sync();
+	leave_record(grp, MR_UNLIMITED, 92 * MiB);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	ck_assert_str_eq(fk.limit_writes[0], "-1");
+	ck_assert_uint_eq(file_limit(), UNLIMITED_4K);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(recovery_leaves_admin_value)
+{
+	fk.limit = 150 * MiB;
+	fake_sync();
+	leave_record(grp, 200 * MiB, 92 * MiB);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_uint_eq(file_limit(), 150 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "changed by someone else"));
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+static void check_refused(const char *content)
+{
+	int fd;
+
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	fd = open(state_file("journal"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, content, strlen(content)),
+			 (ssize_t)strlen(content));
+	close(fd);
+	fk.limit = 92 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), -EIO);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	ck_assert_str_eq(read_text(state_file("journal")), content);
+	ck_assert_ptr_nonnull(strstr(logbuf, "refused"));
+}
+
+START_TEST(journal_corrupt_refused)
+{
+	check_refused("memreclaim-journal 1\npath /x\nfile memory.limit_in_b");
+}
+END_TEST
+
+START_TEST(journal_bad_number_refused)
+{
+	char rec[PATH_MAX + 256];
+
+	snprintf(rec, sizeof(rec),
+		 "memreclaim-journal 1\npath %s\nfile memory.limit_in_bytes\n"
+		 "original 2097152x\nlowered 96468992\npid 12\n", grp);
+	check_refused(rec);
+}
+END_TEST
+
+START_TEST(journal_trailing_garbage_refused)
+{
+	char rec[PATH_MAX + 256];
+
+	snprintf(rec, sizeof(rec),
+		 "memreclaim-journal 1\npath %s\nfile memory.limit_in_bytes\n"
+		 "original 209715200\nlowered 96468992\npid 12\nextra\n", grp);
+	check_refused(rec);
+}
+END_TEST
+
+START_TEST(journal_other_file_refused)
+{
+	char rec[PATH_MAX + 256];
+
+	snprintf(rec, sizeof(rec),
+		 "memreclaim-journal 1\npath %s\nfile ../../etc/passwd\n"
+		 "original 209715200\nlowered 96468992\npid 12\n", grp);
+	check_refused(rec);
+}
+END_TEST
+
+/* A record for another path under this group's hash: a collision. */
+START_TEST(journal_path_mismatch_refused)
+{
+	check_refused("memreclaim-journal 1\npath /sys/fs/cgroup/memory/other\n"
+		      "file memory.limit_in_bytes\noriginal 209715200\n"
+		      "lowered 96468992\npid 12\n");
+	ck_assert_ptr_nonnull(strstr(logbuf, "another group"));
+}
+END_TEST
+
+START_TEST(journal_version_refused)
+{
+	char rec[PATH_MAX + 256];
+
+	snprintf(rec, sizeof(rec),
+		 "memreclaim-journal 2\npath %s\nfile memory.limit_in_bytes\n"
+		 "original 209715200\nlowered 96468992\npid 12\n", grp);
+	check_refused(rec);
+}
+END_TEST
+
+START_TEST(journal_symlink_refused)
+{
+	char target[PATH_MAX + 16];
+
+	snprintf(target, sizeof(target), "%s/target", tmp);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_int_eq(symlink(target, state_file("journal")), 0);
+	ck_assert_int_eq(be_open(), -ELOOP);
+	ck_assert_int_eq(access(target, F_OK), -1);
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
+START_TEST(lock_symlink_refused)
+{
+	char target[PATH_MAX + 16];
+
+	snprintf(target, sizeof(target), "%s/target", tmp);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_int_eq(symlink(target, state_file("lock")), 0);
+	ck_assert_int_eq(be_open(), -ELOOP);
+	ck_assert_int_eq(access(target, F_OK), -1);
+}
+END_TEST
+
+START_TEST(state_dir_created_private)
+{
+	struct stat st;
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(lstat(state, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(state_dir_symlink_refused)
+{
+	char real[PATH_MAX + 16];
+
+	snprintf(real, sizeof(real), "%s/real", tmp);
+	ck_assert_int_eq(mkdir(real, 0700), 0);
+	ck_assert_int_eq(symlink(real, state), 0);
+	ck_assert_int_eq(be_open(), -ELOOP);
+}
+END_TEST
+
+START_TEST(state_dir_foreign_refused)
+{
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_int_eq(chown(state, 65534, 65534), 0);
+	ck_assert_int_eq(be_open(), -EPERM);
+	ck_assert_int_eq(chown(state, geteuid(), getegid()), 0);
+	ck_assert_int_eq(chmod(state, 0777), 0);
+	ck_assert_int_eq(be_open(), -EPERM);
+	ck_assert_int_eq(chmod(state, 0755), 0);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(state_dir_not_a_directory)
+{
+	int fd = open(state, O_WRONLY | O_CREAT, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(be_open(), -ENOTDIR);
+}
+END_TEST
+
+START_TEST(lock_held_elsewhere_is_ebusy)
+{
+	uint64_t asked = 1, freed = 1;
+	int fd;
+
+	ck_assert_int_eq(be_open(), 0);
+	fd = open(state_file("lock"), O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EBUSY);
+	ck_assert_uint_eq(asked, 0);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(flock(fd, LOCK_UN), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	close(fd);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(vanish_between_reads)
+{
+	uint64_t asked, freed, u;
+	struct mr_limits l = { .size = sizeof(l) };
+
+	ck_assert_int_eq(be_open(), 0);
+	/* Usage reads; memory.stat is gone. */
+	fk.vanish_after_reads = 2;
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -ENOENT);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->read_usage(priv, &u), -ENOENT);
+	ck_assert_int_eq(be->read_limits(priv, &l), -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(journal_size(), -1);
+}
+END_TEST
+
+START_TEST(vanish_while_lowered)
+{
+	uint64_t asked, freed;
+
+	ck_assert_int_eq(be_open(), 0);
+	/* usage, stat and limit read; the lowering write; gone at the
+	 * restore's read. */
+	fk.vanish_after_reads = 4;
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -ENOENT);
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	/* Nothing is left to restore: the record is dropped. */
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(read_error_injected)
+{
+	struct mr_memstat ms;
+	uint64_t asked, freed;
+
+	ck_assert_int_eq(be_open(), 0);
+	strcpy(fk.pread_err_file, "memory.stat");
+	fk.pread_err = EOPNOTSUPP;
+	ck_assert_int_eq(be->read_memstat(priv, &ms), -EOPNOTSUPP);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	fk.pread_err = 0;
+	write_file("memory.usage_in_bytes", "12 apples\n");
+	ck_assert_int_eq(be->read_usage(priv, &asked), -EIO);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(open_missing_group)
+{
+	struct mri_open_env env = { .log = &lg, .state_dir = state };
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/gone", tmp);
+	ck_assert_int_eq(be->open(priv, p, &env), -ENOENT);
+	/* Files missing: a directory that is no memory cgroup. */
+	ck_assert_int_eq(be->open(priv, tmp, &env), -ENOENT);
+}
+END_TEST
+
+static bool is_eventfd(int fd)
+{
+	char p[64], link[64];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	n = readlink(p, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return strcmp(link, "anon_inode:[eventfd]") == 0;
+}
+
+static int poll_in(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0);
+}
+
+START_TEST(thresholds)
+{
+	int efd, efd2, cfd, epfd;
+	uint64_t one = 1;
+	int usage_fd = -1, i;
+
+	ck_assert_int_eq(be_open(), 0);
+	for (i = 0; i < MAX_FDS; i++) {
+		if (strcmp(fk.fdname[i], "memory.usage_in_bytes") == 0)
+			usage_fd = i;
+	}
+	ck_assert_int_ge(usage_fd, 0);
+	epfd = be->event_fd(priv);
+	ck_assert_int_ge(epfd, 0);
+	ck_assert(fcntl(epfd, F_GETFD) & FD_CLOEXEC);
+	ck_assert_int_eq(poll_in(epfd), 0);
+
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
+	ck_assert_int_eq(fk.nec_writes, 1);
+	ck_assert_int_eq(sscanf(fk.ec_writes[0], "%d %d", &efd, &cfd), 2);
+	ck_assert_int_eq(cfd, usage_fd);
+	ck_assert(is_eventfd(efd));
+	ck_assert(fcntl(efd, F_GETFD) & FD_CLOEXEC);
+	ck_assert(fcntl(efd, F_GETFL) & O_NONBLOCK);
+	ck_assert_ptr_nonnull(strstr(fk.ec_writes[0], " 157286400"));
+
+	/* The kernel signals a crossing: the stable fd polls readable
+	 * until acknowledged. */
+	ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
+	ck_assert_int_eq(poll_in(epfd), 1);
+	ck_assert_int_eq(be->event_ack(priv), 0);
+	ck_assert_int_eq(poll_in(epfd), 0);
+	ck_assert_int_eq(be->event_ack(priv), 0);
+
+	/* Re-arming: a new eventfd is registered, the old one closed. */
+	ck_assert_int_eq(be->set_usage_threshold(priv, 180 * MiB), 0);
+	ck_assert_int_eq(fk.nec_writes, 2);
+	ck_assert_int_eq(sscanf(fk.ec_writes[1], "%d %d", &efd2, &cfd), 2);
+	ck_assert_int_ne(efd2, efd);
+	ck_assert_int_eq(fcntl(efd, F_GETFD), -1);
+	ck_assert_ptr_nonnull(strstr(fk.ec_writes[1], " 188743680"));
+	ck_assert_int_eq(be->event_fd(priv), epfd);
+	ck_assert_int_eq(write(efd2, &one, sizeof(one)), sizeof(one));
+	ck_assert_int_eq(poll_in(epfd), 1);
+
+	/* Disarming closes it; nothing is written. */
+	ck_assert_int_eq(be->set_usage_threshold(priv, MR_UNLIMITED), 0);
+	ck_assert_int_eq(fk.nec_writes, 2);
+	ck_assert_int_eq(fcntl(efd2, F_GETFD), -1);
+	ck_assert_int_eq(poll_in(epfd), 0);
+	ck_assert_int_eq(be->event_fd(priv), epfd);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(fcntl(epfd, F_GETFD), -1);
+}
+END_TEST
+
+START_TEST(threshold_write_error)
+{
+	ck_assert_int_eq(be_open(), 0);
+	fk.vanished = true;
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A manager killed while the limit is lowered (the test pause) leaves
+ * a journal; the next open restores the limit. */
+START_TEST(killed_while_lowered)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	uint64_t asked, freed;
+	const char *j;
+	char pidline[32];
+	int status, i;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "60000", 1);
+		if (be_open() == 0)
+			be->reclaim(priv, 8 * MiB, &asked, &freed);
+		_exit(1);
+	}
+	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)
+		nanosleep(&ts, NULL);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status));
+	j = read_text(state_file("journal"));
+	snprintf(pidline, sizeof(pidline), "\npid %d\n", (int)pid);
+	ck_assert_ptr_nonnull(strstr(j, pidline));
+	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(journal_size(), -1);
+}
+END_TEST
+
+START_TEST(pause_setting)
+{
+	struct timespec a, b;
+	uint64_t asked, freed, ms;
+
+	setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "120", 1);
+	ck_assert_int_eq(be_open(), 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (uint64_t)(b.tv_sec - a.tv_sec) * 1000 +
+	     (uint64_t)(b.tv_nsec / 1000000) - (uint64_t)(a.tv_nsec / 1000000);
+	ck_assert_uint_ge(ms, 119);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* Out of range: ignored, with a warning. */
+	setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "600001", 1);
+	memset(priv, 0, be->priv_size);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_uint_eq(((struct mri_cgroup1 *)priv)->pause_ms, 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "is not 0..600000"));
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+static void *reclaim_thread(void *arg)
+{
+	uint64_t asked, freed;
+
+	*(int *)arg = be->reclaim(priv, 8 * MiB, &asked, &freed);
+	return NULL;
+}
+
+/* A reader of this process never sees a step's transient limit: it
+ * waits for the restore. */
+START_TEST(read_limits_during_step)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	struct mr_limits l = { .size = sizeof(l) };
+	pthread_t t;
+	int r = 1, i;
+
+	setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "300", 1);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, reclaim_thread, &r), 0);
+	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)
+		nanosleep(&ts, NULL);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.own_limit_bytes, 200 * MiB);
+	ck_assert_uint_eq(l.limit_bytes, 200 * MiB);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cgroup1-fake");
+	TCase *tc;
+	SRunner *sr;
+	int failed;
+
+	tc = tcase_create("read");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, probe);
+	tcase_add_test(tc, read_limits_and_memstat);
+	tcase_add_test(tc, read_limits_unlimited);
+	tcase_add_test(tc, read_error_injected);
+	tcase_add_test(tc, open_missing_group);
+	tcase_add_test(tc, vanish_between_reads);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reclaim");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, reclaim_lowers_then_restores);
+	tcase_add_test(tc, reclaim_restores_unlimited);
+	tcase_add_test(tc, reclaim_step_is_half_the_cache);
+	tcase_add_test(tc, reclaim_nothing_reclaimable);
+	tcase_add_test(tc, reclaim_ebusy_is_partial_progress);
+	tcase_add_test(tc, reclaim_failed_restore_keeps_journal);
+	tcase_add_test(tc, reclaim_failed_restore_retried_next_step);
+	tcase_add_test(tc, reclaim_leaves_admin_change);
+	tcase_add_test(tc, vanish_while_lowered);
+	tcase_add_test(tc, lock_held_elsewhere_is_ebusy);
+	tcase_add_test(tc, pause_setting);
+	tcase_add_test(tc, killed_while_lowered);
+	tcase_add_test(tc, read_limits_during_step);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("journal");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, recovery_restores_lowered_limit);
+	tcase_add_test(tc, recovery_restores_unlimited);
+	tcase_add_test(tc, recovery_leaves_admin_value);
+	tcase_add_test(tc, journal_corrupt_refused);
+	tcase_add_test(tc, journal_bad_number_refused);
+	tcase_add_test(tc, journal_trailing_garbage_refused);
+	tcase_add_test(tc, journal_other_file_refused);
+	tcase_add_test(tc, journal_path_mismatch_refused);
+	tcase_add_test(tc, journal_version_refused);
+	tcase_add_test(tc, journal_symlink_refused);
+	tcase_add_test(tc, lock_symlink_refused);
+	tcase_add_test(tc, state_dir_created_private);
+	tcase_add_test(tc, state_dir_symlink_refused);
+	tcase_add_test(tc, state_dir_foreign_refused);
+	tcase_add_test(tc, state_dir_not_a_directory);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("threshold");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, thresholds);
+	tcase_add_test(tc, threshold_write_error);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
