@@ -93,6 +93,7 @@ struct options {
 	unsigned int passes;
 	const char *dir;
 	const char *memreclaimd;
+	const char *sched;            /* memreclaimd --sched, or NULL */
 	bool json;
 };
 
@@ -133,7 +134,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " [--memreclaimd PATH] [--limit SIZE] [--margin SIZE]\n"
 		"       [--hysteresis SIZE] [--dir DIR] [--file-size SIZE]\n"
-		"       [--passes N] [--json]\n"
+		"       [--passes N] [--sched idle|nice:N] [--json]\n"
 		"SIZE: bytes with an optional K, M or G suffix (powers of 1024).\n"
 		"Defaults: memreclaimd from PATH, --limit 256M, --margin 32M,\n"
 		"--hysteresis 32M, --dir /var/tmp, --file-size 4x the limit,\n"
@@ -190,6 +191,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "file-size", required_argument, NULL, 'f' },
 		{ "passes", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "sched", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -239,6 +241,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 's':
+			o->sched = optarg; /* memreclaimd validates it */
 			break;
 		case 'h':
 			usage(stdout);
@@ -758,7 +763,8 @@ static int start_daemon(struct demo *d)
 	const char *argv[] = {
 		d->opt.memreclaimd, "--cgroup", d->cgroup,
 		"--margin", margin, "--hysteresis", hysteresis,
-		"--batch", "auto", "--json", "--stats-interval", "0", NULL,
+		"--batch", "auto", "--json", "--stats-interval", "0",
+		d->opt.sched ? "--sched" : NULL, d->opt.sched, NULL,
 	};
 	int p[2], r;
 

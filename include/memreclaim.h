@@ -291,7 +291,10 @@ MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
  * Give the margin either in bytes (margin_ppm = 0) or in ppm of the limit
  * (margin_bytes = 0, margin_ppm in 1..999999); both 0 turns the margin off.
  * hysteresis_bytes: how far below the margin to reclaim, 0 ..
- * MR_UNLIMITED; 0 reclaims just below limit - margin.
+ * MR_UNLIMITED; 0 reclaims just below limit - margin. With 0 each wake-up
+ * frees only the small excess, in small batches, and a group charging at
+ * GB/s outruns the worker; a hysteresis near the margin lets it free
+ * margin-sized chunks (memreclaimd's default; docs/PERFORMANCE.md).
  *
  * Errors: -EINVAL (group NULL; both margin_bytes and margin_ppm set;
  * margin_ppm >= 1000000), -ERANGE (the group has a limit now and the

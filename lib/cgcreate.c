@@ -45,6 +45,7 @@
 #include "log.h"
 #include "memreclaim.h"
 #include "mountinfo.h"
+#include "path.h"
 
 #define MRI_MOUNTINFO "/proc/self/mountinfo"
 #define MRI_CG_MIN_LIMIT_BYTES 4096ULL
@@ -109,38 +110,6 @@ int mri_cgroup_errno(int ecg)
 		if (cg_errno_table[i].ecg == ecg)
 			return -cg_errno_table[i].err;
 	return -EIO;
-}
-
-int mri_cgroup_path_normalize(const char *path, char *out, size_t out_len)
-{
-	const char *p, *start;
-	size_t n = 0, len;
-
-	if (!path || !out || out_len < 2 || path[0] != '/' ||
-	    strnlen(path, PATH_MAX) >= PATH_MAX)
-		return -EINVAL;
-	for (p = path; *p;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		start = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - start);
-		if ((len == 1 && start[0] == '.') ||
-		    (len == 2 && start[0] == '.' && start[1] == '.'))
-			return -EINVAL;
-		if (n + 1 + len >= out_len)
-			return -EINVAL;
-		out[n++] = '/';
-		memcpy(out + n, start, len);
-		n += len;
-	}
-	if (n == 0)
-		out[n++] = '/';
-	out[n] = '\0';
-	return 0;
 }
 
 __attribute__((format(printf, 3, 0)))
@@ -226,7 +195,7 @@ static int cg_begin(mr_ctx_t *ctx, const char *path, struct cg_target *t)
 
 	cg_call_logger = mri_ctx_check_fork(ctx) == 0 ? mri_ctx_logger(ctx)
 						      : NULL;
-	r = mri_cgroup_path_normalize(path, t->path, sizeof(t->path));
+	r = mri_path_normalize(path, t->path, sizeof(t->path));
 	if (r < 0)
 		return r;
 	r = mri_mount_find_memory_v1(MRI_MOUNTINFO, &mnt);

@@ -2,7 +2,7 @@
 /*
  * Creating, attaching to and removing memory cgroups through libcgroup
  * (lib/cgcreate.c). Internal: declared here so tests can reach the error
- * table and the path check.
+ * table.
  */
 #ifndef MR_CGCREATE_H
 #define MR_CGCREATE_H
@@ -15,11 +15,5 @@
  * calling thread (-EIO if that is 0); a value below ECGROUPNOTCOMPILED is
  * taken as a plain positive errno; anything else is -EIO. MT-safe. */
 int mri_cgroup_errno(int ecg);
-
-/* Checks that `path` names a cgroup directory the way the public API wants
- * it (absolute, no "." or ".." component, shorter than PATH_MAX) and writes
- * it to out (out_len bytes) with repeated slashes folded and a trailing
- * slash dropped. Returns 0 or -EINVAL. MT-safe. */
-int mri_cgroup_path_normalize(const char *path, char *out, size_t out_len);
 
 #endif /* MR_CGCREATE_H */

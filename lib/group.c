@@ -9,34 +9,12 @@
 #include <urcu-bp.h>
 
 #include "group.h"
+#include "path.h"
 
 static const struct mri_policy default_policy = {
 	.batch_proportional = false,
 	.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
 };
-
-/* Absolute, shorter than PATH_MAX, no "." or ".." component. */
-static int check_path(const char *path)
-{
-	const char *p;
-	size_t n;
-
-	if (path[0] != '/')
-		return -EINVAL;
-	n = strnlen(path, PATH_MAX);
-	if (n >= PATH_MAX)
-		return -EINVAL;
-	for (p = path; *p;) {
-		while (*p == '/')
-			p++;
-		n = strcspn(p, "/");
-		if ((n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return -EINVAL;
-		p += n;
-	}
-	return 0;
-}
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
 static int choose_backend(const char *name, const char *path,
@@ -91,8 +69,8 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	struct mri_open_env env;
 	struct epoll_event ev = { .events = EPOLLIN };
 	const struct mri_backend *be = NULL;
+	char norm[PATH_MAX];
 	struct mr_group *g;
-	size_t len;
 	int r, fd;
 
 	if (!ctx || !path || !ret)
@@ -100,10 +78,10 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	r = mri_ctx_check_fork(ctx);
 	if (r < 0)
 		return r;
-	r = check_path(path);
+	r = mri_path_normalize(path, norm, sizeof(norm));
 	if (r < 0)
 		return r;
-	r = choose_backend(backend, path, &be);
+	r = choose_backend(backend, norm, &be);
 	if (r < 0)
 		return r;
 
@@ -115,11 +93,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	g->ctx = ctx;
 	g->be = be;
 	g->armed_threshold_bytes = MR_UNLIMITED;
-	/* Kept without trailing slashes, so one group has one name. */
-	len = strlen(path);
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	g->path = strndup(path, len);
+	g->path = strdup(norm);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
 	if (!g->path || !g->priv || !g->policy) {

@@ -13,6 +13,7 @@
 
 #include "cgcreate.h"
 #include "memreclaim.h"
+#include "path.h"
 
 START_TEST(ecg_codes_translate)
 {
@@ -75,7 +76,7 @@ END_TEST
 static void check_norm(const char *in, int want, const char *out)
 {
 	char buf[PATH_MAX];
-	int r = mri_cgroup_path_normalize(in, buf, sizeof(buf));
+	int r = mri_path_normalize(in, buf, sizeof(buf));
 
 	ck_assert_msg(r == want, "'%s': got %d, want %d", in, r, want);
 	if (want == 0)
@@ -106,11 +107,11 @@ START_TEST(paths_refused)
 	check_norm("/sys/fs/cgroup/memory/./a", -EINVAL, NULL);
 	check_norm("/sys/fs/cgroup/memory/.", -EINVAL, NULL);
 	check_norm("/./", -EINVAL, NULL);
-	ck_assert_int_eq(mri_cgroup_path_normalize(NULL, small, sizeof(small)),
+	ck_assert_int_eq(mri_path_normalize(NULL, small, sizeof(small)),
 			 -EINVAL);
-	ck_assert_int_eq(mri_cgroup_path_normalize("/abc", NULL, 8), -EINVAL);
+	ck_assert_int_eq(mri_path_normalize("/abc", NULL, 8), -EINVAL);
 	/* Too long for the output buffer, or for PATH_MAX. */
-	ck_assert_int_eq(mri_cgroup_path_normalize("/abcdefgh", small,
+	ck_assert_int_eq(mri_path_normalize("/abcdefgh", small,
 						   sizeof(small)), -EINVAL);
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	long_path[0] = '/';
