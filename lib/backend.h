@@ -55,12 +55,11 @@ struct mri_backend {
 	/* Mandatory. Usage in bytes, one pread on a kept fd. */
 	int (*read_usage)(void *priv, uint64_t *usage_bytes);
 
-	/* Mandatory. Fills the fields of *out up to out->size (the caller
-	 * has checked size). */
+	/* Mandatory. Fills the whole *out (a struct of this version: the
+	 * core copies what the caller's version has). */
 	int (*read_limits)(void *priv, struct mr_limits *out);
 
-	/* Mandatory. Fills *out (size checked by the caller; the backend
-	 * writes a full local struct and the core copies size bytes). */
+	/* Mandatory. Fills the whole *out, as read_limits. */
 	int (*read_memstat)(void *priv, struct mr_memstat *out);
 
 	/* MRI_CAP_RECLAIM. One reclaim call to the kernel asking for at most

@@ -197,10 +197,22 @@ MR_EXPORT int mr_group_read_usage(mr_group_t *g, uint64_t *usage_bytes)
 	return r < 0 ? r : g->be->read_usage(g->priv, usage_bytes);
 }
 
+/* Copies a snapshot to a caller's struct of dst_size bytes (its first
+ * field, size_t size, is left as the caller set it): fields the caller's
+ * version does not have are not written, fields this version does not
+ * have are not touched. */
+static void copy_sized(void *dst, size_t dst_size, const void *src,
+		       size_t src_size)
+{
+	size_t n = dst_size < src_size ? dst_size : src_size;
+
+	memcpy((char *)dst + sizeof(size_t), (const char *)src + sizeof(size_t),
+	       n - sizeof(size_t));
+}
+
 MR_EXPORT int mr_group_read_limits(mr_group_t *g, struct mr_limits *limits)
 {
 	struct mr_limits l = { .size = sizeof(l) };
-	size_t size;
 	int r;
 
 	if (!g || !limits ||
@@ -212,16 +224,13 @@ MR_EXPORT int mr_group_read_limits(mr_group_t *g, struct mr_limits *limits)
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0)
 		return r;
-	size = limits->size < sizeof(l) ? limits->size : sizeof(l);
-	memcpy((char *)limits + sizeof(size_t), (char *)&l + sizeof(size_t),
-	       size - sizeof(size_t));
+	copy_sized(limits, limits->size, &l, sizeof(l));
 	return 0;
 }
 
 MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
 {
 	struct mr_memstat st = { .size = sizeof(st) };
-	size_t size;
 	int r;
 
 	if (!g || !stat || stat->size < offsetof(struct mr_memstat, anon_bytes))
@@ -232,9 +241,7 @@ MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
 	r = g->be->read_memstat(g->priv, &st);
 	if (r < 0)
 		return r;
-	size = stat->size < sizeof(st) ? stat->size : sizeof(st);
-	memcpy((char *)stat + sizeof(size_t), (char *)&st + sizeof(size_t),
-	       size - sizeof(size_t));
+	copy_sized(stat, stat->size, &st, sizeof(st));
 	return 0;
 }
 
@@ -369,7 +376,6 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 {
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
 	struct mri_reason_stats *s;
-	size_t size;
 
 	if (!g || !stats || reason < 0 || reason >= MRI_NREASONS ||
 	    stats->size < offsetof(struct mr_reclaim_stats, empty_calls))
@@ -380,8 +386,6 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 	st.asked_bytes = atomic_load(&s->asked_bytes);
 	st.freed_bytes = atomic_load(&s->freed_bytes);
 	st.elapsed_ns = atomic_load(&s->elapsed_ns);
-	size = stats->size < sizeof(st) ? stats->size : sizeof(st);
-	memcpy((char *)stats + sizeof(size_t), (char *)&st + sizeof(size_t),
-	       size - sizeof(size_t));
+	copy_sized(stats, stats->size, &st, sizeof(st));
 	return 0;
 }

@@ -373,17 +373,6 @@ START_TEST(read_limits_and_memstat)
 	ck_assert_uint_eq(l.limit_hits, 7);
 	ck_assert_uint_eq(l.flags, MR_LIMITS_ANCESTOR_BINDS);
 
-	/* Fields past size are left alone. */
-	memset(&l, 0xa5, sizeof(l));
-	l.size = offsetof(struct mr_limits, limit_bytes) + sizeof(uint64_t);
-	ck_assert_int_eq(be->read_limits(priv, &l), 0);
-	ck_assert_uint_eq(l.size, offsetof(struct mr_limits, limit_bytes) +
-			  sizeof(uint64_t));
-	ck_assert_uint_eq(l.usage_bytes, 100 * MiB);
-	ck_assert_uint_eq(l.limit_bytes, 150 * MiB);
-	ck_assert_uint_eq(l.own_limit_bytes, 0xa5a5a5a5a5a5a5a5ULL);
-	ck_assert_uint_eq(l.flags, 0xa5a5a5a5u);
-
 	ck_assert_int_eq(be->read_memstat(priv, &ms), 0);
 	ck_assert_uint_eq(ms.file_bytes, 40 * MiB);
 	ck_assert_uint_eq(ms.anon_bytes, 60 * MiB);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,22 @@ START_TEST(limits_and_memstat)
 	ck_assert_uint_eq(l.usage_bytes,
 			  read_u64_file(group, "memory.usage_in_bytes"));
 	ck_assert_uint_ge(l.usage_bytes, 15 * MiB);
+	/* A caller built against an older, shorter struct: nothing past its
+	 * size is written. */
+	{
+		struct mr_limits old = { .size = offsetof(struct mr_limits,
+							  own_limit_bytes),
+					 .own_limit_bytes = 7,
+					 .limit_hits = 7, .flags = 7 };
+
+		ck_assert_int_eq(mr_group_read_limits(g, &old), 0);
+		ck_assert_uint_eq(old.limit_bytes, 64 * MiB);
+		ck_assert_uint_eq(old.own_limit_bytes, 7);
+		ck_assert_uint_eq(old.limit_hits, 7);
+		ck_assert_uint_eq(old.flags, 7);
+		old.size = offsetof(struct mr_limits, usage_bytes);
+		ck_assert_int_eq(mr_group_read_limits(g, &old), -EINVAL);
+	}
 	ck_assert_int_eq(mr_group_read_memstat(g, &m), 0);
 	ck_assert(m.present & (1ULL << MR_MEMSTAT_FILE));
 	ck_assert(m.present & (1ULL << MR_MEMSTAT_INACTIVE_FILE));

@@ -364,11 +364,9 @@ static int cg1_read_usage(void *priv, uint64_t *usage_bytes)
 static int cg1_read_limits(void *priv, struct mr_limits *out)
 {
 	struct mri_cgroup1 *cg = priv;
-	const size_t skip = offsetof(struct mr_limits, usage_bytes);
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat ms;
 	uint64_t raw, hier;
-	size_t n;
 	int r;
 
 	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
@@ -393,9 +391,7 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	l.limit_bytes = min_u64(l.own_limit_bytes, hier);
 	if (l.limit_bytes < l.own_limit_bytes)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
-	n = min_u64(out->size, sizeof(l));
-	if (n > skip)
-		memcpy((char *)out + skip, (char *)&l + skip, n - skip);
+	*out = l;
 	return 0;
 }
 
