@@ -129,7 +129,12 @@ typedef struct mr_group mr_group_t;
  * "." or ".." components, or longer than PATH_MAX; unknown backend name),
  * -ENOENT (no such directory), -ENODEV (no backend recognises the path, or
  * the named backend does not), -EACCES/-EPERM (cannot open its files),
- * -ENOMEM, -EIO (a control file could not be parsed).
+ * -ENOMEM, -EIO (a control file could not be parsed, or the group's journal
+ * holds an invalid record or another group's: it is kept for a person to
+ * inspect, and the group is not opened), -ELOOP (the state directory, a
+ * journal or lock file is a symlink), -EPERM (the state directory is not
+ * owned by the caller or is writable by others), -ENOTDIR (the state
+ * directory is not a directory), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 			    const char *backend, mr_group_t **ret);
@@ -369,8 +374,9 @@ enum mr_reason {
  *
  * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
  * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another
- * process holds the group's reclaim lock), -EINVAL (group NULL), -ECHILD,
- * or the errno of a failed write. Counted under MR_REASON_REQUESTED.
+ * manager, in this process or another, held the group's reclaim lock for
+ * longer than 200 ms), -EINVAL (group NULL), -ECHILD, or the errno of a
+ * failed write. Counted under MR_REASON_REQUESTED.
  * MT-safe: calls on one group are serialised with the worker's. */
 MR_EXPORT int mr_group_reclaim(mr_group_t *group, uint64_t bytes,
 			       uint64_t timeout_ns, uint64_t *freed_bytes);

@@ -21,7 +21,7 @@ struct mri_cgroup_mount {
  * (equal, or a prefix followed by '/'); the longest such mount point wins.
  * mountinfo: the file to parse, normally "/proc/self/mountinfo" (tests pass
  * a captured copy). Returns 0, -ENODEV (no cgroup mount contains path),
- * -EIO (a malformed line; the line number is logged by the caller), or the
+ * -EIO (a malformed line), or the
  * errno of opening the file. */
 int mri_mount_find(const char *mountinfo, const char *path,
 		   struct mri_cgroup_mount *out);
