@@ -301,11 +301,20 @@ MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
  * GB/s outruns the worker; a hysteresis near the margin lets it free
  * margin-sized chunks (memreclaimd's default; docs/PERFORMANCE.md).
  *
+ * One handle per group keeps a margin: turning a margin on claims the
+ * group for this handle, exclusively among all handles of the group in
+ * every process (a lock in the state directory), and turning it off or
+ * closing the handle releases it. Two keepers would count each other's
+ * reclaim as their own and take each other's transient limits for the
+ * real one.
+ *
  * Errors: -EINVAL (group NULL; both margin_bytes and margin_ppm set;
  * margin_ppm >= 1000000), -ERANGE (the group has a limit now and the
  * margin is at or above it, or the margin plus hysteresis is above it),
- * -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM. On error nothing
- * changes. A group with no limit accepts a margin; while it has no limit,
+ * -EBUSY (another handle, in this process or another, keeps a margin on
+ * this group; or a reclaim step of another manager held the group for
+ * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM.
+ * On error nothing changes. A group with no limit accepts a margin; while it has no limit,
  * or whenever its limit falls to the margin or below, the worker leaves it
  * alone and logs why.
  * MT-safe: the policy is published with RCU; the worker picks it up at

@@ -6,6 +6,7 @@
 #ifndef MR_BACKEND_H
 #define MR_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -71,6 +72,11 @@ struct mri_backend {
 	 * reclaim lock, -ENOENT, or a write's errno. */
 	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes);
+
+	/* Optional. Claims (claim true) or releases the right to keep the
+	 * group's margin, exclusive among all open handles of the group in
+	 * every process: -EBUSY when another holds it. Released at close. */
+	int (*claim_keeper)(void *priv, bool claim);
 
 	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: event_fd
 	 * becomes readable when usage crosses it in either direction.

@@ -128,6 +128,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	g->next = ctx->groups;
 	ctx->groups = g;
 	pthread_mutex_unlock(&ctx->lock);
+	mri_ctx_wake_worker(ctx); /* a running worker serves it at once */
 	*ret = g;
 	return 0;
 }
@@ -296,6 +297,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 {
 	const struct margin_arg *a = arg;
 	struct mr_limits l = { .size = sizeof(l) };
+	bool was_on, on;
 	uint64_t margin;
 	int r;
 
@@ -311,6 +313,16 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 			    a->hysteresis > l.limit_bytes - margin)
 				return -ERANGE;
 		}
+	}
+	/* One keeper per group: a second manager keeping a margin on the
+	 * same group would count the first one's reclaim as its own and take
+	 * its transient limits for the real one. */
+	was_on = p->margin_bytes || p->margin_ppm;
+	on = a->bytes || a->ppm;
+	if (on != was_on && g->be->claim_keeper) {
+		r = g->be->claim_keeper(g->priv, on);
+		if (r < 0 && on)
+			return r;
 	}
 	p->margin_bytes = a->bytes;
 	p->margin_ppm = a->ppm;

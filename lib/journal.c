@@ -112,6 +112,7 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
 	j->log = log;
 	j->dir_fd = -1;
 	j->lock_fd = -1;
+	j->read_fd = -1;
 	j->fd = -1;
 	if (state_dir[0] != '/' || group_path[0] != '/' ||
 	    strchr(group_path, '\n') ||
@@ -129,13 +130,22 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
 		return r;
 	j->dir_fd = r;
 	r = open_file(j, j->lock_name);
-	if (r < 0) {
-		close(j->dir_fd);
-		j->dir_fd = -1;
-		return r;
-	}
+	if (r < 0)
+		goto fail;
 	j->lock_fd = r;
+	r = open_file(j, j->lock_name);
+	if (r < 0)
+		goto fail;
+	j->read_fd = r;
+	pthread_mutex_init(&j->read_mutex, NULL);
 	return 0;
+fail:
+	if (j->lock_fd >= 0)
+		close(j->lock_fd);
+	close(j->dir_fd);
+	j->lock_fd = -1;
+	j->dir_fd = -1;
+	return r;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -154,13 +164,15 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int take_flock(struct mri_journal *j)
+/* flock(fd, op) with a bounded wait: a non-blocking try, then retries
+ * for at most MRI_JOURNAL_LOCK_WAIT_MS. */
+static int take_flock(int fd, int op)
 {
 	uint64_t start = now_ms();
 	unsigned int wait = 1;
 
 	for (;;) {
-		if (flock(j->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(fd, op | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -errno;
@@ -176,7 +188,7 @@ int mri_journal_lock(struct mri_journal *j)
 {
 	int r;
 
-	r = take_flock(j);
+	r = take_flock(j->lock_fd, LOCK_EX);
 	if (r < 0)
 		return r;
 	r = open_file(j, j->name);
@@ -325,6 +337,37 @@ int mri_journal_clear(struct mri_journal *j)
 	return ftruncate(j->fd, 0) < 0 ? -errno : 0;
 }
 
+int mri_journal_reads_begin(struct mri_journal *j)
+{
+	int r;
+
+	pthread_mutex_lock(&j->read_mutex);
+	r = take_flock(j->read_fd, LOCK_SH);
+	if (r < 0)
+		pthread_mutex_unlock(&j->read_mutex);
+	return r;
+}
+
+void mri_journal_reads_end(struct mri_journal *j)
+{
+	flock(j->read_fd, LOCK_UN);
+	pthread_mutex_unlock(&j->read_mutex);
+}
+
+int mri_journal_keeper(struct mri_journal *j, bool claim)
+{
+	struct flock fl = {
+		.l_type = claim ? F_WRLCK : F_UNLCK,
+		.l_whence = SEEK_SET,
+		.l_start = 0,
+		.l_len = 1,
+	};
+
+	if (fcntl(j->lock_fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+}
+
 void mri_journal_close(struct mri_journal *j)
 {
 	struct stat st;
@@ -336,8 +379,11 @@ void mri_journal_close(struct mri_journal *j)
 			unlinkat(j->dir_fd, j->name, 0);
 		mri_journal_unlock(j);
 	}
+	close(j->read_fd);
 	close(j->lock_fd);
 	close(j->dir_fd);
+	pthread_mutex_destroy(&j->read_mutex);
+	j->read_fd = -1;
 	j->lock_fd = -1;
 	j->dir_fd = -1;
 }

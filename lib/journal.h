@@ -32,6 +32,7 @@
 #define MR_JOURNAL_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,7 +58,12 @@ struct mri_journal_record {
 struct mri_journal {
 	struct mri_logger *log;
 	int dir_fd;                      /* O_PATH fd of the state dir */
-	int lock_fd;                     /* <hash>.lock, kept open */
+	int lock_fd;                     /* <hash>.lock, kept open: the step
+					    flock, and the keeper's OFD lock */
+	int read_fd;                     /* <hash>.lock again: a second open
+					    file description, for readers'
+					    shared flock */
+	pthread_mutex_t read_mutex;      /* one reader at a time on read_fd */
 	int fd;                          /* <hash>.journal, only while locked */
 	char dir[PATH_MAX];              /* state dir, for messages */
 	char path[PATH_MAX];             /* the group's absolute path */
@@ -102,6 +108,24 @@ int mri_journal_write(struct mri_journal *j,
 
 /* Under the lock: empties the journal. Returns 0 or -errno. */
 int mri_journal_clear(struct mri_journal *j);
+
+/* Waits until no manager (in any process, this one included) is in a
+ * step, and keeps steps out until mri_journal_reads_end(): a shared flock
+ * on read_fd, which conflicts with the step's exclusive flock on lock_fd
+ * (another open file description). So a reader never takes a limit that a
+ * step has lowered for a moment for the group's own. Threads of one
+ * process take turns (read_mutex). Returns 0, or -EBUSY when a step held
+ * the lock for longer than MRI_JOURNAL_LOCK_WAIT_MS (the mutex is then
+ * released). */
+int mri_journal_reads_begin(struct mri_journal *j);
+void mri_journal_reads_end(struct mri_journal *j);
+
+/* Claims (claim true) or releases the group's keeper lock: an OFD write
+ * lock (fcntl F_OFD_SETLK) on byte 0 of the lock file, which Linux keeps
+ * apart from flock locks. At most one open group, in any process, holds
+ * it: the one keeping a margin. Returns 0, -EBUSY when another holds it,
+ * or -errno. Closing the journal releases it. */
+int mri_journal_keeper(struct mri_journal *j, bool claim);
 
 /* Not under the lock: takes it, unlinks the journal file if it is empty
  * (a record is kept for the next open), and closes everything. If the

@@ -255,7 +255,7 @@ static void setup(void)
 	lg.fn = log_fn;
 	lg.max_level = MR_LOG_DEBUG;
 	logbuf[0] = '\0';
-	unsetenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS");
+	mri_cgroup1_test_pause_ms = 0;
 	priv = calloc(1, be->priv_size);
 	ck_assert_ptr_nonnull(priv);
 }
@@ -952,7 +952,7 @@ START_TEST(killed_while_lowered)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "60000", 1);
+		mri_cgroup1_test_pause_ms = 60000;
 		if (be_open() == 0)
 			be->reclaim(priv, 8 * MiB, &asked, &freed);
 		_exit(1);
@@ -981,7 +981,7 @@ START_TEST(pause_setting)
 	struct timespec a, b;
 	uint64_t asked, freed, ms;
 
-	setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "120", 1);
+	mri_cgroup1_test_pause_ms = 120;
 	ck_assert_int_eq(be_open(), 0);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
@@ -989,14 +989,6 @@ START_TEST(pause_setting)
 	ms = (uint64_t)(b.tv_sec - a.tv_sec) * 1000 +
 	     (uint64_t)(b.tv_nsec / 1000000) - (uint64_t)(a.tv_nsec / 1000000);
 	ck_assert_uint_ge(ms, 119);
-	ck_assert_int_eq(be->close(priv), 0);
-
-	/* Out of range: ignored, with a warning. */
-	setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "600001", 1);
-	memset(priv, 0, be->priv_size);
-	ck_assert_int_eq(be_open(), 0);
-	ck_assert_uint_eq(((struct mri_cgroup1 *)priv)->pause_ms, 0);
-	ck_assert_ptr_nonnull(strstr(logbuf, "is not 0..600000"));
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1009,8 +1001,10 @@ static void *reclaim_thread(void *arg)
 	return NULL;
 }
 
-/* A reader of this process never sees a step's transient limit: it
- * waits for the restore. */
+/* A reader never sees a step's transient limit: it waits for the
+ * restore (the step holds the lock file's flock exclusively, the reader
+ * takes it shared through another open file description, so this holds
+ * across processes too). */
 START_TEST(read_limits_during_step)
 {
 	struct timespec ts = { 0, 5 * 1000 * 1000 };
@@ -1018,7 +1012,7 @@ START_TEST(read_limits_during_step)
 	pthread_t t;
 	int r = 1, i;
 
-	setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "300", 1);
+	mri_cgroup1_test_pause_ms = MRI_JOURNAL_LOCK_WAIT_MS / 2;
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, reclaim_thread, &r), 0);
 	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)
@@ -1030,6 +1024,55 @@ START_TEST(read_limits_during_step)
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A step that holds the group longer than the wait: the reader gives up
+ * with -EBUSY rather than report the lowered limit. */
+START_TEST(read_limits_busy_during_long_step)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	struct mr_limits l = { .size = sizeof(l) };
+	pthread_t t;
+	int r = 1, i;
+
+	mri_cgroup1_test_pause_ms = MRI_JOURNAL_LOCK_WAIT_MS * 3;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, reclaim_thread, &r), 0);
+	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)
+		nanosleep(&ts, NULL);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	l.own_limit_bytes = 42;
+	ck_assert_int_eq(be->read_limits(priv, &l), -EBUSY);
+	ck_assert_uint_eq(l.own_limit_bytes, 42);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.own_limit_bytes, 200 * MiB);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* One keeper per group, across handles. */
+START_TEST(one_keeper_per_group)
+{
+	void *other = calloc(1, be->priv_size);
+	struct mri_open_env env = { .log = &lg, .state_dir = state };
+
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->open(other, grp, &env), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0); /* idempotent */
+	ck_assert_int_eq(be->claim_keeper(other, true), -EBUSY);
+	ck_assert_int_eq(be->claim_keeper(priv, false), 0);
+	ck_assert_int_eq(be->claim_keeper(other, true), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, true), -EBUSY);
+	/* Closing the keeper's handle releases it. */
+	ck_assert_int_eq(be->close(other), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	free(other);
 }
 END_TEST
 
@@ -1065,6 +1108,8 @@ int main(void)
 	tcase_add_test(tc, pause_setting);
 	tcase_add_test(tc, killed_while_lowered);
 	tcase_add_test(tc, read_limits_during_step);
+	tcase_add_test(tc, read_limits_busy_during_long_step);
+	tcase_add_test(tc, one_keeper_per_group);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("journal");

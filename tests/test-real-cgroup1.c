@@ -6,11 +6,14 @@
  * Exits 77 with the reason where no writable v1 memory controller exists;
  * with CI=true that is a failure instead.
  */
+#define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup1.h"
 #include "journal.h"
 #include "memreclaim.h"
 #include "mountinfo.h"
@@ -42,13 +46,30 @@ static int seq;
 
 /* ------------------------------------------------------------ helpers */
 
+/* snprintf that treats truncation as a broken test setup. */
+__attribute__((format(printf, 3, 4)))
+static void fmt(char *out, size_t len, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(out, len, f, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "path too long: %s\n", out);
+		exit(99);
+	}
+}
+
+
 static uint64_t read_u64_file(const char *dir, const char *name)
 {
 	char path[PATH_MAX], buf[64];
 	uint64_t v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fmt(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "re");
 	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
 	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
@@ -62,7 +83,7 @@ static void write_file(const char *dir, const char *name, const char *val)
 	char path[PATH_MAX];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fmt(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, val, strlen(val)), (ssize_t)strlen(val));
@@ -76,7 +97,7 @@ static void make_data_file(uint64_t bytes)
 	uint64_t done;
 	int fd;
 
-	snprintf(data_file, sizeof(data_file), "%s/memreclaim-test-%d.data",
+	fmt(data_file, sizeof(data_file), "%s/memreclaim-test-%d.data",
 		 data_dir, (int)getpid());
 	fd = open(data_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
@@ -150,7 +171,7 @@ static void charge_cache(const char *path)
 
 static void new_group(uint64_t limit)
 {
-	snprintf(group, sizeof(group), "%s/memreclaim-test-%d-%d", parent,
+	fmt(group, sizeof(group), "%s/memreclaim-test-%d-%d", parent,
 		 (int)getpid(), ++seq);
 	ck_assert_int_eq(mr_cgroup_create(ctx, group, limit), 0);
 }
@@ -222,7 +243,7 @@ START_TEST(limits_and_memstat)
 			  15 * MiB);
 
 	/* A child with no limit of its own is bound by this group. */
-	snprintf(child, sizeof(child), "%s/child", group);
+	fmt(child, sizeof(child), "%s/child", group);
 	ck_assert_int_eq(mr_cgroup_create(ctx, child, MR_UNLIMITED), 0);
 	ck_assert_int_eq(mr_group_open(ctx, child, "cgroup1", &gc), 0);
 	ck_assert_int_eq(mr_group_read_limits(gc, &l), 0);
@@ -256,6 +277,23 @@ START_TEST(margin_misuse_changes_nothing)
 			 -EINVAL);
 	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 8 * MiB), 0);
 	ck_assert_int_eq(mr_group_set_margin(g, 0, 125000, 0), 0);
+	/* One keeper per group: a second handle is refused while the first
+	 * keeps a margin, and may take over once it stops. */
+	{
+		mr_ctx_t *c2;
+		mr_group_t *g2;
+
+		ck_assert_int_eq(mr_ctx_new(&c2), 0);
+		ck_assert_int_eq(mr_group_open(c2, group, NULL, &g2), 0);
+		ck_assert_int_eq(mr_group_set_margin(g2, 8 * MiB, 0, 0),
+				 -EBUSY);
+		ck_assert_int_eq(mr_group_set_margin(g, 0, 0, 0), 0);
+		ck_assert_int_eq(mr_group_set_margin(g2, 8 * MiB, 0, 0), 0);
+		ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 0),
+				 -EBUSY);
+		mr_ctx_free(c2);
+		ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 0), 0);
+	}
 	/* The limit is untouched by all of it. */
 	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
 			  64 * MiB);
@@ -430,7 +468,7 @@ static pid_t start_paused_reclaimer(void)
 		mr_group_t *g;
 		uint64_t freed;
 
-		setenv("MEMRECLAIM_TEST_LOWERED_PAUSE_MS", "60000", 1);
+		mri_cgroup1_test_pause_ms = 60000;
 		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0)
 			_exit(2);
 		mr_group_reclaim(g, 4 * MiB, 0, &freed);
@@ -447,7 +485,7 @@ static pid_t start_paused_reclaimer(void)
 
 static void journal_path(char *out, size_t len)
 {
-	snprintf(out, len, "%s/%016" PRIx64 ".journal", state_dir,
+	fmt(out, len, "%s/%016" PRIx64 ".journal", state_dir,
 		 mri_journal_hash(group));
 }
 
@@ -506,20 +544,64 @@ END_TEST
 
 /* ------------------------------------------------------------- main */
 
-/* Empty groups left by earlier runs whose process is gone. */
+/* Groups left by earlier runs of this test whose process is gone: their
+ * children, then their charges (force_empty), then the groups. Only names
+ * this test gives ("memreclaim-test-<pid>-..."). */
 static void sweep_stale(void)
 {
-	char cmd[PATH_MAX + 128];
+	char dir[PATH_MAX], sub[PATH_MAX];
+	struct dirent *e, *c;
+	DIR *d, *dd;
+	long pid;
+	int fd;
 
-	snprintf(cmd, sizeof(cmd),
-		 "for d in '%s'/memreclaim-test-*; do [ -d \"$d\" ] || continue; "
-		 "p=${d##*/memreclaim-test-}; p=${p%%%%-*}; "
-		 "kill -0 \"$p\" 2>/dev/null && continue; "
-		 "for c in \"$d\"/*/; do [ -d \"$c\" ] && rmdir \"$c\"; done; "
-		 "echo 0 > \"$d/memory.force_empty\"; rmdir \"$d\"; done "
-		 "2>/dev/null", parent);
-	if (system(cmd) < 0)
+	d = opendir(parent);
+	if (!d)
 		return;
+	while ((e = readdir(d))) {
+		if (sscanf(e->d_name, "memreclaim-test-%ld-", &pid) != 1 ||
+		    e->d_type != DT_DIR || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		fmt(dir, sizeof(dir), "%s/%s", parent, e->d_name);
+		dd = opendir(dir);
+		while (dd && (c = readdir(dd))) {
+			if (c->d_type != DT_DIR || c->d_name[0] == '.')
+				continue;
+			fmt(sub, sizeof(sub), "%s/%s", dir, c->d_name);
+			rmdir(sub);
+		}
+		if (dd)
+			closedir(dd);
+		fmt(sub, sizeof(sub), "%s/memory.force_empty", dir);
+		fd = open(sub, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "0", 1) < 0)
+				fprintf(stderr, "force_empty %s failed\n", dir);
+			close(fd);
+		}
+		if (rmdir(dir) == 0)
+			fprintf(stderr, "removed stale %s\n", dir);
+	}
+	closedir(d);
+}
+
+/* The test's state directory: lock files and emptied journals. */
+static void remove_state_dir(void)
+{
+	char p[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(state_dir);
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		fmt(p, sizeof(p), "%s/%s", state_dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(state_dir);
 }
 
 static int skip(const char *why)
@@ -544,23 +626,23 @@ static int find_places(void)
 	int r;
 
 	if (p && *p) {
-		snprintf(parent, sizeof(parent), "%s", p);
+		fmt(parent, sizeof(parent), "%s", p);
 	} else {
 		if (mri_mount_find_memory_v1("/proc/self/mountinfo", &m) < 0)
 			return skip("no cgroup v1 memory controller is mounted");
-		snprintf(parent, sizeof(parent), "%s", m.mount_point);
+		fmt(parent, sizeof(parent), "%s", m.mount_point);
 	}
-	snprintf(data_dir, sizeof(data_dir), "%s", d && *d ? d : "/var/tmp");
+	fmt(data_dir, sizeof(data_dir), "%s", d && *d ? d : "/var/tmp");
 	if (statfs(data_dir, &sf) < 0 || sf.f_type == TMPFS_MAGIC)
 		return skip("MEMRECLAIM_TEST_DATA_DIR is missing or tmpfs");
-	snprintf(state_dir, sizeof(state_dir), "/tmp/memreclaim-test-state-%d",
+	fmt(state_dir, sizeof(state_dir), "/tmp/memreclaim-test-state-%d",
 		 (int)getpid());
 	/* A probe group: can we create one here at all? (No ck_assert here:
 	 * Check allows them only inside a test.) */
 	r = mr_ctx_new(&c);
 	if (r < 0)
 		return skip(mr_strerror(r));
-	snprintf(group, sizeof(group), "%s/memreclaim-test-%d-probe", parent,
+	fmt(group, sizeof(group), "%s/memreclaim-test-%d-probe", parent,
 		 (int)getpid());
 	r = mr_cgroup_create(c, group, 64 * MiB);
 	if (r == 0)
@@ -569,7 +651,7 @@ static int find_places(void)
 	if (r < 0) {
 		static char why[PATH_MAX + 128];
 
-		snprintf(why, sizeof(why), "cannot create a memory cgroup in %s: %s",
+		fmt(why, sizeof(why), "cannot create a memory cgroup in %s: %s",
 			 parent, mr_strerror(r));
 		return skip(why);
 	}
@@ -582,8 +664,6 @@ int main(void)
 	TCase *tc = tcase_create("kernel");
 	SRunner *sr;
 	int failed, r;
-	char cmd[PATH_MAX + 16];
-
 	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
 		printf("SKIP: real-kernel tests disabled "
 		       "(--disable-real-kernel-tests, as make distcheck does)\n");
@@ -609,8 +689,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state_dir);
-	if (system(cmd) < 0)
-		failed++;
+remove_state_dir();
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -14,11 +14,7 @@
  * charge that reclaim cannot cover OOM-kills a task of the group, so a
  * step never exceeds half of the group's reclaimable page cache.
  *
- * Test-only setting: MEMRECLAIM_TEST_LOWERED_PAUSE_MS, read once at open,
- * 0..600000 (other values are logged and ignored), makes every reclaim
- * step sleep that many milliseconds between the lowering write and the
- * restore, so that a test can kill the process while the limit is lowered
- * and check the recovery of the next open.
+ * Test-only setting: mri_cgroup1_test_pause_ms (cgroup1.h).
  */
 #include "config.h"
 
@@ -38,7 +34,7 @@
 #include "cgroup1.h"
 #include "fileops.h"
 
-#define PAUSE_ENV "MEMRECLAIM_TEST_LOWERED_PAUSE_MS"
+unsigned int mri_cgroup1_test_pause_ms;
 
 int mri_cgroup1_gone(int err)
 {
@@ -185,32 +181,15 @@ static int settle(struct mri_cgroup1 *cg)
 	return r < 0 ? r : c;
 }
 
-static void pause_lowered(const struct mri_cgroup1 *cg)
+static void pause_lowered(unsigned int ms)
 {
 	struct timespec ts = {
-		.tv_sec = (time_t)(cg->pause_ms / 1000),
-		.tv_nsec = (long)(cg->pause_ms % 1000) * 1000000L,
+		.tv_sec = (time_t)(ms / 1000),
+		.tv_nsec = (long)(ms % 1000) * 1000000L,
 	};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-static void read_pause(struct mri_cgroup1 *cg)
-{
-	const char *s = getenv(PAUSE_ENV);
-	uint64_t v;
-
-	cg->pause_ms = 0;
-	if (!s)
-		return;
-	if (mri_parse_u64(s, &v) < 0 || v > MRI_CGROUP1_PAUSE_MAX_MS) {
-		mri_log(cg->log, MR_LOG_WARNING,
-			"cgroup1: %s=\"%s\" is not 0..%d: ignored", PAUSE_ENV,
-			s, MRI_CGROUP1_PAUSE_MAX_MS);
-		return;
-	}
-	cg->pause_ms = v;
 }
 
 static void close_fds(struct mri_cgroup1 *cg)
@@ -303,8 +282,6 @@ static int cg1_open(void *priv, const char *path,
 	strcpy(cg->path, path);
 	ps = sysconf(_SC_PAGESIZE);
 	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
-	read_pause(cg);
-	pthread_mutex_init(&cg->step_lock, NULL);
 
 	r = open_files(cg);
 	if (r < 0)
@@ -326,7 +303,6 @@ static int cg1_open(void *priv, const char *path,
 	return 0;
 fail:
 	close_fds(cg);
-	pthread_mutex_destroy(&cg->step_lock);
 	return r;
 }
 
@@ -349,7 +325,6 @@ static int cg1_close(void *priv)
 	}
 	mri_journal_close(&cg->journal);
 	close_fds(cg);
-	pthread_mutex_destroy(&cg->step_lock);
 	return r;
 }
 
@@ -373,11 +348,13 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 		     &l.usage_bytes);
 	if (r < 0)
 		return r;
-	pthread_mutex_lock(&cg->step_lock);
+	r = mri_journal_reads_begin(&cg->journal);
+	if (r < 0)
+		return r;
 	r = read_limit_raw(cg, &raw);
 	if (r == 0)
 		r = mri_cgroup1_read_stat(cg, &ms, &hier);
-	pthread_mutex_unlock(&cg->step_lock);
+	mri_journal_reads_end(&cg->journal);
 	if (r < 0)
 		return r;
 	r = read_u64(cg, cg->failcnt_fd, "memory.failcnt", &l.limit_hits);
@@ -393,6 +370,13 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
 	*out = l;
 	return 0;
+}
+
+static int cg1_claim_keeper(void *priv, bool claim)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	return mri_journal_keeper(&cg->journal, claim);
 }
 
 static int cg1_read_memstat(void *priv, struct mr_memstat *out)
@@ -464,17 +448,15 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 			"left alone", cg->path, mr_strerror(r));
 		goto unlock;
 	}
-	pthread_mutex_lock(&cg->step_lock);
 	w = write_limit(cg, rec.lowered);
 	/* EBUSY: the kernel reclaimed what it could but not down to the
 	 * new limit, and kept the old one (mem_cgroup_resize_max()): a
 	 * partial step, not an error. */
 	if (w == -EBUSY)
 		w = 0;
-	if (cg->pause_ms)
-		pause_lowered(cg);
+	if (mri_cgroup1_test_pause_ms)
+		pause_lowered(mri_cgroup1_test_pause_ms);
 	r = restore(cg, &rec);
-	pthread_mutex_unlock(&cg->step_lock);
 	if (r < 0 && r != -ENOENT) {
 		cg->restore_failed = true;
 		goto unlock;
@@ -507,6 +489,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.read_limits = cg1_read_limits,
 	.read_memstat = cg1_read_memstat,
 	.reclaim = cg1_reclaim,
+	.claim_keeper = cg1_claim_keeper,
 	.set_usage_threshold = mri_cgroup1_set_usage_threshold,
 	.event_fd = mri_cgroup1_event_fd,
 	.event_ack = mri_cgroup1_event_ack,

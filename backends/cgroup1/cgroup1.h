@@ -16,15 +16,18 @@
 /* The control file a reclaim step lowers, as named in journal records. */
 #define MRI_CGROUP1_LIMIT_FILE "memory.limit_in_bytes"
 
-/* Longest value of MEMRECLAIM_TEST_LOWERED_PAUSE_MS. */
-#define MRI_CGROUP1_PAUSE_MAX_MS 600000
+/* Tests only: when not 0, every reclaim step sleeps this many ms between
+ * the lowering write and the restore, so a test can kill the process while
+ * the limit is lowered and check the recovery of the next open. Hidden in
+ * the shared library (no program can turn it on); tests that link the
+ * convenience library set it before the step. */
+extern unsigned int mri_cgroup1_test_pause_ms;
 
 /* A group's private data (struct mri_backend.priv). */
 struct mri_cgroup1 {
 	struct mri_logger *log;
 	char path[PATH_MAX];
 	uint64_t page_size;
-	uint64_t pause_ms;       /* MEMRECLAIM_TEST_LOWERED_PAUSE_MS */
 	int usage_fd;            /* memory.usage_in_bytes, O_RDONLY */
 	int limit_fd;            /* memory.limit_in_bytes, O_RDWR */
 	int stat_fd;             /* memory.stat, O_RDONLY */
@@ -33,10 +36,9 @@ struct mri_cgroup1 {
 	int epoll_fd;            /* the stable event fd; holds eventfd */
 	int eventfd;             /* the armed threshold's eventfd, or -1 */
 	bool restore_failed;     /* a step's restore failed: journal kept */
-	/* Held from the lowering write to the restore. read_limits takes
-	 * it, so a reader in this process never reports a step's transient
-	 * limit (mr_group_set_margin() checks against it). */
-	pthread_mutex_t step_lock;
+	/* Steps take its lock exclusively; read_limits takes it shared, so
+	 * no reader, in this process or another, reports a step's
+	 * transient limit (mr_group_set_margin() checks against it). */
 	struct mri_journal journal;
 };
 
