@@ -10,7 +10,14 @@
  *    on failure. Fixed meanings: -EINVAL a bad argument, -ENOENT the cgroup is
  *    gone, -EOPNOTSUPP the backend cannot do this, -ENODEV no usable backend,
  *    -EAGAIN a reclaim that freed nothing, -ECHILD a handle used in a child
- *    after fork(). mr_strerror() describes each.
+ *    after fork(), -ERANGE a margin that does not fit below the limit,
+ *    -EBUSY another manager holds the group (its margin, or a reclaim step
+ *    for longer than the wait), -EALREADY / -ESRCH the worker already runs /
+ *    does not run, -EEXIST a group that already exists. mr_strerror()
+ *    describes each.
+ *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller).
+ *    cgroup v2 and a simulator are planned; where a comment names a v2 file
+ *    it says how a field will map, and nothing here claims v2 works yet.
  *  - MR_UNLIMITED stands for "no limit": cgroup v2 "max", cgroup v1 "-1" and
  *    every page-size form of v1's unlimited value.
  *  - Each function's comment ends with its thread class: "MT-safe" (any
@@ -47,6 +54,11 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
+
+/* The version of this header. mr_version() gives the library's. */
+#define MR_VERSION_MAJOR 0
+#define MR_VERSION_MINOR 1
+#define MR_VERSION_MICRO 0
 
 /* The package version of the library that is running, e.g. "0.1.0".
  * Returns a static string. MT-safe. */
@@ -141,14 +153,19 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 
 /* Removes the group from its context and frees it. A reclaim step that
  * lowered a limit is undone before this returns (the worker and synchronous
- * reclaim are waited for). Returns 0, or the negative errno of a failed
- * restore (the journal is then kept, so the next open retries). The handle
- * is freed in every case. NULL returns 0.
- * MT-safe, but no other call may use the handle concurrently or after. */
+ * reclaim are waited for), and the group's margin, if this handle kept one,
+ * is released. Returns 0, -ECHILD in a child after fork() (memory is freed,
+ * the cgroup is not touched), or the negative errno of a failed restore
+ * (the journal is then kept, so the next open retries). The handle is
+ * freed in every case. NULL returns 0.
+ * MT-safe per handle: the worker of the context may run, but no other
+ * call may use this handle concurrently or after. */
 MR_EXPORT int mr_group_close(mr_group_t *group);
 
-/* The path the group was opened with, and the name of the backend chosen
- * ("cgroup1"). Valid until mr_group_close(). MT-safe. */
+/* The group's path in normal form (the path it was opened with, repeated
+ * and trailing slashes removed), and the name of the backend chosen
+ * ("cgroup1"). NULL for a NULL group. Valid until mr_group_close().
+ * MT-safe. */
 MR_EXPORT const char *mr_group_path(const mr_group_t *group);
 MR_EXPORT const char *mr_group_backend(const mr_group_t *group);
 
@@ -240,8 +257,8 @@ struct mr_memstat {
 };
 
 /* Reads memory.stat into *stat (see struct mr_memstat).
- * Errors: -EINVAL (NULL, size too small), -ENOENT, -EIO (unparsable),
- * -ECHILD. MT-safe. */
+ * Errors: -EINVAL (NULL; size smaller than its size and present fields),
+ * -ENOENT, -EIO (unparsable), -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_read_memstat(mr_group_t *group, struct mr_memstat *stat);
 
 /* ------------------------------------------------------------------ */
@@ -404,7 +421,12 @@ struct mr_reclaim_stats {
 };
 
 /* Reads the statistics of `reason` for the group, counted since open.
- * Errors: -EINVAL (NULL, size too small, unknown reason). MT-safe. */
+ * freed_bytes is the fall in usage across each call: on cgroup v1 it also
+ * counts what the group's own charges reclaimed while the limit was
+ * lowered, so under a fast-charging workload it can exceed asked_bytes.
+ * Works in a child after fork() too (it reads memory only).
+ * Errors: -EINVAL (NULL, size smaller than its size and calls fields,
+ * unknown reason). MT-safe. */
 MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *group, int reason,
 					  struct mr_reclaim_stats *stats);
 
@@ -429,7 +451,8 @@ enum mr_sched {
 MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
 
 /* Starts the context's margin worker: one thread that keeps each group's
- * margin (mr_group_set_margin()). It sleeps until a group's usage crosses
+ * margin (mr_group_set_margin()), groups opened later included. It sleeps
+ * until a group's usage crosses
  * limit - margin (a usage-threshold event from the backend), with a timer
  * of MR_WORKER_SAFETY_NS only as a safety net, and reclaims with the
  * group's target batch, counted under MR_REASON_MARGIN.
@@ -485,7 +508,8 @@ struct mr_throttle_point {
  * mm/memcontrol.c calculate_high_delay() does. */
 struct mr_throttle_curve {
 	int kind;                 /* enum mr_throttle_kind */
-	uint64_t max_delay_ns;    /* clamp; the kernel's is 2 s */
+	uint64_t max_delay_ns;    /* clamp, every kind; 0 never delays; the
+				     kernel's is 2 s */
 	uint64_t scale_ns;        /* LINEAR: delay at r = 1;
 				     EXPONENTIAL: delay at r = doubling */
 	uint64_t doubling_ppm;    /* EXPONENTIAL: overage that doubles the
@@ -546,7 +570,8 @@ enum mr_thp_advice {
  * group at usage_bytes with binding limit limit_bytes (MR_UNLIMITED: none)
  * and margin margin_bytes. The shortfall is what usage + huge would exceed
  * limit - margin by. HUGE when there is none; SMALL when the page cannot fit
- * even in an empty group (huge > limit - margin); otherwise by policy:
+ * even in an empty group (huge > limit - margin, a margin at or above the
+ * limit included); otherwise by policy:
  * RECLAIM_FULL reclaims; CLEAN_CACHE reclaims when clean_cache_bytes (clean
  * page cache reclaimable without swap or writeback) covers the shortfall;
  * FALLBACK never reclaims; BUDGET reclaims when budget_bytes (what the

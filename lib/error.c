@@ -37,7 +37,15 @@ MR_EXPORT const char *mr_strerror(int err)
 	case EINVAL:
 		return "invalid argument";
 	case EBUSY:
-		return "busy: another manager holds the group, or the kernel could not reclaim enough";
+		return "another manager holds the group";
+	case ERANGE:
+		return "the margin does not fit below the limit";
+	case EALREADY:
+		return "the worker already runs";
+	case ESRCH:
+		return "the worker does not run";
+	case EEXIST:
+		return "the cgroup already exists";
 	default:
 		break;
 	}

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -184,6 +185,16 @@ START_TEST(strerror_texts)
 	ck_assert_str_eq(mr_strerror(INT_MIN), "unknown error");
 	ck_assert_ptr_nonnull(mr_version());
 	ck_assert_str_eq(mr_version(), PACKAGE_VERSION);
+	{
+		char v[32];
+
+		snprintf(v, sizeof(v), "%d.%d.%d", MR_VERSION_MAJOR,
+			 MR_VERSION_MINOR, MR_VERSION_MICRO);
+		ck_assert_str_eq(v, PACKAGE_VERSION);
+	}
+	ck_assert_str_eq(mr_strerror(-ERANGE),
+			 "the margin does not fit below the limit");
+	ck_assert_str_eq(mr_strerror(-EBUSY), "another manager holds the group");
 }
 END_TEST
 
