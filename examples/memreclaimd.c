@@ -5,8 +5,9 @@
  *
  *   memreclaimd --cgroup PATH --margin SIZE [--hysteresis SIZE]
  *               [--batch SIZE|auto] [--backend auto|cgroup1]
- *               [--duration SECONDS] [--stats-interval SECONDS] [--json]
- *               [--sched idle|nice:N]
+ *               [--sched idle|nice:N] [--duration SECONDS]
+ *               [--stats-interval SECONDS] [--json]
+ *   memreclaimd --help | --version
  *
  * SIZE is a number of bytes with an optional K, M or G suffix (powers of
  * 1024), or N% of the group's limit (up to four decimals). --hysteresis
@@ -14,10 +15,15 @@
  *
  * Statistics are printed once the worker runs (event "start"), every
  * interval ("stats") and at exit ("final"): one line each, with --json one
- * flat JSON object per line.
+ * flat JSON object per line. limit_hits is memory.failcnt (charges that met
+ * the limit since the group was created, or since someone last reset the
+ * counter); limit_hits_since_start is its growth since memreclaimd opened
+ * the group.
  *
  * Exit status: 0 after a clean stop (duration reached, SIGTERM or SIGINT),
- * 1 when the library fails, 2 on a bad option (nothing was touched).
+ * 1 when the library fails, 2 on a bad option, including one this group
+ * cannot take (a margin not below its limit, a % of a group with no limit):
+ * nothing was changed.
  * SIGTERM and SIGINT are taken with a signalfd: the worker is stopped, the
  * final statistics printed and the group closed (a lowered limit restored).
  */
@@ -44,6 +50,8 @@
 #define MAX_SECONDS (365ULL * 24 * 3600)
 #define PAGE_BYTES 4096ULL
 #define MAX_BATCH_BYTES (1ULL << 40)
+#define EXIT_FAILURE_LIB 1
+#define EXIT_BAD_OPTION 2
 
 /* A size option: bytes, or a share of the limit in ppm. */
 struct size_opt {
@@ -55,6 +63,7 @@ struct size_opt {
 
 struct options {
 	const char *cgroup;
+	const char *margin_arg;      /* --margin as given, for messages */
 	struct size_opt margin;
 	struct size_opt hysteresis;
 	struct size_opt batch;
@@ -71,15 +80,28 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " --cgroup PATH --margin SIZE [--hysteresis SIZE]\n"
-		"       [--batch SIZE|auto] [--backend auto|cgroup1]\n"
-		"       [--duration SECONDS] [--stats-interval SECONDS] [--json]\n"
-		"       [--sched idle|nice:N]\n"
-		"SIZE: bytes with an optional K, M or G suffix (powers of 1024),\n"
-		"or N%% of the group's limit. --hysteresis defaults to the\n"
-		"margin. --duration 0 (the default) runs\n"
-		"until SIGTERM or SIGINT; --stats-interval 0 prints statistics\n"
-		"only at start and exit (default %d s).\n",
+		"usage: " PROG " --cgroup PATH --margin SIZE [OPTION]...\n"
+		"Keeps a memory cgroup's usage a margin below its limit with libmemreclaim's\n"
+		"margin worker, so that the group's own charges rarely meet the limit.\n"
+		"\n"
+		"  --cgroup PATH           the group's directory, an absolute path (required)\n"
+		"  --margin SIZE           keep usage this far below the group's limit (required; below the limit)\n"
+		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin)\n"
+		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
+		"  --backend auto|cgroup1  auto (default) picks from the path's filesystem; this version has cgroup1 (v1) only\n"
+		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
+		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM or SIGINT\n"
+		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
+		"  --json                  print statistics as one flat JSON object per line\n"
+		"  --version               print the version and exit\n"
+		"  --help                  print this help and exit\n"
+		"\n"
+		"SIZE: bytes with an optional K, M or G suffix (powers of 1024), or N%% of the\n"
+		"group's limit (at most 4 decimals); margin + hysteresis may not exceed the limit.\n"
+		"Statistics: usage, limit, limit hits (memory.failcnt) since the group's creation\n"
+		"and since memreclaimd started, what the worker did, and memreclaimd's CPU time.\n"
+		"Exit status: 0 after a clean stop, 1 when the library fails, 2 on a bad option\n"
+		"(each option may be given once); after a bad option nothing has changed.\n",
 		DEFAULT_STATS_INTERVAL_S);
 }
 
@@ -262,7 +284,7 @@ static int check_options(const struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
-	       OPT_INTERVAL, OPT_JSON, OPT_SCHED };
+	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "margin", required_argument, NULL, 'm' },
@@ -273,10 +295,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "stats-interval", required_argument, NULL, OPT_INTERVAL },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "sched", required_argument, NULL, OPT_SCHED },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, r = 0;
+	unsigned int seen = 0; /* bit i: longopts[i] was given */
+	int c, i, r = 0;
 
 	*o = (struct options){
 		.backend = "auto",
@@ -284,11 +308,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	while (r == 0 &&
 	       (c = getopt_long(argc, argv, "c:m:h", longopts, NULL)) != -1) {
+		/* Every option counts once: a second --cgroup or --margin
+		 * is more likely a mistake than an intended override. */
+		for (i = 0; longopts[i].name && longopts[i].val != c; i++)
+			;
+		if (longopts[i].name) {
+			if (seen & (1u << i)) {
+				fprintf(stderr,
+					PROG ": --%s given more than once\n",
+					longopts[i].name);
+				r = -EINVAL;
+				break;
+			}
+			seen |= 1u << i;
+		}
 		switch (c) {
 		case 'c':
 			o->cgroup = optarg;
 			break;
 		case 'm':
+			o->margin_arg = optarg;
 			r = parse_size("--margin", optarg, &o->margin);
 			break;
 		case OPT_HYST:
@@ -321,6 +360,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf(PROG " (libmemreclaim %s)\n", mr_version());
 			exit(0);
 		default:
 			/* getopt_long has said what was wrong. */
@@ -387,14 +429,21 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* Where the run started: the clock, and memory.failcnt when the group was
+ * opened. */
+struct baseline {
+	uint64_t start_ns;
+	uint64_t limit_hits;
+};
+
 /* Prints one statistics record: "start", "stats" or "final". */
 static int print_stats(mr_group_t *g, const struct options *o,
-		       const char *event, uint64_t start_ns)
+		       const char *event, const struct baseline *base)
 {
 	struct mr_limits lim = { .size = sizeof(lim) };
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
 	struct rusage ru;
-	uint64_t user_ns, sys_ns;
+	uint64_t user_ns, sys_ns, hits_since;
 	int r;
 
 	r = mr_group_read_limits(g, &lim);
@@ -405,13 +454,17 @@ static int print_stats(mr_group_t *g, const struct options *o,
 			o->cgroup, mr_strerror(r));
 		return r;
 	}
+	/* memory.failcnt can be reset by writing to it: then count from the
+	 * reset. */
+	hits_since = lim.limit_hits >= base->limit_hits ?
+		     lim.limit_hits - base->limit_hits : lim.limit_hits;
 	getrusage(RUSAGE_SELF, &ru);
 	user_ns = timeval_ns(ru.ru_utime);
 	sys_ns = timeval_ns(ru.ru_stime);
 
 	if (o->json) {
 		printf("{\"event\":\"%s\",\"uptime_ns\":%" PRIu64 ",\"cgroup\":",
-		       event, now_ns() - start_ns);
+		       event, now_ns() - base->start_ns);
 		json_string(o->cgroup);
 		printf(",\"usage_bytes\":%" PRIu64, lim.usage_bytes);
 		if (lim.limit_bytes == MR_UNLIMITED)
@@ -419,6 +472,7 @@ static int print_stats(mr_group_t *g, const struct options *o,
 		else
 			printf(",\"limit_bytes\":%" PRIu64, lim.limit_bytes);
 		printf(",\"limit_hits\":%" PRIu64
+		       ",\"limit_hits_since_start\":%" PRIu64
 		       ",\"worker_calls\":%" PRIu64
 		       ",\"worker_empty_calls\":%" PRIu64
 		       ",\"worker_asked_bytes\":%" PRIu64
@@ -426,7 +480,7 @@ static int print_stats(mr_group_t *g, const struct options *o,
 		       ",\"worker_elapsed_ns\":%" PRIu64
 		       ",\"cpu_user_ns\":%" PRIu64 ",\"cpu_sys_ns\":%" PRIu64
 		       ",\"cpu_ns\":%" PRIu64 "}\n",
-		       lim.limit_hits, st.calls, st.empty_calls,
+		       lim.limit_hits, hits_since, st.calls, st.empty_calls,
 		       st.asked_bytes, st.freed_bytes, st.elapsed_ns,
 		       user_ns, sys_ns, user_ns + sys_ns);
 	} else {
@@ -436,9 +490,11 @@ static int print_stats(mr_group_t *g, const struct options *o,
 			printf("none");
 		else
 			printf("%.1f MiB", mib(lim.limit_bytes));
-		printf(", limit hits %" PRIu64 "; margin worker: %" PRIu64
+		printf("; limit hits (memory.failcnt) %" PRIu64
+		       " since the group's creation, %" PRIu64
+		       " since memreclaimd started; margin worker: %" PRIu64
 		       " calls (%" PRIu64 " empty), asked %.1f MiB, freed %.1f MiB, %.3f s; cpu %.3f s\n",
-		       lim.limit_hits, st.calls, st.empty_calls,
+		       lim.limit_hits, hits_since, st.calls, st.empty_calls,
 		       mib(st.asked_bytes), mib(st.freed_bytes),
 		       (double)st.elapsed_ns / 1e9,
 		       (double)(user_ns + sys_ns) / 1e9);
@@ -447,96 +503,117 @@ static int print_stats(mr_group_t *g, const struct options *o,
 	return 0;
 }
 
-/* Turns a share of the limit into bytes, for options that take bytes. */
-static int ppm_of_limit(mr_group_t *g, const char *opt, uint32_t ppm,
-			uint64_t *bytes)
+/* A share of the limit in bytes. */
+static uint64_t ppm_of(uint64_t limit_bytes, uint32_t ppm)
 {
-	struct mr_limits lim = { .size = sizeof(lim) };
-	int r;
-
-	r = mr_group_read_limits(g, &lim);
-	if (r < 0) {
-		fprintf(stderr, PROG ": reading the limit for %s: %s\n", opt,
-			mr_strerror(r));
-		return r;
-	}
-	if (lim.limit_bytes == MR_UNLIMITED) {
-		fprintf(stderr, PROG ": %s in %% needs a limit, and %s has none\n",
-			opt, mr_group_path(g));
-		return -EOPNOTSUPP;
-	}
-	*bytes = (uint64_t)((unsigned __int128)lim.limit_bytes * ppm / 1000000);
-	return 0;
+	return (uint64_t)((unsigned __int128)limit_bytes * ppm / 1000000);
 }
 
-/* Applies the policy options to the group; reports failures. */
-static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
-			   const struct options *o)
+/* Says why the group refused the margin (-ERANGE), with the numbers. */
+static void explain_range(mr_group_t *g, const struct options *o,
+			  uint64_t hyst)
 {
-	uint64_t hyst = o->hysteresis.bytes, batch;
+	struct mr_limits lim = { .size = sizeof(lim) };
+	uint64_t margin;
+
+	if (mr_group_read_limits(g, &lim) < 0 ||
+	    lim.limit_bytes == MR_UNLIMITED) {
+		/* The limit changed under us; say what the library said. */
+		fprintf(stderr, PROG ": --margin %s: %s\n",
+			o->margin_arg, mr_strerror(-ERANGE));
+		return;
+	}
+	margin = o->margin.is_ppm ? ppm_of(lim.limit_bytes, o->margin.ppm) :
+		 o->margin.bytes;
+	if (margin >= lim.limit_bytes)
+		fprintf(stderr,
+			PROG ": --margin %.1f MiB is not below the group's limit (%.1f MiB)\n",
+			mib(margin), mib(lim.limit_bytes));
+	else
+		fprintf(stderr,
+			PROG ": --margin %.1f MiB + --hysteresis %.1f MiB exceed the group's limit (%.1f MiB)\n",
+			mib(margin), mib(hyst), mib(lim.limit_bytes));
+}
+
+/* Applies the policy options to the group, whose limits were just read
+ * into *lim. Everything is computed before the first setter, so a refused
+ * option leaves the group as it was. Returns 0, or the exit status after
+ * reporting the failure: EXIT_BAD_OPTION when an option does not suit this
+ * group. */
+static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
+			   const struct options *o,
+			   const struct mr_limits *lim)
+{
+	uint64_t hyst = o->hysteresis.bytes, batch = o->batch.bytes;
+	bool unlimited = lim->limit_bytes == MR_UNLIMITED;
 	int r;
 
+	if (unlimited && ((o->hysteresis.set && o->hysteresis.is_ppm) ||
+			  (o->batch.set && o->batch.is_ppm))) {
+		fprintf(stderr, PROG ": --%s in %% needs a limit, and %s has none\n",
+			o->hysteresis.set && o->hysteresis.is_ppm ?
+			"hysteresis" : "batch", o->cgroup);
+		return EXIT_BAD_OPTION;
+	}
 	if (!o->hysteresis.set) {
 		/* Default: the margin itself, so each wake-up frees a
 		 * margin's worth in large batches. With 0 the worker frees
 		 * only the excess, 128 KiB at a time, and a reader charging
-		 * at GB/s outruns it (measured with scripts/demo). */
-		struct mr_limits lim = { .size = sizeof(lim) };
-
-		r = mr_group_read_limits(g, &lim);
-		if (r < 0) {
-			fprintf(stderr, PROG ": reading the limit: %s\n",
-				mr_strerror(r));
-			return r;
-		}
+		 * at GB/s outruns it (measured with scripts/demo). Cut so
+		 * that margin + hysteresis stays within the limit. */
 		hyst = o->margin.bytes;
-		if (o->margin.is_ppm && lim.limit_bytes != MR_UNLIMITED)
-			hyst = (uint64_t)((unsigned __int128)lim.limit_bytes *
-					  o->margin.ppm / 1000000);
-		/* Never past the limit: margin + hysteresis <= limit. */
-		if (lim.limit_bytes != MR_UNLIMITED && hyst < lim.limit_bytes &&
-		    hyst > lim.limit_bytes - hyst)
-			hyst = lim.limit_bytes - hyst;
+		if (o->margin.is_ppm && !unlimited)
+			hyst = ppm_of(lim->limit_bytes, o->margin.ppm);
+		if (!unlimited && hyst < lim->limit_bytes &&
+		    hyst > lim->limit_bytes - hyst)
+			hyst = lim->limit_bytes - hyst;
 	} else if (o->hysteresis.is_ppm) {
-		r = ppm_of_limit(g, "--hysteresis", o->hysteresis.ppm, &hyst);
-		if (r < 0)
-			return r;
+		hyst = ppm_of(lim->limit_bytes, o->hysteresis.ppm);
 	}
+	if (o->batch.set && o->batch.is_ppm) {
+		batch = ppm_of(lim->limit_bytes, o->batch.ppm);
+		batch -= batch % PAGE_BYTES;
+		if (batch < PAGE_BYTES)
+			batch = PAGE_BYTES;
+		if (batch > MAX_BATCH_BYTES)
+			batch = MAX_BATCH_BYTES;
+	}
+
 	r = mr_group_set_margin(g, o->margin.is_ppm ? 0 : o->margin.bytes,
 				o->margin.is_ppm ? o->margin.ppm : 0, hyst);
+	if (r == -ERANGE) {
+		explain_range(g, o, hyst);
+		return EXIT_BAD_OPTION;
+	}
+	if (r == -EBUSY) {
+		fprintf(stderr,
+			PROG ": another manager, in this or another process, already keeps a margin on %s (only one may)\n",
+			o->cgroup);
+		return EXIT_FAILURE_LIB;
+	}
 	if (r < 0) {
 		fprintf(stderr, PROG ": setting the margin: %s\n",
 			mr_strerror(r));
-		return r;
+		return EXIT_FAILURE_LIB;
 	}
-	if (o->batch_auto) {
+	if (o->batch_auto)
 		r = mr_group_set_batch_proportional(g,
 				MR_BATCH_DEFAULT_SHARE_PPM,
 				MR_BATCH_DEFAULT_MAX_BYTES,
 				MR_BATCH_DEFAULT_MAX_PPM);
-	} else if (o->batch.set) {
-		batch = o->batch.bytes;
-		if (o->batch.is_ppm) {
-			r = ppm_of_limit(g, "--batch", o->batch.ppm, &batch);
-			if (r < 0)
-				return r;
-			batch -= batch % PAGE_BYTES;
-			if (batch < PAGE_BYTES)
-				batch = PAGE_BYTES;
-		}
+	else if (o->batch.set)
 		r = mr_group_set_batch_fixed(g, batch);
-	}
 	if (r < 0) {
 		fprintf(stderr, PROG ": setting the batch: %s\n",
 			mr_strerror(r));
-		return r;
+		return EXIT_FAILURE_LIB;
 	}
 	if (o->sched_set) {
 		r = mr_ctx_set_worker_sched(ctx, o->sched, o->nice);
 		if (r < 0) {
 			fprintf(stderr, PROG ": setting the scheduling: %s\n",
 				mr_strerror(r));
-			return r;
+			return EXIT_FAILURE_LIB;
 		}
 	}
 	return 0;
@@ -546,8 +623,9 @@ static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
  * statistics on the way. Returns 0 when it is time to stop, or the error
  * of a statistics read. */
 static int run(int sfd, mr_group_t *g, const struct options *o,
-	       uint64_t start_ns)
+	       const struct baseline *base)
 {
+	uint64_t start_ns = base->start_ns;
 	uint64_t interval_ns = o->stats_interval_s * 1000000000ULL;
 	uint64_t end_ns = o->duration_s ?
 			  start_ns + o->duration_s * 1000000000ULL : 0;
@@ -562,7 +640,7 @@ static int run(int sfd, mr_group_t *g, const struct options *o,
 		if (end_ns && now >= end_ns)
 			return 0;
 		if (next_ns && now >= next_ns) {
-			r = print_stats(g, o, "stats", start_ns);
+			r = print_stats(g, o, "stats", base);
 			if (r < 0)
 				return r;
 			while (next_ns <= now)
@@ -591,12 +669,13 @@ int main(int argc, char **argv)
 	struct options o;
 	mr_ctx_t *ctx = NULL;
 	mr_group_t *g = NULL;
+	struct mr_limits lim = { .size = sizeof(lim) };
+	struct baseline base;
 	sigset_t mask;
-	uint64_t start_ns;
-	int sfd, r, status = 1;
+	int sfd, r, status = EXIT_FAILURE_LIB;
 
 	if (parse_options(argc, argv, &o) < 0)
-		return 2;
+		return EXIT_BAD_OPTION;
 
 	/* Blocked before any thread exists, so the worker inherits the mask
 	 * and the signals reach only the signalfd. */
@@ -626,30 +705,39 @@ int main(int argc, char **argv)
 			mr_strerror(r));
 		goto out;
 	}
-	r = configure_group(ctx, g, &o);
-	if (r < 0)
+	r = mr_group_read_limits(g, &lim);
+	if (r < 0) {
+		fprintf(stderr, PROG ": reading %s: %s\n", o.cgroup,
+			mr_strerror(r));
 		goto out;
+	}
+	r = configure_group(ctx, g, &o, &lim);
+	if (r > 0) {
+		status = r;
+		goto out;
+	}
 	r = mr_ctx_worker_start(ctx);
 	if (r < 0) {
 		fprintf(stderr, PROG ": starting the worker: %s\n",
 			mr_strerror(r));
 		goto out;
 	}
-	start_ns = now_ns();
-	r = print_stats(g, &o, "start", start_ns);
+	base.start_ns = now_ns();
+	base.limit_hits = lim.limit_hits;
+	r = print_stats(g, &o, "start", &base);
 	if (r == 0)
-		r = run(sfd, g, &o, start_ns);
+		r = run(sfd, g, &o, &base);
 	mr_ctx_worker_stop(ctx);
 	if (r == 0)
-		r = print_stats(g, &o, "final", start_ns);
-	status = r < 0 ? 1 : 0;
+		r = print_stats(g, &o, "final", &base);
+	status = r < 0 ? EXIT_FAILURE_LIB : 0;
 out:
 	if (g) {
 		r = mr_group_close(g);
 		if (r < 0) {
 			fprintf(stderr, PROG ": closing %s: %s\n", o.cgroup,
 				mr_strerror(r));
-			status = 1;
+			status = EXIT_FAILURE_LIB;
 		}
 	}
 	mr_ctx_free(ctx);

@@ -6,21 +6,23 @@
  * the root of the cgroup v1 memory mount) with a limit (256 MiB), writes a
  * data file at least 4x the limit on a real filesystem, and runs one
  * workload twice in the group: without memreclaimd, then with it (margin
- * 32 MiB, hysteresis 32 MiB, proportional batch). The workload is two
- * processes that move themselves into the group: a reader streaming the
- * whole file (--passes times) with read() in 1 MiB chunks, and a toucher
- * that maps, touches and unmaps a fresh 16 MiB anonymous buffer per round,
- * timing each round, until the reader is done. Before each run the file is
- * dropped from the page cache, so the reader's reads are charged to the
- * group.
+ * 32 MiB, memreclaimd's default hysteresis unless --hysteresis is given,
+ * proportional batch). The workload is two processes that move themselves
+ * into the group: a toucher that maps, touches and unmaps a fresh 16 MiB
+ * anonymous buffer per round, timing each of a fixed number of rounds
+ * (--rounds), and a reader streaming the file with read() in 1 MiB chunks,
+ * from the start again after each pass, until the toucher is done. Before
+ * each pass the reader drops the file from the page cache
+ * (posix_fadvise DONTNEED), so its reads keep charging the group.
  *
  * It prints one table (or, with --json, one JSON object): per run, the
  * growth of memory.failcnt (charges that met the limit), the reader's
- * MiB/s, the touch rounds' p50/p99/max, and memreclaimd's reclaim calls,
- * bytes freed and CPU time, which it takes from the daemon's final JSON
- * line. It removes the group and the file when done, also on SIGINT and
- * SIGTERM. Exit status: 0 when both runs completed, 1 otherwise (3 when no
- * writable memory cgroup exists), 2 on a bad option.
+ * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
+ * memreclaimd's reclaim calls, bytes freed and CPU time, which it takes
+ * from the daemon's final JSON line. It removes the group and the file when
+ * done, also on SIGINT and SIGTERM. Exit status: 0 when both runs
+ * completed, 1 otherwise (3 when no writable memory cgroup exists), 2 on a
+ * bad option.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
@@ -52,10 +54,10 @@
 #define TOUCH_BYTES (16 * MIB)
 #define DEFAULT_LIMIT_BYTES (256 * MIB)
 #define DEFAULT_MARGIN_BYTES (32 * MIB)
-#define DEFAULT_HYSTERESIS_BYTES (32 * MIB)
-#define DEFAULT_PASSES 4
+#define DEFAULT_ROUNDS 200
+#define MAX_ROUNDS 100000
 #define FILE_FACTOR 4
-#define READ_TIMEOUT_MS (10 * 60 * 1000)
+#define WORKLOAD_TIMEOUT_MS (10 * 60 * 1000)
 #define CHILD_TIMEOUT_MS (30 * 1000)
 #define EXIT_NO_CGROUP 3
 
@@ -63,6 +65,7 @@
 struct reader_result {
 	int err;                /* 0 or a negative errno */
 	uint64_t bytes;
+	uint64_t passes;        /* passes begun */
 	uint64_t ns;
 };
 
@@ -88,9 +91,10 @@ struct run_result {
 struct options {
 	uint64_t limit_bytes;
 	uint64_t margin_bytes;
-	uint64_t hysteresis_bytes;
+	uint64_t hysteresis_bytes;    /* when hysteresis_set */
+	bool hysteresis_set;          /* else memreclaimd's default */
 	uint64_t file_bytes;      /* 0: FILE_FACTOR x limit */
-	unsigned int passes;
+	unsigned int rounds;          /* touch rounds per run */
 	const char *dir;
 	const char *memreclaimd;
 	const char *sched;            /* memreclaimd --sched, or NULL */
@@ -110,7 +114,7 @@ struct demo {
 	char file[PATH_MAX];
 	bool file_created;
 	pid_t reader, toucher, daemon;
-	int stop_w;               /* write end of the toucher's stop pipe */
+	int stop_w;               /* write end of the reader's stop pipe */
 	int daemon_out;           /* read end of memreclaimd's stdout */
 };
 
@@ -134,13 +138,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " [--memreclaimd PATH] [--limit SIZE] [--margin SIZE]\n"
 		"       [--hysteresis SIZE] [--dir DIR] [--file-size SIZE]\n"
-		"       [--passes N] [--sched idle|nice:N] [--json]\n"
+		"       [--rounds N] [--sched idle|nice:N] [--json]\n"
 		"SIZE: bytes with an optional K, M or G suffix (powers of 1024).\n"
 		"Defaults: memreclaimd from PATH, --limit 256M, --margin 32M,\n"
-		"--hysteresis 32M, --dir /var/tmp, --file-size 4x the limit,\n"
-		"--passes %d (reads of the whole file per run).\n"
+		"--hysteresis: memreclaimd's own (the margin), --dir /var/tmp,\n"
+		"--file-size 4x the limit, --rounds %d (16 MiB touch rounds per\n"
+		"run; the reader streams the file until they are done).\n"
+		"--sched is passed to memreclaimd.\n"
 		"The cgroup is created beneath $MEMRECLAIM_TEST_PARENT (default:\n"
-		"the cgroup v1 memory mount).\n", DEFAULT_PASSES);
+		"the cgroup v1 memory mount).\n", DEFAULT_ROUNDS);
 }
 
 static int parse_size(const char *opt, const char *s, uint64_t *out)
@@ -189,21 +195,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "hysteresis", required_argument, NULL, 'y' },
 		{ "dir", required_argument, NULL, 'D' },
 		{ "file-size", required_argument, NULL, 'f' },
-		{ "passes", required_argument, NULL, 'p' },
+		{ "rounds", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "sched", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long passes;
+	unsigned long rounds;
 	char *end;
 	int c, r = 0;
 
 	*o = (struct options){
 		.limit_bytes = DEFAULT_LIMIT_BYTES,
 		.margin_bytes = DEFAULT_MARGIN_BYTES,
-		.hysteresis_bytes = DEFAULT_HYSTERESIS_BYTES,
-		.passes = DEFAULT_PASSES,
+		.rounds = DEFAULT_ROUNDS,
 		.dir = "/var/tmp",
 		.memreclaimd = "memreclaimd",
 	};
@@ -222,6 +227,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'y':
 			r = parse_size("--hysteresis", optarg,
 				       &o->hysteresis_bytes);
+			o->hysteresis_set = true;
 			break;
 		case 'D':
 			o->dir = optarg;
@@ -229,15 +235,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'f':
 			r = parse_size("--file-size", optarg, &o->file_bytes);
 			break;
-		case 'p':
+		case 'r':
 			errno = 0;
-			passes = strtoul(optarg, &end, 10);
-			if (errno || *end || passes < 1 || passes > 100) {
-				fprintf(stderr, PROG ": --passes '%s': 1..100\n",
-					optarg);
+			rounds = strtoul(optarg, &end, 10);
+			if (errno || *end || optarg[0] < '0' ||
+			    optarg[0] > '9' || rounds < 1 ||
+			    rounds > MAX_ROUNDS) {
+				fprintf(stderr, PROG ": --rounds '%s': 1..%d\n",
+					optarg, MAX_ROUNDS);
 				r = -EINVAL;
 			}
-			o->passes = (unsigned int)passes;
+			o->rounds = (unsigned int)rounds;
 			break;
 		case 'j':
 			o->json = true;
@@ -263,10 +271,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, PROG ": --limit must be 64M .. 1024G\n");
 		r = -EINVAL;
 	}
+	/* memreclaimd's default hysteresis is the margin. */
+	if (r == 0 && !o->hysteresis_set)
+		o->hysteresis_bytes = o->margin_bytes;
 	if (r == 0 && (o->margin_bytes == 0 ||
+		       o->margin_bytes >= o->limit_bytes / 2 ||
+		       o->hysteresis_bytes >= o->limit_bytes / 2 ||
 		       o->margin_bytes + o->hysteresis_bytes >=
 		       o->limit_bytes / 2)) {
-		fprintf(stderr, PROG ": --margin must be above 0, and margin + hysteresis below half the limit\n");
+		fprintf(stderr, PROG ": --margin must be above 0, and margin + hysteresis below half the limit%s\n",
+			o->hysteresis_set ? "" :
+			" (the hysteresis defaults to the margin)");
 		r = -EINVAL;
 	}
 	if (r == 0 && o->file_bytes == 0)
@@ -586,13 +601,17 @@ static void child_send(int fd, const void *buf, size_t len)
 	_exit(n == (ssize_t)len ? 0 : 1);
 }
 
-static void reader_main(struct demo *d, int out)
+/* Streams the file until `stop` becomes readable or hangs up (the parent
+ * closes its write end when the toucher is done): pass after pass from the
+ * start, each after dropping the file from the page cache, so the reads
+ * keep charging the group. */
+static void reader_main(struct demo *d, int stop, int out)
 {
 	struct reader_result res = { 0 };
+	struct pollfd pfd = { .fd = stop, .events = POLLIN };
 	uint64_t t0;
-	unsigned int pass;
 	char *buf;
-	ssize_t n;
+	ssize_t n = 0;
 	int fd;
 
 	res.err = child_enter(d);
@@ -605,15 +624,20 @@ static void reader_main(struct demo *d, int out)
 		child_send(out, &res, sizeof(res));
 	}
 	t0 = now_ns();
-	for (pass = 0; pass < d->opt.passes && res.err == 0; pass++) {
-		if (lseek(fd, 0, SEEK_SET) < 0) {
-			res.err = -errno;
-			break;
+	while (res.err == 0 && poll(&pfd, 1, 0) == 0) {
+		if (n == 0) { /* start of the file: a new pass */
+			res.err = -posix_fadvise(fd, 0, 0,
+						 POSIX_FADV_DONTNEED);
+			if (res.err == 0 && lseek(fd, 0, SEEK_SET) < 0)
+				res.err = -errno;
+			res.passes++;
 		}
-		while ((n = read(fd, buf, CHUNK_BYTES)) > 0)
-			res.bytes += (uint64_t)n;
+		if (res.err == 0)
+			n = read(fd, buf, CHUNK_BYTES);
 		if (n < 0)
 			res.err = -errno;
+		else
+			res.bytes += (uint64_t)n;
 	}
 	res.ns = now_ns() - t0;
 	child_send(out, &res, sizeof(res));
@@ -634,12 +658,13 @@ static uint64_t percentile(const uint64_t *v, size_t n, unsigned int pct)
 	return n ? v[rank ? rank - 1 : 0] : 0;
 }
 
-static void toucher_main(struct demo *d, int stop, int out)
+/* Maps, touches and unmaps a fresh TOUCH_BYTES buffer per round, for
+ * d->opt.rounds rounds, timing each. */
+static void toucher_main(struct demo *d, int out)
 {
 	struct toucher_result res = { 0 };
-	struct pollfd pfd = { .fd = stop, .events = POLLIN };
 	long page = sysconf(_SC_PAGESIZE);
-	size_t n = 0, cap = 4096, i;
+	size_t n = 0, i;
 	uint64_t *ns, t0;
 	volatile char *p;
 	void *map;
@@ -647,13 +672,12 @@ static void toucher_main(struct demo *d, int stop, int out)
 	res.err = child_enter(d);
 	if (res.err < 0)
 		child_send(out, &res, sizeof(res));
-	ns = malloc(cap * sizeof(*ns));
+	ns = malloc(d->opt.rounds * sizeof(*ns));
 	if (!ns) {
 		res.err = -ENOMEM;
 		child_send(out, &res, sizeof(res));
 	}
-	/* The parent closes `stop` when the reader is done. */
-	while (poll(&pfd, 1, 0) == 0) {
+	while (n < d->opt.rounds) {
 		t0 = now_ns();
 		map = mmap(NULL, TOUCH_BYTES, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -665,16 +689,6 @@ static void toucher_main(struct demo *d, int stop, int out)
 		for (i = 0; i < TOUCH_BYTES; i += (size_t)page)
 			p[i] = (char)i;
 		munmap(map, TOUCH_BYTES);
-		if (n == cap) {
-			uint64_t *bigger = realloc(ns, 2 * cap * sizeof(*ns));
-
-			if (!bigger) {
-				res.err = -ENOMEM;
-				break;
-			}
-			ns = bigger;
-			cap *= 2;
-		}
 		ns[n++] = now_ns() - t0;
 	}
 	qsort(ns, n, sizeof(*ns), cmp_u64);
@@ -722,12 +736,12 @@ static int spawn(struct demo *d, pid_t *pid, int *result_fd, int stop_fd,
 
 static void reader_entry(struct demo *d, int stop_fd, int out)
 {
-	reader_main(d, out);
+	reader_main(d, stop_fd, out);
 }
 
 static void toucher_entry(struct demo *d, int stop_fd, int out)
 {
-	toucher_main(d, stop_fd, out);
+	toucher_main(d, out);
 }
 
 /* ------------------------------------------------------------ memreclaimd */
@@ -760,13 +774,21 @@ static int daemon_line(struct demo *d, char *line, size_t len, int timeout_ms)
 static int start_daemon(struct demo *d)
 {
 	char margin[32], hysteresis[32], line[1024];
-	const char *argv[] = {
-		d->opt.memreclaimd, "--cgroup", d->cgroup,
-		"--margin", margin, "--hysteresis", hysteresis,
+	const char *argv[16] = {
+		d->opt.memreclaimd, "--cgroup", d->cgroup, "--margin", margin,
 		"--batch", "auto", "--json", "--stats-interval", "0",
-		d->opt.sched ? "--sched" : NULL, d->opt.sched, NULL,
 	};
-	int p[2], r;
+	int p[2], r, argc = 10;
+
+	/* Only what the user chose: memreclaimd has its own defaults. */
+	if (d->opt.hysteresis_set) {
+		argv[argc++] = "--hysteresis";
+		argv[argc++] = hysteresis;
+	}
+	if (d->opt.sched) {
+		argv[argc++] = "--sched";
+		argv[argc++] = d->opt.sched;
+	}
 
 	snprintf(margin, sizeof(margin), "%" PRIu64, d->opt.margin_bytes);
 	snprintf(hysteresis, sizeof(hysteresis), "%" PRIu64,
@@ -880,20 +902,22 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 		r = read_failcnt(d, &failcnt0);
 	if (r == 0)
 		r = open_pipe(&stop_r, &d->stop_w);
+	/* The reader first, so the group is under pressure when the
+	 * toucher's rounds begin; it reads until the toucher is done. */
 	if (r == 0)
-		r = spawn(d, &d->toucher, &toucher_fd, stop_r, toucher_entry);
+		r = spawn(d, &d->reader, &reader_fd, stop_r, reader_entry);
 	if (r == 0)
-		r = spawn(d, &d->reader, &reader_fd, -1, reader_entry);
+		r = spawn(d, &d->toucher, &toucher_fd, -1, toucher_entry);
 	if (r == 0)
-		r = read_result(d, reader_fd, &res->reader,
-				sizeof(res->reader), READ_TIMEOUT_MS);
+		r = read_result(d, toucher_fd, &res->toucher,
+				sizeof(res->toucher), WORKLOAD_TIMEOUT_MS);
 	if (d->stop_w >= 0) {
 		close(d->stop_w);
 		d->stop_w = -1;
 	}
 	if (r == 0)
-		r = read_result(d, toucher_fd, &res->toucher,
-				sizeof(res->toucher), CHILD_TIMEOUT_MS);
+		r = read_result(d, reader_fd, &res->reader,
+				sizeof(res->reader), CHILD_TIMEOUT_MS);
 	reap(&d->reader, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
 	reap(&d->toucher, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
 	if (r == 0)
@@ -937,11 +961,12 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	int i;
 
 	printf("cgroup %s: limit %" PRIu64 " MiB; data file %" PRIu64
-	       " MiB read %u time(s) per run; memreclaimd margin %" PRIu64
-	       " MiB, hysteresis %" PRIu64 " MiB, batch auto\n\n",
+	       " MiB, streamed while the toucher runs %u rounds; memreclaimd margin %" PRIu64
+	       " MiB, hysteresis %" PRIu64 " MiB%s, batch auto\n\n",
 	       d->cgroup, d->opt.limit_bytes / MIB, d->opt.file_bytes / MIB,
-	       d->opt.passes, d->opt.margin_bytes / MIB,
-	       d->opt.hysteresis_bytes / MIB);
+	       d->opt.rounds, d->opt.margin_bytes / MIB,
+	       d->opt.hysteresis_bytes / MIB,
+	       d->opt.hysteresis_set ? "" : " (its default: the margin)");
 	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s\n", "run",
 	       "failcnt growth", "reader MiB/s", "rounds", "p50 ms", "p99 ms",
 	       "max ms", "worker calls", "worker MiB", "worker CPU s");
@@ -960,7 +985,10 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 		else
 			printf(" %12s %12s %12s\n", "-", "-", "-");
 	}
-	printf("\n(rounds: 16 MiB touch rounds; worker MiB: freed by memreclaimd's margin worker)\n");
+	printf("\n(rounds: 16 MiB touch rounds; reader MiB/s: while the rounds ran; worker MiB: freed by memreclaimd's margin worker)\n");
+	printf("failcnt growth: charges that met the limit, each of which ran reclaim in the workload's own thread. "
+	       "Latency columns are reported, not judged: on today's kernels reclaim of clean cache is cheap, "
+	       "and a margin takes cache away from the workload.\n");
 	if (m->failcnt_growth)
 		printf("memory.failcnt growth without / with memreclaimd: %.1fx\n",
 		       (double)w->failcnt_growth / (double)m->failcnt_growth);
@@ -993,21 +1021,23 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 	printf("{\"cgroup\":");
 	json_string(d->cgroup);
 	printf(",\"limit_bytes\":%" PRIu64
-	       ",\"file_bytes\":%" PRIu64 ",\"passes\":%u,\"margin_bytes\":%" PRIu64
+	       ",\"file_bytes\":%" PRIu64 ",\"touch_rounds_per_run\":%u,\"margin_bytes\":%" PRIu64
 	       ",\"hysteresis_bytes\":%" PRIu64 ",\"runs\":[",
-	       d->opt.limit_bytes, d->opt.file_bytes, d->opt.passes,
+	       d->opt.limit_bytes, d->opt.file_bytes, d->opt.rounds,
 	       d->opt.margin_bytes, d->opt.hysteresis_bytes);
 	for (i = 0; i < 2; i++) {
 		const struct run_result *r = &runs[i];
 
 		printf("%s{\"memreclaimd\":%s,\"failcnt_growth\":%" PRIu64
 		       ",\"reader_bytes\":%" PRIu64 ",\"reader_ns\":%" PRIu64
+		       ",\"reader_passes\":%" PRIu64
 		       ",\"reader_mib_s\":%.1f,\"touch_rounds\":%" PRIu64
 		       ",\"touch_p50_ns\":%" PRIu64 ",\"touch_p99_ns\":%" PRIu64
 		       ",\"touch_max_ns\":%" PRIu64,
 		       i ? "," : "", r->with_daemon ? "true" : "false",
 		       r->failcnt_growth, r->reader.bytes, r->reader.ns,
-		       reader_mib_s(&r->reader), r->toucher.rounds,
+		       r->reader.passes, reader_mib_s(&r->reader),
+		       r->toucher.rounds,
 		       r->toucher.p50_ns, r->toucher.p99_ns, r->toucher.max_ns);
 		if (r->with_daemon)
 			printf(",\"worker_calls\":%" PRIu64
