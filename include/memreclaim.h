@@ -288,7 +288,8 @@ MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 
 /* Moves process `pid` (> 0) into the memory cgroup `path`. Only for a
  * process the caller started and a group the caller created: the library
- * never moves other processes. Charges already made stay where they are
+ * cannot check this, it is the caller's duty (the library itself never
+ * moves a process it was not asked to). Charges already made stay where they are
  * (cgroup v1 does not move charges).
  * Errors: -EINVAL, -ENODEV, -ENOENT (no group), -ESRCH (no process),
  * -EACCES/-EPERM. MT-safe. */
@@ -331,9 +332,14 @@ MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
  * -EBUSY (another handle, in this process or another, keeps a margin on
  * this group; or a reclaim step of another manager held the group for
  * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM.
- * On error nothing changes. A group with no limit accepts a margin; while it has no limit,
- * or whenever its limit falls to the margin or below, the worker leaves it
- * alone and logs why.
+ * On error nothing changes.
+ *
+ * A group with no limit accepts a margin; while it has no limit, or
+ * whenever its limit falls to the margin or below, the worker leaves it
+ * alone and logs why. When the limit falls so that the hysteresis exceeds
+ * half of limit - margin, the worker reclaims only to half of it. A group
+ * with nothing reclaimable (v1 without swap: no page cache) is retried at
+ * the worker's safety-net period, MR_WORKER_SAFETY_NS.
  * MT-safe: the policy is published with RCU; the worker picks it up at
  * its next wake-up, which this call triggers. */
 MR_EXPORT int mr_group_set_margin(mr_group_t *group, uint64_t margin_bytes,

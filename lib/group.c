@@ -306,9 +306,10 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 		if (r < 0)
 			return r;
 		if (l.limit_bytes != MR_UNLIMITED) {
-			margin = a->bytes ? a->bytes :
-				(uint64_t)((unsigned __int128)l.limit_bytes *
-					   a->ppm / 1000000);
+			struct mri_policy np = { .margin_bytes = a->bytes,
+						 .margin_ppm = a->ppm };
+
+			margin = mri_margin_bytes(&np, l.limit_bytes);
 			if (margin >= l.limit_bytes ||
 			    a->hysteresis > l.limit_bytes - margin)
 				return -ERANGE;

@@ -107,6 +107,18 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
  * and another pass is due at once. */
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop);
 
+/* The margin in bytes for a given limit (margin_bytes, or margin_ppm of
+ * the limit). */
+uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes);
+
+/* The worker's marks for a limit: it reclaims when usage is above
+ * *high_mark = limit - margin, down to *low_mark = high_mark - hysteresis,
+ * the hysteresis capped at half of high_mark (a limit lowered since the
+ * margin was set). -ERANGE when there is no limit or the margin is not
+ * below it. */
+int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
+		     uint64_t *high_mark, uint64_t *low_mark);
+
 /* Worker thread entry (lib/worker.c). */
 void *mri_worker_main(void *ctx);
 

@@ -59,6 +59,29 @@ static void apply_sched(mr_ctx_t *ctx)
 	}
 }
 
+uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
+{
+	if (p->margin_bytes)
+		return p->margin_bytes;
+	return (uint64_t)((unsigned __int128)limit_bytes * p->margin_ppm /
+			  1000000);
+}
+
+int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
+		     uint64_t *high_mark, uint64_t *low_mark)
+{
+	uint64_t margin = mri_margin_bytes(p, limit_bytes);
+
+	if (limit_bytes == MR_UNLIMITED || margin >= limit_bytes)
+		return -ERANGE;
+	*high_mark = limit_bytes - margin;
+	/* A limit lowered since the margin was set may leave less room than
+	 * the hysteresis: never reclaim more than half of what is left. */
+	*low_mark = *high_mark - (p->hysteresis_bytes < *high_mark / 2 ?
+				  p->hysteresis_bytes : *high_mark / 2);
+	return 0;
+}
+
 static void disarm(struct mr_group *g)
 {
 	if (g->armed_threshold_bytes == MR_UNLIMITED)
@@ -80,7 +103,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
-	uint64_t margin, high_mark, low_mark, freed, usage;
+	uint64_t high_mark, low_mark, freed, usage;
 	int r;
 
 	if (!(g->be->caps & MRI_CAP_THRESHOLD) ||
@@ -101,17 +124,11 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 		leave_alone(g, "the group has no limit");
 		return false;
 	}
-	margin = p.margin_bytes ? p.margin_bytes :
-		(uint64_t)((unsigned __int128)l.limit_bytes * p.margin_ppm /
-			   1000000);
-	if (margin >= l.limit_bytes) {
+	if (mri_margin_marks(&p, l.limit_bytes, &high_mark, &low_mark) < 0) {
 		leave_alone(g, "the limit fell to the margin or below");
 		return false;
 	}
 	g->margin_warned = false;
-	high_mark = l.limit_bytes - margin;
-	low_mark = high_mark - (p.hysteresis_bytes < high_mark ?
-				p.hysteresis_bytes : high_mark);
 	if (g->armed_threshold_bytes != high_mark) {
 		r = g->be->set_usage_threshold(g->priv, high_mark);
 		if (r < 0)

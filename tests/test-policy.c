@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "group.h"
 #include "memreclaim.h"
 
 #define KiB 1024ULL
@@ -405,6 +406,37 @@ START_TEST(thp_bad_input)
 }
 END_TEST
 
+/* ------------------------------------------------------ worker marks */
+
+START_TEST(margin_marks)
+{
+	struct mri_policy p = { .margin_bytes = 32 * MiB,
+				.hysteresis_bytes = 32 * MiB };
+	uint64_t hi = 1, lo = 1;
+
+	ck_assert_int_eq(mri_margin_marks(&p, 256 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(hi, 224 * MiB);
+	ck_assert_uint_eq(lo, 192 * MiB);
+	/* The limit fell: the hysteresis is capped at half of what is left,
+	 * so the worker never empties the group. */
+	ck_assert_int_eq(mri_margin_marks(&p, 80 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(hi, 48 * MiB);
+	ck_assert_uint_eq(lo, 24 * MiB);
+	/* The margin at or above the limit, or no limit: nothing to keep. */
+	ck_assert_int_eq(mri_margin_marks(&p, 32 * MiB, &hi, &lo), -ERANGE);
+	ck_assert_int_eq(mri_margin_marks(&p, 16 * MiB, &hi, &lo), -ERANGE);
+	ck_assert_int_eq(mri_margin_marks(&p, MR_UNLIMITED, &hi, &lo),
+			 -ERANGE);
+	/* In ppm of the limit, without overflow. */
+	p = (struct mri_policy){ .margin_ppm = 125000, .hysteresis_bytes = 0 };
+	ck_assert_int_eq(mri_margin_marks(&p, 256 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(hi, 224 * MiB);
+	ck_assert_uint_eq(lo, 224 * MiB);
+	ck_assert_uint_eq(mri_margin_bytes(&p, UINT64_MAX - 1),
+			  (UINT64_MAX - 1) / 8);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -424,6 +456,10 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, throttle_charge_scaling);
 	tcase_add_test(tc, throttle_shapes);
 	tcase_add_test(tc, throttle_bad_curves);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("margin");
+	tcase_add_test(tc, margin_marks);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
