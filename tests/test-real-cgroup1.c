@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -518,6 +519,89 @@ START_TEST(crash_leaves_journal_and_reopen_restores)
 }
 END_TEST
 
+/* Threads of a runtime use one group at once while the worker serves it:
+ * setters, reads and synchronous reclaim race with the worker's passes,
+ * then the group is closed under the running worker. Every call answers
+ * with a documented code, and no limit is left lowered. */
+struct hammer {
+	mr_group_t *g;
+	int id;
+	int bad;
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t freed;
+	int i, r;
+
+	for (i = 0; i < 300; i++) {
+		switch ((i + h->id) % 5) {
+		case 0:
+			r = mr_group_set_margin(h->g, (8 + i % 8) * MiB, 0,
+						(uint64_t)(i % 4) * MiB);
+			h->bad |= r != 0 && r != -EBUSY;
+			break;
+		case 1:
+			r = i % 2 ? mr_group_set_batch_fixed(h->g, 256 * KiB) :
+				mr_group_set_batch_proportional(h->g, 500000,
+								4 * MiB, 0);
+			h->bad |= r != 0;
+			break;
+		case 2:
+			r = mr_group_read_limits(h->g, &l);
+			h->bad |= r != 0 && r != -EBUSY;
+			h->bad |= r == 0 && l.own_limit_bytes != 256 * MiB;
+			break;
+		case 3:
+			r = mr_group_reclaim(h->g, MiB, 0, &freed);
+			h->bad |= r != 0 && r != -EAGAIN && r != -EBUSY;
+			break;
+		default:
+			r = mr_group_read_reclaim_stats(h->g, MR_REASON_MARGIN,
+							&st);
+			h->bad |= r != 0;
+			break;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_use_and_close_under_worker)
+{
+	struct hammer h[2];
+	pthread_t t[2];
+	pid_t reader;
+	mr_group_t *g;
+	int i;
+
+	new_group(256 * MiB);
+	make_data_file(512 * MiB);
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	drop_data_cache();
+	reader = start_reader(group, 2);
+	for (i = 0; i < 2; i++) {
+		h[i] = (struct hammer){ .g = g, .id = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer_main,
+						&h[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+		ck_assert_msg(!h[i].bad, "thread %d saw an undocumented code",
+			      i);
+	}
+	/* Closed while the worker runs and the reader still charges. */
+	ck_assert_int_eq(mr_group_close(g), 0);
+	wait_ok(reader);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
+			  256 * MiB);
+}
+END_TEST
+
 START_TEST(crash_then_admin_change_is_kept)
 {
 	char jpath[PATH_MAX];
@@ -684,6 +768,7 @@ int main(void)
 	tcase_add_test(tc, worker_keeps_charges_off_the_limit);
 	tcase_add_test(tc, crash_leaves_journal_and_reopen_restores);
 	tcase_add_test(tc, crash_then_admin_change_is_kept);
+	tcase_add_test(tc, concurrent_use_and_close_under_worker);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
