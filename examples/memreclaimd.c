@@ -20,12 +20,17 @@
  * counter); limit_hits_since_start is its growth since memreclaimd opened
  * the group.
  *
- * Exit status: 0 after a clean stop (duration reached, SIGTERM or SIGINT),
- * 1 when the library fails, 2 on a bad option, including one this group
- * cannot take (a margin not below its limit, a % of a group with no limit):
- * nothing was changed.
- * SIGTERM and SIGINT are taken with a signalfd: the worker is stopped, the
- * final statistics printed and the group closed (a lowered limit restored).
+ * Exit status: 0 after a clean stop (duration reached, or SIGTERM, SIGINT,
+ * SIGHUP or SIGQUIT), 1 when the library fails, 2 on a bad option,
+ * including one this group cannot take (a margin not below its limit, a %
+ * of a group with no limit): nothing was changed.
+ * SIGTERM, SIGINT, SIGHUP (the terminal or session went away) and SIGQUIT
+ * are taken with a signalfd: the worker is stopped, the final statistics
+ * printed and the group closed (a lowered limit restored). SIGPIPE is
+ * ignored: a reader of the statistics that went away does not kill the
+ * daemon in the middle of a step. A statistics read that another manager
+ * holds up (-EBUSY: it is in the middle of a reclaim step on the group) is
+ * skipped with a note and retried at the next interval.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -52,6 +57,7 @@
 #define MAX_BATCH_BYTES (1ULL << 40)
 #define EXIT_FAILURE_LIB 1
 #define EXIT_BAD_OPTION 2
+#define FINAL_TRIES 4
 
 /* A size option: bytes, or a share of the limit in ppm. */
 struct size_opt {
@@ -90,7 +96,7 @@ static void usage(FILE *f)
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
 		"  --backend auto|cgroup1  auto (default) picks from the path's filesystem; this version has cgroup1 (v1) only\n"
 		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
-		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM or SIGINT\n"
+		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT, SIGHUP or SIGQUIT\n"
 		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
 		"  --json                  print statistics as one flat JSON object per line\n"
 		"  --version               print the version and exit\n"
@@ -449,6 +455,15 @@ static int print_stats(mr_group_t *g, const struct options *o,
 	r = mr_group_read_limits(g, &lim);
 	if (r == 0)
 		r = mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st);
+	if (r == -EBUSY) {
+		/* Another manager is in the middle of a reclaim step on the
+		 * group: its transient limit is no statistic. */
+		fprintf(stderr, PROG ": %s record skipped: reading the "
+			"statistics of %s: %s (in the middle of a reclaim "
+			"step); retrying at the next interval\n", event,
+			o->cgroup, mr_strerror(r));
+		return r;
+	}
 	if (r < 0) {
 		fprintf(stderr, PROG ": reading statistics of %s: %s\n",
 			o->cgroup, mr_strerror(r));
@@ -621,7 +636,8 @@ static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
 
 /* Waits for a signal, the end of the run or the next statistics; prints
  * statistics on the way. Returns 0 when it is time to stop, or the error
- * of a statistics read. */
+ * of a statistics read (-EBUSY is not one: that read is retried at the
+ * next interval). */
 static int run(int sfd, mr_group_t *g, const struct options *o,
 	       const struct baseline *base)
 {
@@ -641,7 +657,7 @@ static int run(int sfd, mr_group_t *g, const struct options *o,
 			return 0;
 		if (next_ns && now >= next_ns) {
 			r = print_stats(g, o, "stats", base);
-			if (r < 0)
+			if (r < 0 && r != -EBUSY)
 				return r;
 			while (next_ns <= now)
 				next_ns += interval_ns;
@@ -672,7 +688,7 @@ int main(int argc, char **argv)
 	struct mr_limits lim = { .size = sizeof(lim) };
 	struct baseline base;
 	sigset_t mask;
-	int sfd, r, status = EXIT_FAILURE_LIB;
+	int sfd, r, i, status = EXIT_FAILURE_LIB;
 
 	if (parse_options(argc, argv, &o) < 0)
 		return EXIT_BAD_OPTION;
@@ -682,6 +698,10 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	/* A closed statistics pipe: writes fail with EPIPE instead. */
+	signal(SIGPIPE, SIG_IGN);
 	r = pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	if (r) {
 		fprintf(stderr, PROG ": blocking signals: %s\n", strerror(r));
@@ -725,11 +745,19 @@ int main(int argc, char **argv)
 	base.start_ns = now_ns();
 	base.limit_hits = lim.limit_hits;
 	r = print_stats(g, &o, "start", &base);
-	if (r == 0)
+	if (r == 0 || r == -EBUSY)
 		r = run(sfd, g, &o, &base);
 	mr_ctx_worker_stop(ctx);
 	if (r == 0)
 		r = print_stats(g, &o, "final", &base);
+	/* A step of another manager lasts well under a second: a few more
+	 * tries, then stop without the final record. */
+	for (i = 0; r == -EBUSY && i < FINAL_TRIES; i++) {
+		nanosleep(&(struct timespec){ 0, 250 * 1000 * 1000 }, NULL);
+		r = print_stats(g, &o, "final", &base);
+	}
+	if (r == -EBUSY)
+		r = 0;
 	status = r < 0 ? EXIT_FAILURE_LIB : 0;
 out:
 	if (g) {

@@ -132,7 +132,9 @@ typedef struct mr_group mr_group_t;
  *
  * On cgroup v1, a limit left lowered by a manager that died in the middle
  * of a reclaim step (see the journal in docs/design.md) is restored here,
- * but only if the limit still holds the value that manager wrote.
+ * but only if the limit still holds the value that manager wrote. (If a
+ * live manager is in a step at that moment, the journal is its own; the
+ * next step of any manager settles a stale one.)
  *
  * The group starts with no margin (the worker leaves it alone) and a fixed
  * batch of MR_SWAP_CLUSTER_MAX_BYTES.
@@ -146,7 +148,9 @@ typedef struct mr_group mr_group_t;
  * inspect, and the group is not opened), -ELOOP (the state directory, a
  * journal or lock file is a symlink), -EPERM (the state directory is not
  * owned by the caller or is writable by others), -ENOTDIR (the state
- * directory is not a directory), -ECHILD.
+ * directory is not a directory), -ECHILD. The state directory holds one
+ * journal per cgroup while a step is in progress or a restore failed,
+ * named after the cgroup directory's device and inode.
  * MT-safe. */
 MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 			    const char *backend, mr_group_t **ret);
@@ -194,9 +198,12 @@ struct mr_limits {
 	uint32_t flags; /* MR_LIMITS_* */
 };
 
-/* Fills *limits (see struct mr_limits).
+/* Fills *limits (see struct mr_limits). On cgroup v1 it first waits for
+ * any reclaim step in progress on the group or an ancestor (of this or
+ * another manager) to end, so a limit lowered for a moment is never taken
+ * for the group's.
  * Errors: -EINVAL (NULL, size smaller than the 2 first fields), -ENOENT,
- * -EIO, -ECHILD. MT-safe. */
+ * -EIO, -EBUSY (steps held on for longer than 1 s), -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_read_limits(mr_group_t *group, struct mr_limits *limits);
 
 /* Fields of struct mr_memstat, as bit numbers of its `present` mask. */
@@ -389,20 +396,23 @@ enum mr_reason {
 
 /* Reclaims up to `bytes` from the group in batches of the group's target
  * batch, now, in the calling thread. Stops when `bytes` are freed, when
- * timeout_ns has passed since the call (0: no time bound; a batch already
- * started finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a row
- * free nothing. Freeing fewer bytes than asked is normal and a success.
+ * timeout_ns has passed since the call (a batch already started
+ * finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a row free
+ * nothing. timeout_ns 0 or MR_UNLIMITED means no time bound, and so does
+ * any timeout too large to add to the CLOCK_MONOTONIC time of the call
+ * (the deadline saturates instead of wrapping around). Freeing fewer
+ * bytes than asked is normal and a success.
  * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). *freed_bytes (may be
  * NULL) receives the fall in usage the calls caused, clamped at zero.
  *
  * cgroup v1 has no reclaim file: each batch lowers memory.limit_in_bytes to
  * usage - batch and restores it at once (journaled, see docs/design.md); a
- * batch never exceeds half of the group's reclaimable page cache, since
+ * batch never exceeds half of the group's clean, unmapped page cache, since
  * while the limit is lowered a charge that cache cannot cover would
- * OOM-kill a task. (Test-only: the environment variable
- * MEMRECLAIM_TEST_LOWERED_PAUSE_MS, read by mr_group_open(), 0..600000,
- * sleeps that long between the lowering write and the restore, so a test
- * can kill the process there and check the recovery at the next open.)
+ * OOM-kill a task. The steps of all managers of one cgroup, in every
+ * process and by every path to it, are serialised by a lock on the
+ * cgroup's directory, and the calling thread blocks its signals for the
+ * length of a step.
  *
  * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
  * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another
@@ -449,9 +459,26 @@ enum mr_sched {
  * -20..19, used with MR_SCHED_NICE (0 otherwise). The default is
  * MR_SCHED_NICE at 0: on a busy 2-core machine SCHED_IDLE starves the
  * worker while the workload fills the cache (docs/PERFORMANCE.md has the
- * measurement). A nice level below the caller's own needs CAP_SYS_NICE;
- * when the kernel refuses it, the worker runs at the inherited level and
- * logs a warning.
+ * measurement).
+ *
+ * The worker never takes the policy of the thread that starts it (a
+ * SCHED_FIFO caller's would let it monopolise a CPU): it is created
+ * SCHED_OTHER at priority 0, then takes this class. Its nice level is the
+ * starting thread's, as for any thread, until the class sets another
+ * (MR_SCHED_NICE at 0 leaves it). A nice level below the caller's own
+ * needs CAP_SYS_NICE; when the kernel refuses it, the worker runs at the
+ * inherited level and logs a warning. (An unprivileged SCHED_IDLE caller
+ * may not create a SCHED_OTHER thread: the worker then inherits the
+ * caller's policy, with a warning.)
+ *
+ * MR_SCHED_IDLE: the worker waits and decides as SCHED_IDLE, but runs
+ * each reclaim pass as SCHED_OTHER at nice 0 and goes back to SCHED_IDLE
+ * after. A cgroup v1 step lowers the limit and restores it at once; an
+ * idle thread preempted in between would leave the group's own charges
+ * meeting the lowered limit for as long as other threads keep the CPUs
+ * busy (a priority inversion). Leaving SCHED_IDLE needs CAP_SYS_NICE (or
+ * an RLIMIT_NICE of 20); when the kernel refuses, the pass runs idle and
+ * the worker logs one warning.
  * Errors: -EINVAL (ctx NULL, unknown class, nice out of range), -EBUSY
  * (the worker runs). MT-safe. */
 MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
@@ -461,7 +488,20 @@ MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
  * until a group's usage crosses
  * limit - margin (a usage-threshold event from the backend), with a timer
  * of MR_WORKER_SAFETY_NS only as a safety net, and reclaims with the
- * group's target batch, counted under MR_REASON_MARGIN.
+ * group's target batch, counted under MR_REASON_MARGIN. The thread is
+ * named "memreclaim" (/proc/<pid>/task/<tid>/comm) and scheduled as
+ * mr_ctx_set_worker_sched() says, whatever the caller's own scheduling.
+ *
+ * A margin that reclaim cannot reach is left alone: when usage minus the
+ * group's page cache (memory.stat inactive_file + active_file) is already
+ * above limit - margin (anonymous memory without swap, kernel memory),
+ * reclaiming would only strip the cache at every wake-up. The worker then
+ * does not reclaim and logs one warning, with the numbers, again only
+ * after the margin has become reachable in between.
+ *
+ * A group whose cgroup was removed (a backend call answers -ENOENT) gets
+ * one warning ("cgroup is gone; no longer served") and is no longer
+ * served; its handle stays valid until mr_group_close().
  * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -ENOMEM,
  * -EAGAIN (no thread could be created), -ECHILD. MT-safe. */
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);

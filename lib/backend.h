@@ -78,6 +78,11 @@ struct mri_backend {
 	 * every process: -EBUSY when another holds it. Released at close. */
 	int (*claim_keeper)(void *priv, bool claim);
 
+	/* Mandatory. In a child after fork(): closes every fd of priv and
+	 * frees nothing else, touching no file or lock (the parent's step,
+	 * if one is running, keeps its locks). Idempotent. */
+	void (*forget)(void *priv);
+
 	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: event_fd
 	 * becomes readable when usage crosses it in either direction.
 	 * MR_UNLIMITED disarms. Replaces the previous threshold. */

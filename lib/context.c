@@ -16,14 +16,56 @@
 static atomic_ulong mri_fork_gen;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
+/* Every context of the process, for the fork handlers. Lock order:
+ * all_lock, then each ctx->lock. */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mr_ctx *all_ctx;
+
+/* Before fork(): no group is being opened or closed while the child's
+ * copy of the lists is taken. */
+static void on_fork_prepare(void)
+{
+	struct mr_ctx *c;
+
+	pthread_mutex_lock(&all_lock);
+	for (c = all_ctx; c; c = c->next_ctx)
+		pthread_mutex_lock(&c->lock);
+}
+
+static void on_fork_parent(void)
+{
+	struct mr_ctx *c;
+
+	for (c = all_ctx; c; c = c->next_ctx)
+		pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&all_lock);
+}
+
+/* In the child: the cgroups are the parent's business. Close every fd the
+ * library holds (a copy of a lock's open file description would hold the
+ * parent's step lock and the keeper's lock for as long as the child
+ * lives), touch nothing, and make old handles answer -ECHILD. A child of
+ * clone() without fork() runs no handler: do not use handles there. */
 static void on_fork_child(void)
 {
+	struct mr_group *g;
+	struct mr_ctx *c;
+
 	atomic_fetch_add(&mri_fork_gen, 1);
+	for (c = all_ctx; c; c = c->next_ctx) {
+		for (g = c->groups; g; g = g->next)
+			g->be->forget(g->priv);
+		close(c->epfd);
+		close(c->wakefd);
+		c->epfd = c->wakefd = -1;
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
 }
 
 static void install_fork_handler(void)
 {
-	pthread_atfork(NULL, NULL, on_fork_child);
+	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 }
 
 int mri_ctx_check_fork(const mr_ctx_t *ctx)
@@ -77,24 +119,39 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 		free(ctx);
 		return r;
 	}
+	pthread_mutex_lock(&all_lock);
+	ctx->next_ctx = all_ctx;
+	all_ctx = ctx;
+	pthread_mutex_unlock(&all_lock);
 	*ret = ctx;
 	return 0;
 }
 
 MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 {
+	struct mr_ctx **pp;
 	struct mr_group *g;
 
 	if (!ctx)
 		return;
+	pthread_mutex_lock(&all_lock);
+	for (pp = &all_ctx; *pp; pp = &(*pp)->next_ctx) {
+		if (*pp == ctx) {
+			*pp = ctx->next_ctx;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&all_lock);
 	if (mri_ctx_check_fork(ctx) == 0)
 		mr_ctx_worker_stop(ctx);
 	while ((g = ctx->groups)) {
 		ctx->groups = g->next;
 		mri_group_destroy(g);
 	}
-	close(ctx->epfd);
-	close(ctx->wakefd);
+	if (ctx->epfd >= 0)
+		close(ctx->epfd);
+	if (ctx->wakefd >= 0)
+		close(ctx->wakefd);
 	pthread_mutex_destroy(&ctx->worker_lock);
 	pthread_mutex_destroy(&ctx->lock);
 	mri_logger_destroy(&ctx->log);

@@ -140,6 +140,7 @@ int mri_group_destroy(struct mr_group *g)
 	/* In a child after fork() the cgroup is the parent's business: free
 	 * the memory only (the fds are O_CLOEXEC). */
 	if (mri_ctx_check_fork(g->ctx) < 0) {
+		g->be->forget(g->priv);
 		group_free(g);
 		return -ECHILD;
 	}

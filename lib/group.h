@@ -49,10 +49,17 @@ struct mr_group {
 	pthread_mutex_t reclaim_lock;
 	uint64_t armed_threshold_bytes;   /* under reclaim_lock */
 	bool margin_warned;               /* under reclaim_lock */
+	/* The margin cannot be reached by reclaiming page cache (what is not
+	 * cache is above limit - margin); warned once until it can again. */
+	bool unreachable_warned;          /* under reclaim_lock */
+	/* A backend call answered -ENOENT: the cgroup was removed, and the
+	 * worker no longer serves the group (it stays open until closed). */
+	bool gone;                        /* under reclaim_lock */
 	struct mri_reason_stats stats[MRI_NREASONS];
 };
 
 struct mr_ctx {
+	struct mr_ctx *next_ctx;          /* every context: context.c */
 	struct mri_logger log;
 	char state_dir[PATH_MAX];
 	unsigned long fork_gen;           /* mri_fork_gen at creation */

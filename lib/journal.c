@@ -19,15 +19,15 @@
 /* The record: the magic line, then one "key value" line per field. */
 #define RECORD_MAX (PATH_MAX + 256)
 
-uint64_t mri_journal_hash(const char *s)
+int mri_journal_name(const char *group_path, char *out, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	struct stat st;
 
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	if (stat(group_path, &st) < 0)
+		return -errno;
+	snprintf(out, len, "%" PRIx64 "-%" PRIx64 ".journal",
+		 (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	return 0;
 }
 
 /* fd must be a regular file with one link, owned by the effective user. */
@@ -103,48 +103,106 @@ fail:
 	return r;
 }
 
-int mri_journal_open(struct mri_journal *j, const char *state_dir,
-		     const char *group_path, struct mri_logger *log)
+static int open_dir_fd(struct mri_journal *j, const char *path)
 {
-	uint64_t h;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fd = -errno;
+		mri_log(j->log, MR_LOG_ERR, "journal: cannot open %s: %s",
+			path, strerror(-fd));
+	}
+	return fd;
+}
+
+/* The group's directory and its ancestors strictly below root, for the
+ * readers' shared locks. */
+static int open_read_fds(struct mri_journal *j, const char *group_path,
+			 const char *root)
+{
+	char p[PATH_MAX];
+	size_t rlen = strlen(root);
+	char *slash;
+	int fd;
+
+	while (rlen > 1 && root[rlen - 1] == '/')
+		rlen--;
+	strcpy(p, group_path);
+	do {
+		if (j->nread_fds == MRI_JOURNAL_MAX_DEPTH)
+			return -ELOOP;
+		fd = open_dir_fd(j, p);
+		if (fd < 0)
+			return fd;
+		j->read_fds[j->nread_fds++] = fd;
+		slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	} while (strlen(p) > rlen);
+	return 0;
+}
+
+static void close_fds(struct mri_journal *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nread_fds; i++)
+		close(j->read_fds[i]);
+	j->nread_fds = 0;
+	if (j->fd >= 0)
+		close(j->fd);
+	if (j->step_fd >= 0)
+		close(j->step_fd);
+	if (j->dir_fd >= 0)
+		close(j->dir_fd);
+	j->fd = j->step_fd = j->dir_fd = -1;
+}
+
+int mri_journal_open(struct mri_journal *j, const char *state_dir,
+		     const char *group_path, const char *root,
+		     struct mri_logger *log)
+{
+	struct stat st;
 	int r;
 
 	j->log = log;
 	j->dir_fd = -1;
-	j->lock_fd = -1;
-	j->read_fd = -1;
+	j->step_fd = -1;
 	j->fd = -1;
-	if (state_dir[0] != '/' || group_path[0] != '/' ||
+	j->nread_fds = 0;
+	if (state_dir[0] != '/' || group_path[0] != '/' || root[0] != '/' ||
 	    strchr(group_path, '\n') ||
 	    strlen(state_dir) >= sizeof(j->dir) ||
-	    strlen(group_path) >= sizeof(j->path))
+	    strlen(group_path) >= sizeof(j->path) ||
+	    strncmp(group_path, root, strlen(root)) != 0)
 		return -EINVAL;
 	strcpy(j->dir, state_dir);
 	strcpy(j->path, group_path);
-	h = mri_journal_hash(group_path);
-	snprintf(j->name, sizeof(j->name), "%016" PRIx64 ".journal", h);
-	snprintf(j->lock_name, sizeof(j->lock_name), "%016" PRIx64 ".lock", h);
 
 	r = open_dir(j, state_dir);
 	if (r < 0)
 		return r;
 	j->dir_fd = r;
-	r = open_file(j, j->lock_name);
+	r = open_dir_fd(j, group_path);
 	if (r < 0)
 		goto fail;
-	j->lock_fd = r;
-	r = open_file(j, j->lock_name);
+	j->step_fd = r;
+	if (fstat(j->step_fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	j->dev = (uint64_t)st.st_dev;
+	j->ino = (uint64_t)st.st_ino;
+	snprintf(j->name, sizeof(j->name), "%" PRIx64 "-%" PRIx64 ".journal",
+		 j->dev, j->ino);
+	r = open_read_fds(j, group_path, root);
 	if (r < 0)
 		goto fail;
-	j->read_fd = r;
 	pthread_mutex_init(&j->read_mutex, NULL);
 	return 0;
 fail:
-	if (j->lock_fd >= 0)
-		close(j->lock_fd);
-	close(j->dir_fd);
-	j->lock_fd = -1;
-	j->dir_fd = -1;
+	close_fds(j);
 	return r;
 }
 
@@ -165,8 +223,8 @@ static uint64_t now_ms(void)
 }
 
 /* flock(fd, op) with a bounded wait: a non-blocking try, then retries
- * for at most MRI_JOURNAL_LOCK_WAIT_MS. */
-static int take_flock(int fd, int op)
+ * for at most wait_ms. */
+static int take_flock(int fd, int op, unsigned int wait_ms)
 {
 	uint64_t start = now_ms();
 	unsigned int wait = 1;
@@ -176,7 +234,7 @@ static int take_flock(int fd, int op)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -errno;
-		if (now_ms() - start >= MRI_JOURNAL_LOCK_WAIT_MS)
+		if (now_ms() - start >= wait_ms)
 			return -EBUSY;
 		sleep_ms(wait);
 		if (wait < 16)
@@ -188,12 +246,12 @@ int mri_journal_lock(struct mri_journal *j)
 {
 	int r;
 
-	r = take_flock(j->lock_fd, LOCK_EX);
+	r = take_flock(j->step_fd, LOCK_EX, MRI_JOURNAL_LOCK_WAIT_MS);
 	if (r < 0)
 		return r;
 	r = open_file(j, j->name);
 	if (r < 0) {
-		flock(j->lock_fd, LOCK_UN);
+		flock(j->step_fd, LOCK_UN);
 		return r;
 	}
 	j->fd = r;
@@ -204,7 +262,7 @@ void mri_journal_unlock(struct mri_journal *j)
 {
 	close(j->fd);
 	j->fd = -1;
-	flock(j->lock_fd, LOCK_UN);
+	flock(j->step_fd, LOCK_UN);
 }
 
 static bool valid_file_name(const char *s)
@@ -247,10 +305,10 @@ static int take_u64(char **p, const char *key, uint64_t *out)
 	return v ? mri_parse_u64(v, out) : -EIO;
 }
 
-static int parse_record(char *buf, const char *path,
+static int parse_record(const struct mri_journal *j, char *buf,
 			struct mri_journal_record *rec, const char **why)
 {
-	char *p = buf, *v;
+	char *p = buf, *v, id[40];
 	uint64_t pid;
 
 	*why = "malformed";
@@ -259,13 +317,16 @@ static int parse_record(char *buf, const char *path,
 		return -EIO;
 	}
 	p += strlen(MAGIC_LINE);
-	v = take_line(&p, "path");
+	v = take_line(&p, "cgroup");
 	if (!v)
 		return -EIO;
-	if (strcmp(v, path) != 0) {
-		*why = "the record of another group (hash collision)";
+	snprintf(id, sizeof(id), "%" PRIx64 ":%" PRIx64, j->dev, j->ino);
+	if (strcmp(v, id) != 0) {
+		*why = "the record of another cgroup";
 		return -EIO;
 	}
+	if (!take_line(&p, "path"))
+		return -EIO;
 	v = take_line(&p, "file");
 	if (!v || !valid_file_name(v))
 		return -EIO;
@@ -299,7 +360,7 @@ int mri_journal_read(struct mri_journal *j, struct mri_journal_record *rec)
 	buf[off] = '\0';
 	if (off == sizeof(buf) - 1 || strlen(buf) != off) {
 		why = "oversized or binary";
-	} else if (parse_record(buf, j->path, rec, &why) == 0) {
+	} else if (parse_record(j, buf, rec, &why) == 0) {
 		return 1;
 	}
 	mri_log(j->log, MR_LOG_ERR,
@@ -318,10 +379,11 @@ int mri_journal_write(struct mri_journal *j,
 	if (!valid_file_name(rec->file))
 		return -EINVAL;
 	len = snprintf(buf, sizeof(buf),
-		       MAGIC_LINE "path %s\nfile %s\noriginal %" PRIu64
-		       "\nlowered %" PRIu64 "\npid %ld\n",
-		       j->path, rec->file, rec->original, rec->lowered,
-		       (long)rec->pid);
+		       MAGIC_LINE "cgroup %" PRIx64 ":%" PRIx64 "\npath %s\n"
+		       "file %s\noriginal %" PRIu64 "\nlowered %" PRIu64
+		       "\npid %ld\n",
+		       j->dev, j->ino, j->path, rec->file, rec->original,
+		       rec->lowered, (long)rec->pid);
 	if (len < 0 || (size_t)len >= sizeof(buf))
 		return -EINVAL;
 	if (ftruncate(j->fd, 0) < 0)
@@ -339,33 +401,39 @@ int mri_journal_clear(struct mri_journal *j)
 
 int mri_journal_reads_begin(struct mri_journal *j)
 {
-	int r;
+	uint64_t start;
+	size_t i;
+	int r = 0;
 
 	pthread_mutex_lock(&j->read_mutex);
-	r = take_flock(j->read_fd, LOCK_SH);
-	if (r < 0)
+	start = now_ms();
+	/* From the root down, as every reader does: steps hold one lock
+	 * each and wait for nothing else while they hold it. */
+	for (i = j->nread_fds; i-- > 0;) {
+		uint64_t spent = now_ms() - start;
+
+		r = spent >= MRI_JOURNAL_READ_WAIT_MS ? -EBUSY :
+			take_flock(j->read_fds[i], LOCK_SH,
+				   (unsigned int)(MRI_JOURNAL_READ_WAIT_MS -
+						  spent));
+		if (r < 0)
+			break;
+	}
+	if (r < 0) {
+		while (++i < j->nread_fds)
+			flock(j->read_fds[i], LOCK_UN);
 		pthread_mutex_unlock(&j->read_mutex);
+	}
 	return r;
 }
 
 void mri_journal_reads_end(struct mri_journal *j)
 {
-	flock(j->read_fd, LOCK_UN);
+	size_t i;
+
+	for (i = 0; i < j->nread_fds; i++)
+		flock(j->read_fds[i], LOCK_UN);
 	pthread_mutex_unlock(&j->read_mutex);
-}
-
-int mri_journal_keeper(struct mri_journal *j, bool claim)
-{
-	struct flock fl = {
-		.l_type = claim ? F_WRLCK : F_UNLCK,
-		.l_whence = SEEK_SET,
-		.l_start = 0,
-		.l_len = 1,
-	};
-
-	if (fcntl(j->lock_fd, F_OFD_SETLK, &fl) == 0)
-		return 0;
-	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 }
 
 void mri_journal_close(struct mri_journal *j)
@@ -379,11 +447,15 @@ void mri_journal_close(struct mri_journal *j)
 			unlinkat(j->dir_fd, j->name, 0);
 		mri_journal_unlock(j);
 	}
-	close(j->read_fd);
-	close(j->lock_fd);
-	close(j->dir_fd);
+	close_fds(j);
 	pthread_mutex_destroy(&j->read_mutex);
-	j->read_fd = -1;
-	j->lock_fd = -1;
-	j->dir_fd = -1;
+}
+
+void mri_journal_forget(struct mri_journal *j)
+{
+	if (j->dir_fd < 0)
+		return;
+	/* The mutex may have been held by a thread that did not survive the
+	 * fork: it is not used again. */
+	close_fds(j);
 }

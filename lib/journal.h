@@ -1,32 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The limit journal (docs/design.md, "Safety"): before a backend lowers a
- * control file to force reclaim, it records the original value here, so
- * that the value can be put back on every path out, including the next
- * open after the manager died in the middle of the step.
+ * Lowering a control file safely (docs/design.md, "Safety"): the group's
+ * step lock, and the journal that records the original value, so that the
+ * value is put back on every path out, including the next open after the
+ * manager died in the middle of the step.
  *
- * Files, in a state directory owned by the effective user (root in
- * production: /run/memreclaim) and writable by nobody else:
- *   <hash>.lock     persistent; flock(LOCK_EX) around each lowering step
- *                   serialises the managers of one group (two processes,
- *                   or two handles of one process);
- *   <hash>.journal  the record of the step in progress; empty between
- *                   steps; unlinked at close when empty;
- * where <hash> is the 64-bit FNV-1a hash of the group's absolute path as
- * 16 hex digits. The record repeats the path, so a hash collision is seen
- * and refused, never acted on.
+ * The locks belong to the cgroup itself, not to a name for it: flock() on
+ * fds of the cgroup's directory. Every manager of the group takes the same
+ * lock whatever path it opened the group by (a symlink, another mount of
+ * the hierarchy, a container's view) and whatever its state directory.
+ *  - A step holds flock(LOCK_EX) on step_fd: two managers, in this process
+ *    or another, never lower one group's limit at once.
+ *  - Readers of a limit take flock(LOCK_SH) on their own fds (other open
+ *    file descriptions) of the group's directory and of each ancestor's up
+ *    to the hierarchy's root: they wait out any step that could have
+ *    lowered the group's limit or a hierarchical one.
+ *
+ * The journal is a file in the state directory (owned by the effective
+ * user, writable by nobody else: /run/memreclaim by default), named after
+ * the cgroup directory's device and inode, "<dev>-<ino>.journal" in hex,
+ * so that every spelling of the group finds it. It holds the record of the
+ * step in progress, is empty between steps, and is unlinked at close when
+ * empty. The record names the device and inode (checked) and the path
+ * (for people).
  *
  * Use, per step: mri_journal_lock(); mri_journal_read() (a record left by a
  * dead manager is recovered first); mri_journal_write(); lower; restore;
- * mri_journal_clear(); mri_journal_unlock(). Keeping the lock only around
- * a step lets several managers share a group.
+ * mri_journal_clear(); mri_journal_unlock().
  *
  * No fsync: the journal protects a cgroup limit, which does not survive a
  * reboot either; a process crash leaves the written record in the page
  * cache, where the next open finds it.
  *
- * A journal is used by one thread at a time (the core serialises reclaim
- * per group).
+ * Steps of one journal are serialised by the caller (the core's reclaim
+ * lock); readers may run concurrently with them and with each other.
+ * After fork(), the child must call mri_journal_forget(): its copies of the
+ * fds would otherwise keep a step's lock held for as long as it lives.
  */
 #ifndef MR_JOURNAL_H
 #define MR_JOURNAL_H
@@ -44,6 +53,11 @@
 
 /* How long mri_journal_lock() waits for another manager's step. */
 #define MRI_JOURNAL_LOCK_WAIT_MS 200
+/* How long a reader waits for steps to end. */
+#define MRI_JOURNAL_READ_WAIT_MS 1000
+
+/* Ancestors whose steps a reader waits out, at most. */
+#define MRI_JOURNAL_MAX_DEPTH 32
 
 struct mri_journal_record {
 	char file[MRI_JOURNAL_FILE_MAX]; /* control file, e.g.
@@ -58,34 +72,38 @@ struct mri_journal_record {
 struct mri_journal {
 	struct mri_logger *log;
 	int dir_fd;                      /* O_PATH fd of the state dir */
-	int lock_fd;                     /* <hash>.lock, kept open: the step
-					    flock, and the keeper's OFD lock */
-	int read_fd;                     /* <hash>.lock again: a second open
-					    file description, for readers'
-					    shared flock */
-	pthread_mutex_t read_mutex;      /* one reader at a time on read_fd */
-	int fd;                          /* <hash>.journal, only while locked */
+	int step_fd;                     /* the cgroup's directory: flock EX
+					    during a step */
+	int fd;                          /* the journal file, while locked */
+	uint64_t dev, ino;               /* the cgroup directory's identity */
+	/* Readers' fds: the group's directory, then its ancestors below the
+	 * hierarchy root; one reader at a time (read_mutex). */
+	int read_fds[MRI_JOURNAL_MAX_DEPTH];
+	size_t nread_fds;
+	pthread_mutex_t read_mutex;
 	char dir[PATH_MAX];              /* state dir, for messages */
-	char path[PATH_MAX];             /* the group's absolute path */
-	char name[32];                   /* "<hash>.journal" */
-	char lock_name[32];              /* "<hash>.lock" */
+	char path[PATH_MAX];             /* the group's path, for people */
+	char name[48];                   /* "<dev>-<ino>.journal" */
 };
 
-/* 64-bit FNV-1a of the NUL-terminated string s. */
-uint64_t mri_journal_hash(const char *s);
+/* The journal file's name for the cgroup directory at group_path, as
+ * "<dev>-<ino>.journal" (hex), into out (len >= 48). Returns 0 or -errno of
+ * stat(). */
+int mri_journal_name(const char *group_path, char *out, size_t len);
 
-/* Opens the journal of group_path in state_dir (absolute). Creates
- * state_dir (mode 0700) if it is missing; its parent must exist. Refuses a
- * state_dir that is a symlink (-ELOOP) or not a directory (-ENOTDIR), not
- * owned by the effective user or writable by group or others (-EPERM), and
- * a lock file that is a symlink (-ELOOP) or not a regular file we own
- * (-EPERM). group_path must be absolute and hold no newline (-EINVAL).
- * Errors are logged. On error, j holds nothing to release. */
+/* Opens the journal of the cgroup directory group_path, beneath the
+ * hierarchy root `root` (both absolute; group_path equal to root or below
+ * it), in state_dir (absolute). Creates state_dir (mode 0700) if it is
+ * missing; its parent must exist. Refuses a state_dir that is a symlink
+ * (-ELOOP) or not a directory (-ENOTDIR), not owned by the effective user
+ * or writable by group or others (-EPERM). group_path must hold no newline
+ * (-EINVAL). Errors are logged. On error, j holds nothing to release. */
 int mri_journal_open(struct mri_journal *j, const char *state_dir,
-		     const char *group_path, struct mri_logger *log);
+		     const char *group_path, const char *root,
+		     struct mri_logger *log);
 
-/* Takes the group's lock: a non-blocking try, then retries for at most
- * MRI_JOURNAL_LOCK_WAIT_MS; -EBUSY if another manager still holds it.
+/* Takes the group's step lock: a non-blocking try, then retries for at
+ * most MRI_JOURNAL_LOCK_WAIT_MS; -EBUSY if another manager still holds it.
  * Then opens (creating it empty if missing) the journal file: -ELOOP if it
  * is a symlink, -EPERM if it is not a regular file with one link owned by
  * the effective user; the lock is released on error. */
@@ -96,7 +114,7 @@ void mri_journal_unlock(struct mri_journal *j);
 
 /* Under the lock: reads the record. Returns 1 with *rec filled, 0 if the
  * journal is empty, -EIO if its content is not a valid record or is the
- * record of another group (logged at MR_LOG_ERR; the file is left as it
+ * record of another cgroup (logged at MR_LOG_ERR; the file is left as it
  * is), or a read error. */
 int mri_journal_read(struct mri_journal *j, struct mri_journal_record *rec);
 
@@ -109,28 +127,21 @@ int mri_journal_write(struct mri_journal *j,
 /* Under the lock: empties the journal. Returns 0 or -errno. */
 int mri_journal_clear(struct mri_journal *j);
 
-/* Waits until no manager (in any process, this one included) is in a
- * step, and keeps steps out until mri_journal_reads_end(): a shared flock
- * on read_fd, which conflicts with the step's exclusive flock on lock_fd
- * (another open file description). So a reader never takes a limit that a
- * step has lowered for a moment for the group's own. Threads of one
- * process take turns (read_mutex). Returns 0, or -EBUSY when a step held
- * the lock for longer than MRI_JOURNAL_LOCK_WAIT_MS (the mutex is then
- * released). */
+/* Waits until no manager (in any process, this one included) is in a step
+ * on the group or an ancestor, and keeps steps out until
+ * mri_journal_reads_end(). Returns 0, or -EBUSY when steps held on for
+ * longer than MRI_JOURNAL_READ_WAIT_MS (nothing is then held). */
 int mri_journal_reads_begin(struct mri_journal *j);
 void mri_journal_reads_end(struct mri_journal *j);
 
-/* Claims (claim true) or releases the group's keeper lock: an OFD write
- * lock (fcntl F_OFD_SETLK) on byte 0 of the lock file, which Linux keeps
- * apart from flock locks. At most one open group, in any process, holds
- * it: the one keeping a margin. Returns 0, -EBUSY when another holds it,
- * or -errno. Closing the journal releases it. */
-int mri_journal_keeper(struct mri_journal *j, bool claim);
-
 /* Not under the lock: takes it, unlinks the journal file if it is empty
- * (a record is kept for the next open), and closes everything. If the
- * lock cannot be had, the file is left for its holder. A no-op when
- * j->dir_fd is -1 (never opened). */
+ * (a record is kept for the next open), and closes everything. If the lock
+ * cannot be had, the file is left for its holder. A no-op when j->dir_fd is
+ * -1 (never opened, or forgotten). */
 void mri_journal_close(struct mri_journal *j);
+
+/* In a child after fork(): closes every fd without taking a lock or
+ * touching a file (the parent's step, if one is running, keeps its lock). */
+void mri_journal_forget(struct mri_journal *j);
 
 #endif /* MR_JOURNAL_H */

@@ -106,7 +106,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 			       uint64_t timeout_ns, uint64_t *freed_bytes)
 {
-	uint64_t freed = 0, deadline = 0;
+	uint64_t freed = 0, deadline = 0, now;
 	int r;
 
 	if (!g)
@@ -114,8 +114,13 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 	r = mri_ctx_check_fork(g->ctx);
 	if (r < 0)
 		return r;
-	if (timeout_ns)
-		deadline = mri_now_ns() + timeout_ns;
+	/* A deadline past the clock's range (MR_UNLIMITED included) is no
+	 * deadline: the sum would wrap to a time already passed. */
+	if (timeout_ns) {
+		now = mri_now_ns();
+		if (timeout_ns <= UINT64_MAX - now)
+			deadline = now + timeout_ns;
+	}
 	pthread_mutex_lock(&g->reclaim_lock);
 	r = mri_reclaim(g, MR_REASON_REQUESTED, bytes, 0, deadline, NULL,
 			&freed);

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -59,6 +60,64 @@ static void apply_sched(mr_ctx_t *ctx)
 	}
 }
 
+/* Set once the kernel refused to lift this worker out of SCHED_IDLE for a
+ * reclaim pass: one warning per worker thread. */
+static __thread bool boost_warned;
+
+/* A SCHED_IDLE worker runs each reclaim pass as SCHED_OTHER at nice 0: a
+ * cgroup v1 step lowers the limit and restores it at once, and an idle
+ * thread preempted in between would leave the group's own charges meeting
+ * the lowered limit for as long as the CPUs stay busy (priority
+ * inversion). Returns true when the thread was switched and must go back
+ * with unboost(). */
+static bool boost(mr_ctx_t *ctx)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int policy, r, nice;
+
+	if (ctx->sched != MR_SCHED_IDLE ||
+	    pthread_getschedparam(pthread_self(), &policy, &sp) != 0 ||
+	    policy != SCHED_IDLE)
+		return false;
+	sp.sched_priority = 0;
+	r = pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	if (r) {
+		if (!boost_warned)
+			mri_log(&ctx->log, MR_LOG_WARNING,
+				"worker: leaving SCHED_IDLE for a reclaim pass "
+				"refused: %s; a step may stay preempted with "
+				"the limit lowered", mr_strerror(r));
+		boost_warned = true;
+		return false;
+	}
+	/* The nice level was ignored while idle; a pass runs at 0. */
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno == 0 && nice != 0 &&
+	    setpriority(PRIO_PROCESS, (id_t)gettid(), 0) < 0 &&
+	    !boost_warned) {
+		mri_log(&ctx->log, MR_LOG_WARNING,
+			"worker: nice 0 for a reclaim pass refused: %s; "
+			"the pass runs at nice %d", mr_strerror(errno), nice);
+		boost_warned = true;
+	}
+	return true;
+}
+
+static void unboost(mr_ctx_t *ctx, bool boosted)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int r;
+
+	if (!boosted)
+		return;
+	r = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	if (r)
+		mri_log(&ctx->log, MR_LOG_WARNING,
+			"worker: back to SCHED_IDLE refused: %s",
+			mr_strerror(r));
+}
+
 uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
 {
 	if (p->margin_bytes)
@@ -99,14 +158,83 @@ static void leave_alone(struct mr_group *g, const char *why)
 	g->margin_warned = true;
 }
 
+/* True (and the group is given up, with one warning) when a backend call
+ * answered -ENOENT: the cgroup was removed. The handle stays open until
+ * its owner closes it, but there is nothing left to serve: an error every
+ * safety tick would only fill the log. */
+static bool is_gone(struct mr_group *g, int r)
+{
+	int fd;
+
+	if (r != -ENOENT)
+		return false;
+	if (!g->gone) {
+		mri_log(&g->ctx->log, MR_LOG_WARNING,
+			"%s: cgroup is gone; no longer served", g->path);
+		g->gone = true;
+		/* Its event fd would wake the worker for nothing. The fd
+		 * stays open until close, which takes reclaim_lock (held
+		 * here) before closing it. */
+		if (g->be->caps & MRI_CAP_THRESHOLD) {
+			fd = g->be->event_fd(g->priv);
+			if (fd >= 0)
+				epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, fd,
+					  NULL);
+		}
+	}
+	return true;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* Whether reclaiming page cache can bring usage down to high_mark: what
+ * is not file cache (anonymous memory without swap, kernel memory) stays.
+ * When it cannot, reclaim would strip the cache at every tick and never
+ * reach the mark: warn once (until it becomes reachable again) and leave
+ * the group alone. -ENOENT when the group is gone; other read errors
+ * count as reachable (reclaim is then tried as before). */
+static int margin_reachable(struct mr_group *g, uint64_t usage,
+			    uint64_t high_mark)
+{
+	struct mr_memstat m = { .size = sizeof(m) };
+	uint64_t file, rest;
+	int r;
+
+	r = g->be->read_memstat(g->priv, &m);
+	if (r == -ENOENT)
+		return r;
+	if (r < 0 || !(m.present & ((1ULL << MR_MEMSTAT_INACTIVE_FILE) |
+				    (1ULL << MR_MEMSTAT_ACTIVE_FILE))))
+		return 1;
+	file = m.inactive_file_bytes + m.active_file_bytes;
+	rest = usage > file ? usage - file : 0;
+	if (rest <= high_mark) {
+		g->unreachable_warned = false;
+		return 1;
+	}
+	if (!g->unreachable_warned)
+		mri_log(&g->ctx->log, MR_LOG_WARNING,
+			"%s: margin unreachable: usage %.1f MiB, of which only "
+			"%.1f MiB is reclaimable page cache, leaves %.1f MiB "
+			"above limit - margin (%.1f MiB); not reclaiming until "
+			"that changes", g->path, mib(usage), mib(file),
+			mib(rest), mib(high_mark));
+	g->unreachable_warned = true;
+	return 0;
+}
+
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
 	uint64_t high_mark, low_mark, freed, usage;
+	bool boosted;
 	int r;
 
-	if (!(g->be->caps & MRI_CAP_THRESHOLD) ||
+	if (g->gone || !(g->be->caps & MRI_CAP_THRESHOLD) ||
 	    !(g->be->caps & MRI_CAP_RECLAIM))
 		return false;
 	mri_group_policy(g, &p);
@@ -116,8 +244,12 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 	}
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0) {
-		mri_log(&g->ctx->log, MR_LOG_ERR, "%s: reading limits: %s",
-			g->path, mr_strerror(r));
+		/* -EBUSY: another manager's step; the next tick retries. */
+		if (!is_gone(g, r))
+			mri_log(&g->ctx->log,
+				r == -EBUSY ? MR_LOG_DEBUG : MR_LOG_ERR,
+				"%s: reading limits: %s", g->path,
+				mr_strerror(r));
 		return false;
 	}
 	if (l.limit_bytes == MR_UNLIMITED) {
@@ -131,6 +263,8 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 	g->margin_warned = false;
 	if (g->armed_threshold_bytes != high_mark) {
 		r = g->be->set_usage_threshold(g->priv, high_mark);
+		if (is_gone(g, r))
+			return false;
 		if (r < 0)
 			mri_log(&g->ctx->log, MR_LOG_ERR,
 				"%s: arming threshold at %llu: %s", g->path,
@@ -138,17 +272,34 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 		else
 			g->armed_threshold_bytes = high_mark;
 	}
-	if (l.usage_bytes <= high_mark)
-		return false;
-
-	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
-			mri_now_ns() + PASS_NS, stop, &freed);
-	if (r < 0) {
-		mri_log(&g->ctx->log, r == -EAGAIN ? MR_LOG_DEBUG : MR_LOG_ERR,
-			"%s: margin reclaim: %s", g->path, mr_strerror(r));
+	if (l.usage_bytes <= high_mark) {
+		g->unreachable_warned = false;
 		return false;
 	}
-	return g->be->read_usage(g->priv, &usage) == 0 && usage > high_mark;
+	r = margin_reachable(g, l.usage_bytes, high_mark);
+	if (r <= 0) {
+		is_gone(g, r);
+		return false;
+	}
+
+	boosted = boost(g->ctx);
+	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
+			mri_now_ns() + PASS_NS, stop, &freed);
+	unboost(g->ctx, boosted);
+	if (r < 0) {
+		if (!is_gone(g, r))
+			mri_log(&g->ctx->log,
+				r == -EAGAIN ? MR_LOG_DEBUG : MR_LOG_ERR,
+				"%s: margin reclaim: %s", g->path,
+				mr_strerror(r));
+		return false;
+	}
+	r = g->be->read_usage(g->priv, &usage);
+	if (r < 0) {
+		is_gone(g, r);
+		return false;
+	}
+	return usage > high_mark;
 }
 
 /* Ids of all groups of ctx, in a new array; NULL with *n = 0 if none. */
@@ -179,6 +330,7 @@ static bool serve(mr_ctx_t *ctx, uint64_t id)
 
 	if (!g)
 		return false;
+	/* Acked even when gone: the kernel signals the removal once. */
 	if (g->be->caps & MRI_CAP_THRESHOLD)
 		g->be->event_ack(g->priv);
 	again = mri_keep_margin(g, &ctx->worker_stop);
@@ -231,6 +383,8 @@ void *mri_worker_main(void *arg)
 
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 {
+	struct sched_param sp = { .sched_priority = 0 };
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int r;
 
@@ -248,10 +402,37 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 	/* The worker takes no signal: the program's handling is its own. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&ctx->worker, NULL, mri_worker_main, ctx);
+	/* The worker's scheduling is its own, not the caller's (which may be
+	 * SCHED_FIFO): SCHED_OTHER at priority 0, then the class of
+	 * mr_ctx_set_worker_sched(), applied by the worker. */
+	r = pthread_attr_init(&attr);
+	if (r == 0) {
+		if (pthread_attr_setinheritsched(&attr,
+						 PTHREAD_EXPLICIT_SCHED) ||
+		    pthread_attr_setschedpolicy(&attr, SCHED_OTHER) ||
+		    pthread_attr_setschedparam(&attr, &sp))
+			r = EINVAL;
+		if (r == 0)
+			r = pthread_create(&ctx->worker, &attr, mri_worker_main,
+					   ctx);
+		pthread_attr_destroy(&attr);
+		if (r == EPERM) {
+			/* An unprivileged SCHED_IDLE caller may not give a
+			 * thread SCHED_OTHER: the worker inherits. */
+			mri_log(&ctx->log, MR_LOG_WARNING,
+				"worker: SCHED_OTHER refused: %s; the worker "
+				"inherits the caller's scheduling",
+				mr_strerror(r));
+			r = pthread_create(&ctx->worker, NULL, mri_worker_main,
+					   ctx);
+		}
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r == 0)
+	if (r == 0) {
+		/* For ps, top and /proc/<pid>/task/<tid>/comm. */
+		pthread_setname_np(ctx->worker, "memreclaim");
 		ctx->worker_running = true;
+	}
 	pthread_mutex_unlock(&ctx->worker_lock);
 	return -r;
 }

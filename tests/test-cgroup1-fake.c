@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -44,6 +45,7 @@ static char tmp[64], grp[128], state[128];
 
 static struct fake {
 	uint64_t usage, limit, anon, inactive_file, active_file, failcnt;
+	uint64_t dirty, mapped; /* of the file pages */
 	uint64_t hier; /* hierarchical_memory_limit as the file shows it */
 	/* The group vanishes after this many more reads (0: never). */
 	int vanish_after_reads;
@@ -95,9 +97,10 @@ static void fake_sync(void)
 		 "total_cache %" PRIu64 "\ntotal_rss %" PRIu64 "\n"
 		 "total_pgpgin 10\ntotal_pgpgout 4\n"
 		 "total_inactive_file %" PRIu64 "\n"
-		 "total_active_file %" PRIu64 "\n",
+		 "total_active_file %" PRIu64 "\n"
+		 "total_dirty %" PRIu64 "\ntotal_mapped_file %" PRIu64 "\n",
 		 fk.hier, fk.inactive_file + fk.active_file, fk.anon,
-		 fk.inactive_file, fk.active_file);
+		 fk.inactive_file, fk.active_file, fk.dirty, fk.mapped);
 	write_file("memory.stat", buf);
 }
 
@@ -277,13 +280,42 @@ static int be_open(void)
 	return be->open(priv, grp, &env);
 }
 
-static const char *state_file(const char *ext)
+/* The group's journal in the state directory. */
+static const char *journal_file(void)
 {
 	static char p[PATH_MAX + 64];
+	char name[48];
 
-	snprintf(p, sizeof(p), "%s/%016" PRIx64 ".%s", state,
-		 mri_journal_hash(grp), ext);
+	ck_assert_int_eq(mri_journal_name(grp, name, sizeof(name)), 0);
+	snprintf(p, sizeof(p), "%s/%s", state, name);
 	return p;
+}
+
+/* "dev:ino" of a directory, as journal records name a cgroup. */
+static const char *cgroup_id(const char *dir)
+{
+	static char id[40];
+	struct stat st;
+
+	ck_assert_int_eq(stat(dir, &st), 0);
+	snprintf(id, sizeof(id), "%" PRIx64 ":%" PRIx64, (uint64_t)st.st_dev,
+		 (uint64_t)st.st_ino);
+	return id;
+}
+
+/* Files in the state directory (-1 if it does not exist). */
+static int state_files(void)
+{
+	struct dirent *e;
+	DIR *d = opendir(state);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 /* Size of the journal file, -1 if it does not exist. */
@@ -291,7 +323,7 @@ static long long journal_size(void)
 {
 	struct stat st;
 
-	return lstat(state_file("journal"), &st) < 0 ? -1 : st.st_size;
+	return lstat(journal_file(), &st) < 0 ? -1 : st.st_size;
 }
 
 static char *read_text(const char *path)
@@ -329,7 +361,7 @@ static void leave_record(const char *path, uint64_t original,
 	};
 	struct mri_journal j;
 
-	ck_assert_int_eq(mri_journal_open(&j, state, path, &lg), 0);
+	ck_assert_int_eq(mri_journal_open(&j, state, path, path, &lg), 0);
 	ck_assert_int_eq(mri_journal_lock(&j), 0);
 	ck_assert_int_eq(mri_journal_write(&j, &rec), 0);
 	mri_journal_unlock(&j);
@@ -384,7 +416,9 @@ START_TEST(read_limits_and_memstat)
 			  (1ULL << MR_MEMSTAT_PGPGIN) |
 			  (1ULL << MR_MEMSTAT_PGPGOUT) |
 			  (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
-			  (1ULL << MR_MEMSTAT_ACTIVE_FILE));
+			  (1ULL << MR_MEMSTAT_ACTIVE_FILE) |
+			  (1ULL << MR_MEMSTAT_FILE_DIRTY) |
+			  (1ULL << MR_MEMSTAT_FILE_MAPPED));
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
 }
@@ -419,11 +453,12 @@ START_TEST(reclaim_lowers_then_restores)
 	ck_assert_str_eq(fk.limit_writes[1], "209715200");
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
 	ck_assert_uint_eq(fk.usage, 92 * MiB);
-	/* Empty between steps; gone at close; the lock file stays. */
+	/* Empty between steps; gone at close, and nothing else is left in
+	 * the state directory (the locks are on the cgroup itself). */
 	ck_assert_int_eq(journal_size(), 0);
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_int_eq(journal_size(), -1);
-	ck_assert_int_eq(access(state_file("lock"), F_OK), 0);
+	ck_assert_int_eq(state_files(), 0);
 	ck_assert_int_eq(fk.nlimit_writes, 2);
 }
 END_TEST
@@ -441,6 +476,44 @@ START_TEST(reclaim_restores_unlimited)
 	ck_assert_str_eq(fk.limit_writes[1], "-1");
 	ck_assert_uint_eq(file_limit(), UNLIMITED_4K);
 	ck_assert_uint_eq(freed, 1 * MiB);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* Dirty and mapped file pages are not quickly reclaimable (a mapped page
+ * may be the workload's program text): the step is half of the rest. */
+START_TEST(reclaim_step_counts_only_clean_unmapped_cache)
+{
+	uint64_t asked, freed;
+
+	fk.dirty = 20 * MiB;
+	fk.mapped = 12 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	/* 40 MiB of file pages, 32 MiB of them dirty or mapped. */
+	ck_assert_int_eq(be->reclaim(priv, 16 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 4 * MiB);
+	fk.mapped = 20 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be->reclaim(priv, 16 * MiB, &asked, &freed), -EAGAIN);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A pending signal makes the kernel answer EINTR even to the write that
+ * raises the limit back: it is retried, and the limit restored. */
+START_TEST(reclaim_restore_retried_on_eintr)
+{
+	uint64_t asked, freed;
+
+	fk.limit_write_err[1] = EINTR;
+	fk.limit_write_err[2] = EINTR;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 4);
+	ck_assert_str_eq(fk.limit_writes[3], "209715200");
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -518,7 +591,7 @@ START_TEST(reclaim_failed_restore_keeps_journal)
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EPERM);
 	ck_assert_uint_eq(file_limit(), 92 * MiB);
-	j = read_text(state_file("journal"));
+	j = read_text(journal_file());
 	ck_assert_ptr_nonnull(strstr(j, "original 209715200\n"));
 	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
 	ck_assert_ptr_nonnull(strstr(logbuf, "3 cgroup1:"));
@@ -621,7 +694,7 @@ static void check_refused(const char *content)
 	int fd;
 
 	ck_assert_int_eq(mkdir(state, 0700), 0);
-	fd = open(state_file("journal"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fd = open(journal_file(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, content, strlen(content)),
 			 (ssize_t)strlen(content));
@@ -631,13 +704,17 @@ static void check_refused(const char *content)
 	ck_assert_int_eq(be_open(), -EIO);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
 	ck_assert_uint_eq(file_limit(), 92 * MiB);
-	ck_assert_str_eq(read_text(state_file("journal")), content);
+	ck_assert_str_eq(read_text(journal_file()), content);
 	ck_assert_ptr_nonnull(strstr(logbuf, "refused"));
 }
 
 START_TEST(journal_corrupt_refused)
 {
-	check_refused("memreclaim-journal 1\npath /x\nfile memory.limit_in_b");
+	char rec[PATH_MAX + 256];
+
+	snprintf(rec, sizeof(rec), "memreclaim-journal 1\ncgroup %s\npath /x\n"
+		 "file memory.limit_in_b", cgroup_id(grp));
+	check_refused(rec);
 }
 END_TEST
 
@@ -646,8 +723,10 @@ START_TEST(journal_bad_number_refused)
 	char rec[PATH_MAX + 256];
 
 	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 1\npath %s\nfile memory.limit_in_bytes\n"
-		 "original 2097152x\nlowered 96468992\npid 12\n", grp);
+		 "memreclaim-journal 1\ncgroup %s\npath %s\n"
+		 "file memory.limit_in_bytes\n"
+		 "original 2097152x\nlowered 96468992\npid 12\n",
+		 cgroup_id(grp), grp);
 	check_refused(rec);
 }
 END_TEST
@@ -657,8 +736,10 @@ START_TEST(journal_trailing_garbage_refused)
 	char rec[PATH_MAX + 256];
 
 	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 1\npath %s\nfile memory.limit_in_bytes\n"
-		 "original 209715200\nlowered 96468992\npid 12\nextra\n", grp);
+		 "memreclaim-journal 1\ncgroup %s\npath %s\n"
+		 "file memory.limit_in_bytes\n"
+		 "original 209715200\nlowered 96468992\npid 12\nextra\n",
+		 cgroup_id(grp), grp);
 	check_refused(rec);
 }
 END_TEST
@@ -668,19 +749,24 @@ START_TEST(journal_other_file_refused)
 	char rec[PATH_MAX + 256];
 
 	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 1\npath %s\nfile ../../etc/passwd\n"
-		 "original 209715200\nlowered 96468992\npid 12\n", grp);
+		 "memreclaim-journal 1\ncgroup %s\npath %s\n"
+		 "file ../../etc/passwd\n"
+		 "original 209715200\nlowered 96468992\npid 12\n",
+		 cgroup_id(grp), grp);
 	check_refused(rec);
 }
 END_TEST
 
-/* A record for another path under this group's hash: a collision. */
-START_TEST(journal_path_mismatch_refused)
+/* A record naming another cgroup (device and inode) under this name. */
+START_TEST(journal_other_cgroup_refused)
 {
-	check_refused("memreclaim-journal 1\npath /sys/fs/cgroup/memory/other\n"
-		      "file memory.limit_in_bytes\noriginal 209715200\n"
-		      "lowered 96468992\npid 12\n");
-	ck_assert_ptr_nonnull(strstr(logbuf, "another group"));
+	char rec[PATH_MAX + 256];
+
+	snprintf(rec, sizeof(rec), "memreclaim-journal 1\ncgroup %s\npath %s\n"
+		 "file memory.limit_in_bytes\noriginal 209715200\n"
+		 "lowered 96468992\npid 12\n", cgroup_id(tmp), grp);
+	check_refused(rec);
+	ck_assert_ptr_nonnull(strstr(logbuf, "another cgroup"));
 }
 END_TEST
 
@@ -689,8 +775,10 @@ START_TEST(journal_version_refused)
 	char rec[PATH_MAX + 256];
 
 	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 2\npath %s\nfile memory.limit_in_bytes\n"
-		 "original 209715200\nlowered 96468992\npid 12\n", grp);
+		 "memreclaim-journal 2\ncgroup %s\npath %s\n"
+		 "file memory.limit_in_bytes\n"
+		 "original 209715200\nlowered 96468992\npid 12\n",
+		 cgroup_id(grp), grp);
 	check_refused(rec);
 }
 END_TEST
@@ -701,22 +789,41 @@ START_TEST(journal_symlink_refused)
 
 	snprintf(target, sizeof(target), "%s/target", tmp);
 	ck_assert_int_eq(mkdir(state, 0700), 0);
-	ck_assert_int_eq(symlink(target, state_file("journal")), 0);
+	ck_assert_int_eq(symlink(target, journal_file()), 0);
 	ck_assert_int_eq(be_open(), -ELOOP);
 	ck_assert_int_eq(access(target, F_OK), -1);
 	ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST
 
-START_TEST(lock_symlink_refused)
+/* The step lock belongs to the cgroup, not to a name for it: a handle
+ * opened through a symlink (or another mount, or a container's view)
+ * meets the lock of a handle opened by the real path. */
+START_TEST(two_spellings_share_the_lock)
 {
-	char target[PATH_MAX + 16];
+	char link[PATH_MAX + 16];
+	uint64_t asked = 1, freed = 1;
+	int fd;
 
-	snprintf(target, sizeof(target), "%s/target", tmp);
-	ck_assert_int_eq(mkdir(state, 0700), 0);
-	ck_assert_int_eq(symlink(target, state_file("lock")), 0);
-	ck_assert_int_eq(be_open(), -ELOOP);
-	ck_assert_int_eq(access(target, F_OK), -1);
+	snprintf(link, sizeof(link), "%s/alias", tmp);
+	ck_assert_int_eq(symlink(grp, link), 0);
+	ck_assert_int_eq(be_open(), 0);
+	fd = open(link, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EBUSY);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(flock(fd, LOCK_UN), 0);
+	close(fd);
+	/* Both spellings name one journal. */
+	{
+		char a[48], b[48];
+
+		ck_assert_int_eq(mri_journal_name(grp, a, sizeof(a)), 0);
+		ck_assert_int_eq(mri_journal_name(link, b, sizeof(b)), 0);
+		ck_assert_str_eq(a, b);
+	}
+	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
 
@@ -773,7 +880,7 @@ START_TEST(lock_held_elsewhere_is_ebusy)
 	int fd;
 
 	ck_assert_int_eq(be_open(), 0);
-	fd = open(state_file("lock"), O_RDWR | O_CLOEXEC);
+	fd = open(grp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EBUSY);
@@ -963,7 +1070,7 @@ START_TEST(killed_while_lowered)
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status));
-	j = read_text(state_file("journal"));
+	j = read_text(journal_file());
 	snprintf(pidline, sizeof(pidline), "\npid %d\n", (int)pid);
 	ck_assert_ptr_nonnull(strstr(j, pidline));
 	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
@@ -1036,7 +1143,7 @@ START_TEST(read_limits_busy_during_long_step)
 	pthread_t t;
 	int r = 1, i;
 
-	mri_cgroup1_test_pause_ms = MRI_JOURNAL_LOCK_WAIT_MS * 3;
+	mri_cgroup1_test_pause_ms = MRI_JOURNAL_READ_WAIT_MS * 2;
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, reclaim_thread, &r), 0);
 	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)
@@ -1098,6 +1205,8 @@ int main(void)
 	tcase_add_test(tc, reclaim_lowers_then_restores);
 	tcase_add_test(tc, reclaim_restores_unlimited);
 	tcase_add_test(tc, reclaim_step_is_half_the_cache);
+	tcase_add_test(tc, reclaim_step_counts_only_clean_unmapped_cache);
+	tcase_add_test(tc, reclaim_restore_retried_on_eintr);
 	tcase_add_test(tc, reclaim_nothing_reclaimable);
 	tcase_add_test(tc, reclaim_ebusy_is_partial_progress);
 	tcase_add_test(tc, reclaim_failed_restore_keeps_journal);
@@ -1121,10 +1230,10 @@ int main(void)
 	tcase_add_test(tc, journal_bad_number_refused);
 	tcase_add_test(tc, journal_trailing_garbage_refused);
 	tcase_add_test(tc, journal_other_file_refused);
-	tcase_add_test(tc, journal_path_mismatch_refused);
+	tcase_add_test(tc, journal_other_cgroup_refused);
 	tcase_add_test(tc, journal_version_refused);
 	tcase_add_test(tc, journal_symlink_refused);
-	tcase_add_test(tc, lock_symlink_refused);
+	tcase_add_test(tc, two_spellings_share_the_lock);
 	tcase_add_test(tc, state_dir_created_private);
 	tcase_add_test(tc, state_dir_symlink_refused);
 	tcase_add_test(tc, state_dir_foreign_refused);

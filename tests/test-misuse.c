@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Misuse of the public API returns exact error codes and changes nothing. */
+#define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memreclaim.h"
@@ -198,6 +207,181 @@ START_TEST(strerror_texts)
 }
 END_TEST
 
+/* The policy, real-time priority and nice level (fields 41, 40 and 19 of
+ * /proc/<pid>/task/<tid>/stat) of this process's thread named "memreclaim".
+ * Returns the number of such threads. */
+static int worker_sched(int *policy, int *rtprio, int *nice)
+{
+	char path[PATH_MAX], buf[1024];
+	struct dirent *e;
+	int found = 0, field;
+	DIR *d = opendir("/proc/self/task");
+	FILE *f;
+	char *p;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		if (!p || strcmp(buf, "memreclaim\n") != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat",
+			 e->d_name);
+		f = fopen(path, "re");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+		fclose(f);
+		/* Fields after the command, which ends at the last ')'. */
+		p = strrchr(buf, ')');
+		ck_assert_ptr_nonnull(p);
+		for (field = 3, p = strtok(p + 2, " "); p;
+		     field++, p = strtok(NULL, " ")) {
+			if (field == 19)
+				*nice = atoi(p);
+			else if (field == 40)
+				*rtprio = atoi(p);
+			else if (field == 41)
+				*policy = atoi(p);
+		}
+		found++;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Waits up to 2 s for the worker to reach `policy` (and `nice`). */
+static void wait_worker_sched(int policy, int nice)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int p = -1, rt = -1, n = -100, i;
+
+	for (i = 0; i < 200; i++) {
+		ck_assert_int_eq(worker_sched(&p, &rt, &n), 1);
+		if (p == policy && n == nice)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(p == policy && rt == 0 && n == nice,
+		      "worker: policy %d, rt priority %d, nice %d; expected "
+		      "policy %d, priority 0, nice %d", p, rt, n, policy, nice);
+}
+
+static void *start_worker(void *arg)
+{
+	return (void *)(intptr_t)mr_ctx_worker_start(arg);
+}
+
+/* Starts ctx's worker from a new SCHED_FIFO thread; false if this process
+ * may not make one. */
+static bool start_from_fifo(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_attr_t attr;
+	pthread_t t;
+	void *ret;
+	int r;
+
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setinheritsched(&attr,
+						      PTHREAD_EXPLICIT_SCHED),
+			 0);
+	ck_assert_int_eq(pthread_attr_setschedpolicy(&attr, SCHED_FIFO), 0);
+	ck_assert_int_eq(pthread_attr_setschedparam(&attr, &sp), 0);
+	r = pthread_create(&t, &attr, start_worker, ctx);
+	pthread_attr_destroy(&attr);
+	if (r == EPERM)
+		return false;
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(pthread_join(t, &ret), 0);
+	ck_assert_int_eq((int)(intptr_t)ret, 0);
+	return true;
+}
+
+/* The worker does not inherit the starting thread's scheduling (a
+ * SCHED_FIFO worker would take a CPU from everything else while it
+ * reclaims): SCHED_OTHER, then its own class. It is named "memreclaim". */
+START_TEST(worker_sched_not_inherited)
+{
+	int p, rt, n;
+
+	/* Default: SCHED_OTHER at nice 0, named. */
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	ck_assert_int_eq(worker_sched(&p, &rt, &n), 1);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(worker_sched(&p, &rt, &n), 0);
+	if (!start_from_fifo()) {
+		fprintf(stderr, "worker_sched_not_inherited: SCHED_FIFO not "
+			"permitted, part skipped\n");
+		return;
+	}
+	wait_worker_sched(SCHED_OTHER, 0);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_worker_sched(ctx, MR_SCHED_IDLE, 0), 0);
+	ck_assert(start_from_fifo());
+	wait_worker_sched(SCHED_IDLE, 0);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_worker_sched(ctx, MR_SCHED_NICE, 5), 0);
+	ck_assert(start_from_fifo());
+	wait_worker_sched(SCHED_OTHER, 5);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+}
+END_TEST
+
+static void count_warning(int level, const char *msg, void *userdata)
+{
+	(void)msg;
+	if (level == MR_LOG_WARNING)
+		++*(int *)userdata;
+}
+
+/* An unprivileged SCHED_IDLE caller may not create a SCHED_OTHER thread:
+ * the worker still starts (inheriting SCHED_IDLE), with a warning. */
+START_TEST(worker_start_from_unprivileged_idle)
+{
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return; /* needs to drop privileges it has */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = 0 };
+		struct rlimit rl = { 0, 0 };
+		int warnings = 0, p = -1, rt = -1, n = -100;
+		mr_ctx_t *c;
+
+		if (setrlimit(RLIMIT_NICE, &rl) < 0 || setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0 ||
+		    pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+			_exit(10);
+		if (mr_ctx_new(&c) < 0 ||
+		    mr_ctx_set_log(c, count_warning, &warnings,
+				   MR_LOG_DEBUG) < 0)
+			_exit(11);
+		if (mr_ctx_worker_start(c) != 0)
+			_exit(12);
+		if (worker_sched(&p, &rt, &n) != 1 || p != SCHED_IDLE)
+			_exit(13);
+		if (mr_ctx_worker_stop(c) != 0 || warnings != 1)
+			_exit(14);
+		mr_ctx_free(c);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 static Suite *misuse_suite(void)
 {
 	Suite *s = suite_create("misuse");
@@ -210,6 +394,8 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, open_not_a_cgroup);
 	tcase_add_test(tc, null_group);
 	tcase_add_test(tc, worker_misuse);
+	tcase_add_test(tc, worker_sched_not_inherited);
+	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);
 	tcase_add_test(tc, strerror_texts);
 	suite_add_tcase(s, tc);

@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The policy math: batch size, throttle curves, THP decision. */
+#define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <grp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "group.h"
 #include "memreclaim.h"
@@ -437,6 +446,381 @@ START_TEST(margin_marks)
 }
 END_TEST
 
+/* ------------------------------------------- the loop and the worker pass,
+ * on a fake backend: a group of `usage` bytes, `file` of them reclaimable
+ * page cache, under `limit`. */
+
+struct fake {
+	uint64_t usage, limit, file;
+	uint64_t per_call;        /* most a reclaim call frees */
+	int fail;                 /* every call answers this (0: none) */
+	unsigned reclaim_calls;
+	int reclaim_policy;       /* scheduling policy of the last caller */
+};
+
+static int fake_read_usage(void *priv, uint64_t *usage)
+{
+	struct fake *f = priv;
+
+	if (f->fail)
+		return f->fail;
+	*usage = f->usage;
+	return 0;
+}
+
+static int fake_read_limits(void *priv, struct mr_limits *l)
+{
+	struct fake *f = priv;
+
+	if (f->fail)
+		return f->fail;
+	l->usage_bytes = f->usage;
+	l->limit_bytes = l->own_limit_bytes = f->limit;
+	return 0;
+}
+
+static int fake_read_memstat(void *priv, struct mr_memstat *m)
+{
+	struct fake *f = priv;
+
+	if (f->fail)
+		return f->fail;
+	m->present = (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
+		     (1ULL << MR_MEMSTAT_ACTIVE_FILE) |
+		     (1ULL << MR_MEMSTAT_FILE) | (1ULL << MR_MEMSTAT_ANON);
+	m->inactive_file_bytes = f->file / 2;
+	m->active_file_bytes = f->file - f->file / 2;
+	m->file_bytes = f->file;
+	m->anon_bytes = f->usage - f->file;
+	return 0;
+}
+
+static int fake_reclaim(void *priv, uint64_t bytes, uint64_t *asked,
+			uint64_t *freed)
+{
+	struct fake *f = priv;
+	uint64_t n = bytes;
+
+	if (f->fail)
+		return f->fail;
+	if (!f->file)
+		return -EAGAIN;
+	f->reclaim_calls++;
+	f->reclaim_policy = sched_getscheduler(0);
+	if (f->per_call && n > f->per_call)
+		n = f->per_call;
+	if (n > f->file)
+		n = f->file;
+	f->file -= n;
+	f->usage -= n;
+	*asked = bytes;
+	*freed = n;
+	return 0;
+}
+
+static int fake_threshold(void *priv, uint64_t bytes)
+{
+	struct fake *f = priv;
+
+	(void)bytes;
+	return f->fail;
+}
+
+static int fake_event_fd(void *priv)
+{
+	(void)priv;
+	return -EBADF;
+}
+
+static int fake_event_ack(void *priv)
+{
+	(void)priv;
+	return 0;
+}
+
+static const struct mri_backend fake_backend = {
+	.name = "fake",
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.read_usage = fake_read_usage,
+	.read_limits = fake_read_limits,
+	.read_memstat = fake_read_memstat,
+	.reclaim = fake_reclaim,
+	.set_usage_threshold = fake_threshold,
+	.event_fd = fake_event_fd,
+	.event_ack = fake_event_ack,
+};
+
+/* A group of ctx on the fake backend, not in ctx's list (the worker never
+ * sees it), with a margin of margin_bytes and no hysteresis. */
+static struct mr_group *fake_group(mr_ctx_t *c, struct fake *f,
+				   uint64_t margin_bytes)
+{
+	struct mr_group *g = calloc(1, sizeof(*g));
+
+	ck_assert_ptr_nonnull(g);
+	pthread_mutex_init(&g->policy_lock, NULL);
+	pthread_mutex_init(&g->reclaim_lock, NULL);
+	g->ctx = c;
+	g->be = &fake_backend;
+	g->priv = f;
+	g->path = strdup("/fake");
+	g->armed_threshold_bytes = MR_UNLIMITED;
+	g->policy = calloc(1, sizeof(*g->policy));
+	ck_assert_ptr_nonnull(g->policy);
+	g->policy->batch_bytes = SCM;
+	g->policy->margin_bytes = margin_bytes;
+	return g;
+}
+
+static void fake_group_free(struct mr_group *g)
+{
+	pthread_mutex_destroy(&g->policy_lock);
+	pthread_mutex_destroy(&g->reclaim_lock);
+	free(g->policy);
+	free(g->path);
+	free(g);
+}
+
+/* Log lines by level, and the last one. */
+struct logged {
+	unsigned by_level[8];
+	unsigned matching;        /* lines containing `match` */
+	const char *match;
+	char last[512];
+};
+
+static void count_log(int level, const char *msg, void *userdata)
+{
+	struct logged *lg = userdata;
+
+	if (level >= 0 && level < 8)
+		lg->by_level[level]++;
+	if (lg->match && strstr(msg, lg->match))
+		lg->matching++;
+	snprintf(lg->last, sizeof(lg->last), "%s", msg);
+}
+
+/* A timeout of MR_UNLIMITED (or any that would wrap the clock) is no
+ * bound: the deadline saturates instead of wrapping to a time passed. */
+START_TEST(reclaim_timeout_unbounded)
+{
+	static const uint64_t timeouts[] = { MR_UNLIMITED, UINT64_MAX - 1000,
+					     UINT64_MAX / 2 + 1, 0 };
+	struct fake f;
+	struct mr_group *g;
+	mr_ctx_t *c;
+	uint64_t freed;
+	size_t i;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	for (i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+		f = (struct fake){ .usage = 256 * MiB, .file = 256 * MiB,
+				   .limit = 512 * MiB };
+		g = fake_group(c, &f, 0);
+		freed = 0;
+		ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, timeouts[i],
+						  &freed), 0);
+		ck_assert_msg(freed == 16 * MiB,
+			      "timeout %llu: freed %llu of 16 MiB in %u calls",
+			      (unsigned long long)timeouts[i],
+			      (unsigned long long)freed, f.reclaim_calls);
+		ck_assert_uint_eq(f.reclaim_calls, 16 * MiB / SCM);
+		fake_group_free(g);
+	}
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* A SCHED_IDLE worker runs its reclaim as SCHED_OTHER (a step preempted
+ * with the limit lowered is a priority inversion), and goes back to idle
+ * after. */
+START_TEST(worker_pass_leaves_idle)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB, .reclaim_policy = -1 };
+	struct logged lg = { .match = "SCHED_IDLE" };
+	struct mr_group *g;
+	mr_ctx_t *c;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	ck_assert_int_eq(mr_ctx_set_log(c, count_log, &lg, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_ctx_set_worker_sched(c, MR_SCHED_IDLE, 0), 0);
+	g = fake_group(c, &f, 32 * MiB);
+	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_IDLE,
+					       &sp), 0);
+	pthread_mutex_lock(&g->reclaim_lock);
+	ck_assert(!mri_keep_margin(g, NULL));
+	pthread_mutex_unlock(&g->reclaim_lock);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_IDLE);
+	ck_assert_uint_gt(f.reclaim_calls, 0);
+	ck_assert_int_eq(f.reclaim_policy, SCHED_OTHER);
+	ck_assert_uint_eq(f.usage, 224 * MiB);
+	ck_assert_uint_eq(lg.matching, 0);
+	/* The class MR_SCHED_NICE never touches the thread's policy. */
+	ck_assert_int_eq(mr_ctx_set_worker_sched(c, MR_SCHED_NICE, 0), 0);
+	f.usage += 8 * MiB;
+	f.file += 8 * MiB;
+	pthread_mutex_lock(&g->reclaim_lock);
+	ck_assert(!mri_keep_margin(g, NULL));
+	pthread_mutex_unlock(&g->reclaim_lock);
+	ck_assert_int_eq(f.reclaim_policy, SCHED_IDLE);
+	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER,
+					       &sp), 0);
+	fake_group_free(g);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* Where the kernel refuses to lift the thread out of SCHED_IDLE (no
+ * CAP_SYS_NICE, RLIMIT_NICE 0), the pass runs idle and one warning says
+ * so, however many passes follow. */
+START_TEST(worker_pass_idle_refused_warns_once)
+{
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return; /* needs to drop privileges it has */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = 0 };
+		struct rlimit rl = { 0, 0 };
+		struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+				  .limit = 256 * MiB, .reclaim_policy = -1 };
+		struct logged lg = { .match = "SCHED_IDLE" };
+		struct mr_group *g;
+		mr_ctx_t *c;
+		int i;
+
+		if (mr_ctx_new(&c) < 0 ||
+		    mr_ctx_set_log(c, count_log, &lg, MR_LOG_DEBUG) < 0 ||
+		    mr_ctx_set_worker_sched(c, MR_SCHED_IDLE, 0) < 0)
+			_exit(10);
+		g = fake_group(c, &f, 32 * MiB);
+		if (setrlimit(RLIMIT_NICE, &rl) < 0 || setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(11);
+		if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+			_exit(12);
+		for (i = 0; i < 3; i++) {
+			f.usage += 16 * MiB;
+			f.file += 16 * MiB;
+			pthread_mutex_lock(&g->reclaim_lock);
+			mri_keep_margin(g, NULL);
+			pthread_mutex_unlock(&g->reclaim_lock);
+		}
+		if (f.reclaim_calls == 0)
+			_exit(13);
+		if (f.reclaim_policy != SCHED_IDLE)
+			_exit(14);
+		if (lg.matching != 1 || lg.by_level[MR_LOG_WARNING] != 1)
+			_exit(15);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+static bool pass(struct mr_group *g)
+{
+	bool again;
+
+	pthread_mutex_lock(&g->reclaim_lock);
+	again = mri_keep_margin(g, NULL);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	return again;
+}
+
+/* What is not page cache alone is above limit - margin: reclaim could only
+ * strip the cache, at every tick. No reclaim, one warning (with the
+ * numbers) until the margin is reachable again. */
+START_TEST(worker_margin_unreachable)
+{
+	struct fake f = { .usage = 56 * MiB, .file = 8 * MiB,
+			  .limit = 64 * MiB };
+	struct logged lg = { .match = "unreachable" };
+	struct mr_group *g;
+	mr_ctx_t *c;
+	int i;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	ck_assert_int_eq(mr_ctx_set_log(c, count_log, &lg, MR_LOG_DEBUG), 0);
+	g = fake_group(c, &f, 32 * MiB);
+	for (i = 0; i < 5; i++)
+		ck_assert(!pass(g));
+	ck_assert_uint_eq(f.reclaim_calls, 0);
+	ck_assert_uint_eq(f.file, 8 * MiB);
+	ck_assert_uint_eq(lg.matching, 1);
+	ck_assert_uint_eq(lg.by_level[MR_LOG_WARNING], 1);
+	ck_assert_uint_eq(lg.by_level[MR_LOG_ERR], 0);
+	ck_assert_msg(strstr(lg.last, "56.0 MiB") && strstr(lg.last, "8.0 MiB") &&
+		      strstr(lg.last, "48.0 MiB") && strstr(lg.last, "32.0 MiB"),
+		      "%s", lg.last);
+	/* The anonymous memory shrinks to 24 MiB: reachable, reclaimed down
+	 * to the mark (32 MiB). */
+	f.usage = 40 * MiB;
+	f.file = 16 * MiB;
+	ck_assert(!pass(g));
+	ck_assert_uint_gt(f.reclaim_calls, 0);
+	ck_assert_uint_eq(f.usage, 32 * MiB);
+	/* Unreachable again: warned again, once. */
+	f.usage = 60 * MiB;
+	f.file = 4 * MiB;
+	f.reclaim_calls = 0;
+	for (i = 0; i < 3; i++)
+		ck_assert(!pass(g));
+	ck_assert_uint_eq(f.reclaim_calls, 0);
+	ck_assert_uint_eq(lg.matching, 2);
+	/* Exactly at the mark once the cache is gone: reachable. */
+	f.usage = 40 * MiB;
+	f.file = 8 * MiB;
+	ck_assert(!pass(g));
+	ck_assert_uint_eq(f.usage, 32 * MiB);
+	ck_assert_uint_eq(lg.matching, 2);
+	fake_group_free(g);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* A removed cgroup (every call answers -ENOENT): one warning, then the
+ * group is left alone, with no error at every tick. */
+START_TEST(worker_group_gone)
+{
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB };
+	struct logged lg = { .match = "cgroup is gone; no longer served" };
+	struct mr_group *g;
+	mr_ctx_t *c;
+	int i;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	ck_assert_int_eq(mr_ctx_set_log(c, count_log, &lg, MR_LOG_DEBUG), 0);
+	g = fake_group(c, &f, 32 * MiB);
+	f.fail = -ENOENT;
+	for (i = 0; i < 5; i++)
+		ck_assert(!pass(g));
+	ck_assert(g->gone);
+	ck_assert_uint_eq(lg.matching, 1);
+	ck_assert_uint_eq(lg.by_level[MR_LOG_WARNING], 1);
+	ck_assert_uint_eq(lg.by_level[MR_LOG_ERR], 0);
+	/* Other errors are still reported as they come. */
+	fake_group_free(g);
+	g = fake_group(c, &f, 32 * MiB);
+	f.fail = -EIO;
+	for (i = 0; i < 2; i++)
+		ck_assert(!pass(g));
+	ck_assert(!g->gone);
+	ck_assert_uint_eq(lg.by_level[MR_LOG_ERR], 2);
+	fake_group_free(g);
+	mr_ctx_free(c);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -460,6 +844,11 @@ static Suite *policy_suite(void)
 
 	tc = tcase_create("margin");
 	tcase_add_test(tc, margin_marks);
+	tcase_add_test(tc, reclaim_timeout_unbounded);
+	tcase_add_test(tc, worker_pass_leaves_idle);
+	tcase_add_test(tc, worker_pass_idle_refused_warns_once);
+	tcase_add_test(tc, worker_margin_unreachable);
+	tcase_add_test(tc, worker_group_gone);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,9 @@
 #include "fileops.h"
 
 unsigned int mri_cgroup1_test_pause_ms;
+
+/* Attempts of a limit write interrupted by a pending signal. */
+#define WRITE_RETRIES 100
 
 int mri_cgroup1_gone(int err)
 {
@@ -70,12 +74,21 @@ static int read_limit_raw(struct mri_cgroup1 *cg, uint64_t *raw)
 static int write_limit(struct mri_cgroup1 *cg, uint64_t value)
 {
 	char buf[24];
+	int i, r = 0;
 
 	if (value == MR_UNLIMITED)
 		strcpy(buf, "-1");
 	else
 		snprintf(buf, sizeof(buf), "%" PRIu64, value);
-	return mri_cgroup1_gone(mri_write_fd(cg->limit_fd, buf));
+	/* mem_cgroup_resize_max() answers EINTR when a signal (or io_uring
+	 * task work, TIF_NOTIFY_SIGNAL) is pending, even for a write that
+	 * raises the limit: a restore must not give up on that. */
+	for (i = 0; i < WRITE_RETRIES; i++) {
+		r = mri_write_fd(cg->limit_fd, buf);
+		if (r != -EINTR)
+			break;
+	}
+	return mri_cgroup1_gone(r);
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -147,8 +160,11 @@ static int restore(struct mri_cgroup1 *cg, const struct mri_journal_record *rec)
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR,
 			"cgroup1: %s: cannot restore the limit to %" PRIu64
-			": %s; journal kept", cg->path, rec->original,
-			mr_strerror(r));
+			": %s; journal kept, every step retries it%s",
+			cg->path, rec->original, mr_strerror(r),
+			r == -EINVAL ? " (EINVAL: memory.memsw.limit_in_bytes "
+			"is below it now; an administrator must raise it)" :
+			"");
 	return r;
 }
 
@@ -170,14 +186,15 @@ static int settle(struct mri_cgroup1 *cg)
 			"backend lowers: refused", cg->path, rec.file);
 		return -EIO;
 	}
-	mri_log(cg->log, MR_LOG_NOTICE,
-		"cgroup1: %s: journal of pid %d: limit lowered from %" PRIu64
-		" to %" PRIu64 ", recovering", cg->path, (int)rec.pid,
-		rec.original, rec.lowered);
+	/* Restore first, log after: the log callback may block. */
 	r = restore(cg, &rec);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	c = mri_journal_clear(&cg->journal);
+	mri_log(cg->log, MR_LOG_NOTICE,
+		"cgroup1: %s: journal of pid %d: the limit had been lowered "
+		"from %" PRIu64 " to %" PRIu64 "; recovered", cg->path,
+		(int)rec.pid, rec.original, rec.lowered);
 	return r < 0 ? r : c;
 }
 
@@ -244,6 +261,30 @@ static int open_files(struct mri_cgroup1 *cg)
 	return r;
 }
 
+/* The root of the group's hierarchy as this process sees it: the highest
+ * directory of the same cgroup filesystem above (or at) path. */
+static int hierarchy_root(const char *path, char *root, size_t len)
+{
+	char p[PATH_MAX];
+	struct statfs st;
+	char *slash;
+
+	if (strlen(path) >= sizeof(p) || strlen(path) >= len)
+		return -EINVAL;
+	strcpy(p, path);
+	strcpy(root, path);
+	for (;;) {
+		slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			return 0;
+		*slash = '\0';
+		if (mri_fops->statfs(p, &st) < 0 ||
+		    st.f_type != CGROUP_SUPER_MAGIC)
+			return 0;
+		strcpy(root, p);
+	}
+}
+
 /* Crash recovery at open, under the group's lock. */
 static int recover(struct mri_cgroup1 *cg)
 {
@@ -269,6 +310,7 @@ static int cg1_open(void *priv, const char *path,
 		    const struct mri_open_env *env)
 {
 	struct mri_cgroup1 *cg = priv;
+	char root[PATH_MAX];
 	uint64_t usage;
 	long ps;
 	int r;
@@ -292,7 +334,11 @@ static int cg1_open(void *priv, const char *path,
 	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes", &usage);
 	if (r < 0)
 		goto fail;
-	r = mri_journal_open(&cg->journal, env->state_dir, path, env->log);
+	r = hierarchy_root(path, root, sizeof(root));
+	if (r < 0)
+		goto fail;
+	r = mri_journal_open(&cg->journal, env->state_dir, path, root,
+			     env->log);
 	if (r < 0)
 		goto fail;
 	r = recover(cg);
@@ -372,11 +418,32 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	return 0;
 }
 
+/* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
+ * its memory.limit_in_bytes (open for writing anyway), which Linux keeps
+ * apart from the flock()s of steps and readers. */
 static int cg1_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup1 *cg = priv;
+	struct flock fl = {
+		.l_type = claim ? F_WRLCK : F_UNLCK,
+		.l_whence = SEEK_SET,
+		.l_start = 0,
+		.l_len = 1,
+	};
 
-	return mri_journal_keeper(&cg->journal, claim);
+	if (fcntl(cg->limit_fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+}
+
+/* In a child after fork(): close everything, touch nothing. Its copies of
+ * the fds would keep a step's flock and the keeper's lock held. */
+static void cg1_forget(void *priv)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	mri_journal_forget(&cg->journal);
+	close_fds(cg);
 }
 
 static int cg1_read_memstat(void *priv, struct mr_memstat *out)
@@ -386,9 +453,26 @@ static int cg1_read_memstat(void *priv, struct mr_memstat *out)
 	return mri_cgroup1_read_stat(priv, out, &hier);
 }
 
+/* Page cache the kernel can drop at once: file pages that are neither
+ * dirty, under writeback, nor mapped (a mapped page may be the workload's
+ * own program text). Saturating. */
+static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
+{
+	uint64_t file = sat_add(ms->inactive_file_bytes, ms->active_file_bytes);
+	uint64_t busy = sat_add(sat_add(ms->file_dirty_bytes,
+					ms->file_writeback_bytes),
+				ms->file_mapped_bytes);
+
+	return file > busy ? file - busy : 0;
+}
+
 /*
  * One step: under the group's lock, lower memory.limit_in_bytes to
- * usage - step, journaled, and put it back.
+ * usage - step, journaled, and put it back. While the limit is lowered a
+ * charge that reclaim cannot cover OOM-kills a task of the group, so the
+ * step is at most half of the clean, unmapped page cache, and every signal
+ * the thread can block is blocked for the step (a pending one would make
+ * the restore write fail with EINTR; it is retried as well).
  */
 static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes)
@@ -398,23 +482,24 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	struct mri_journal_record rec = { .file = MRI_CGROUP1_LIMIT_FILE };
 	uint64_t usage, usage2, hier, raw, limit, base, step;
 	struct mr_memstat ms;
+	sigset_t all, old;
 	int r, w, c;
 
 	*asked_bytes = 0;
 	*freed_bytes = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = mri_journal_lock(&cg->journal);
 	if (r < 0)
-		return r;
+		goto out;
 	r = settle(cg);
 	if (r < 0)
 		goto unlock;
 	cg->restore_failed = false;
 
 	/* Everything below is read under the lock: another manager's
-	 * lowered limit must never be taken for the original. */
-	r = cg1_read_usage(cg, &usage);
-	if (r < 0)
-		goto unlock;
+	 * lowered limit must never be taken for the original. Usage last,
+	 * just before the write, so that little is charged in between. */
 	r = mri_cgroup1_read_stat(cg, &ms, &hier);
 	if (r < 0)
 		goto unlock;
@@ -422,12 +507,16 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	if (r < 0)
 		goto unlock;
 	limit = mri_cgroup1_limit_value(raw);
+	r = cg1_read_usage(cg, &usage);
+	if (r < 0)
+		goto unlock;
 
 	/* Usage can exceed the limit (forced charges); lowering from the
-	 * limit keeps the write a lowering. At least one page stays. */
+	 * limit keeps the write a lowering. At least one page stays. A
+	 * request below a page asks for one page (64 KiB pages exist). */
 	base = min_u64(usage, limit);
-	step = min_u64(bytes, sat_add(ms.inactive_file_bytes,
-				      ms.active_file_bytes) / 2);
+	step = min_u64(bytes < page ? page : bytes,
+		       clean_cache_bytes(&ms) / 2);
 	if (base < 2 * page) {
 		r = -EAGAIN;
 		goto unlock;
@@ -451,8 +540,9 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	w = write_limit(cg, rec.lowered);
 	/* EBUSY: the kernel reclaimed what it could but not down to the
 	 * new limit, and kept the old one (mem_cgroup_resize_max()): a
-	 * partial step, not an error. */
-	if (w == -EBUSY)
+	 * partial step, not an error. EINTR after all retries: the same,
+	 * the limit was not changed. */
+	if (w == -EBUSY || w == -EINTR)
 		w = 0;
 	if (mri_cgroup1_test_pause_ms)
 		pause_lowered(mri_cgroup1_test_pause_ms);
@@ -475,6 +565,8 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	*freed_bytes = usage > usage2 ? usage - usage2 : 0;
 unlock:
 	mri_journal_unlock(&cg->journal);
+out:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
 
@@ -490,6 +582,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.read_memstat = cg1_read_memstat,
 	.reclaim = cg1_reclaim,
 	.claim_keeper = cg1_claim_keeper,
+	.forget = cg1_forget,
 	.set_usage_threshold = mri_cgroup1_set_usage_threshold,
 	.event_fd = mri_cgroup1_event_fd,
 	.event_ack = mri_cgroup1_event_ack,
