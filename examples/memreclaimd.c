@@ -50,6 +50,8 @@
 
 #include <memreclaim.h>
 
+#include "json.h"
+
 #define PROG "memreclaimd"
 #define DEFAULT_STATS_INTERVAL_S 10
 #define MAX_SECONDS (365ULL * 24 * 3600)
@@ -419,21 +421,6 @@ static double mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
 
 /* Where the run started: the clock, and memory.failcnt when the group was
  * opened. */

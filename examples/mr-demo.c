@@ -48,6 +48,8 @@
 
 #include <memreclaim.h>
 
+#include "json.h"
+
 #define PROG "mr-demo"
 #define MIB ((uint64_t)1 << 20)
 #define CHUNK_BYTES MIB
@@ -998,21 +1000,6 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 		       w->failcnt_growth);
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
 
 static void print_json(const struct demo *d, const struct run_result *runs)
 {
