@@ -147,6 +147,10 @@ static int restore(struct mri_cgroup1 *cg, const struct mri_journal_record *rec)
 	r = read_limit_raw(cg, &cur);
 	if (r == -ENOENT)
 		return r;
+	/* A read that fails otherwise cannot tell an administrator's value
+	 * from ours: the original is written all the same, since a limit
+	 * left lowered can OOM-kill the group's tasks, while an
+	 * administrator's change racing a failed read is the lesser risk. */
 	if (r == 0 && cur != rec->lowered &&
 	    mri_cgroup1_limit_value(cur) != rec->original) {
 		mri_log(cg->log, MR_LOG_NOTICE,
