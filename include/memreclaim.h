@@ -141,7 +141,8 @@ typedef struct mr_group mr_group_t;
  *
  * Errors: -EINVAL (ctx, path or ret NULL; path not absolute, containing
  * "." or ".." components, or longer than PATH_MAX; unknown backend name),
- * -ENOENT (no such directory), -ENODEV (no backend recognises the path, or
+ * -ENOENT (no such directory), -ENOTDIR (a file, e.g. a control file,
+ * not the group's directory), -ENODEV (no backend recognises the path, or
  * the named backend does not), -EACCES/-EPERM (cannot open its files),
  * -ENOMEM, -EIO (a control file could not be parsed, or the group's journal
  * holds an invalid record or another group's: it is kept for a person to
@@ -414,6 +415,11 @@ enum mr_reason {
  * cgroup's directory, and the calling thread blocks its signals for the
  * length of a step.
  *
+ * freed_bytes may exceed bytes: the kernel reclaims at least
+ * SWAP_CLUSTER_MAX pages per attempt and drains its per-CPU charge stock,
+ * and on cgroup v1 the group's own charges reclaim too while a step has
+ * the limit lowered (see mr_group_read_reclaim_stats()).
+ *
  * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
  * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another
  * manager, in this process or another, held the group's reclaim lock for
@@ -508,7 +514,8 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
 
 /* Stops the worker and waits for it to finish the batch it is in (a
  * lowered v1 limit is restored before it returns). Errors: -EINVAL (ctx
- * NULL), -ESRCH (not running). MT-safe. */
+ * NULL), -ESRCH (not running), -ECHILD (in a child after fork(): the
+ * worker is the parent's). MT-safe. */
 MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx);
 
 /* The worker's safety-net wake-up period. */

@@ -25,7 +25,7 @@ MR_EXPORT const char *mr_strerror(int err)
 	case 0:
 		return "success";
 	case ENOENT:
-		return "cgroup is gone (or no such file)";
+		return "no such cgroup, or it was removed";
 	case EAGAIN:
 		return "nothing could be reclaimed";
 	case EOPNOTSUPP:

@@ -439,8 +439,14 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 
 MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx)
 {
+	int r;
+
 	if (!ctx)
 		return -EINVAL;
+	/* In a child the worker is the parent's thread: nothing to join. */
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&ctx->worker_lock);
 	if (!ctx->worker_running) {
 		pthread_mutex_unlock(&ctx->worker_lock);

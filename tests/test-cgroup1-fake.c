@@ -376,11 +376,12 @@ START_TEST(probe)
 	snprintf(p, sizeof(p), "%s/nope", tmp);
 	ck_assert_int_eq(be->probe(p), -ENOENT);
 	/* A cgroup directory without the memory files (another
-	 * controller), a file, and a directory of another filesystem. */
+	 * controller), and a directory of another filesystem: not ours. A
+	 * control file instead of the group's directory: -ENOTDIR. */
 	ck_assert_int_eq(be->probe(tmp), 0);
-	snprintf(p, sizeof(p), "%s/memory.stat", grp);
-	ck_assert_int_eq(be->probe(p), 0);
 	ck_assert_int_eq(be->probe("/"), 0);
+	snprintf(p, sizeof(p), "%s/memory.stat", grp);
+	ck_assert_int_eq(be->probe(p), -ENOTDIR);
 }
 END_TEST
 

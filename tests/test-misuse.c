@@ -165,6 +165,9 @@ START_TEST(after_fork)
 	int status;
 	pid_t pid;
 
+	/* The parent's worker runs: the child must not think it can stop
+	 * (or join) it. */
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -173,18 +176,20 @@ START_TEST(after_fork)
 		bad |= mr_group_open(ctx, "/sys/fs/cgroup/memory", NULL, &g) !=
 		       -ECHILD;
 		bad |= mr_ctx_worker_start(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_stop(ctx) != -ECHILD;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
 }
 END_TEST
 
 START_TEST(strerror_texts)
 {
 	ck_assert_str_eq(mr_strerror(0), "success");
-	ck_assert_str_eq(mr_strerror(-ENOENT), "cgroup is gone (or no such file)");
+	ck_assert_str_eq(mr_strerror(-ENOENT), "no such cgroup, or it was removed");
 	ck_assert_str_eq(mr_strerror(ENOENT), mr_strerror(-ENOENT));
 	ck_assert_str_eq(mr_strerror(-EAGAIN), "nothing could be reclaimed");
 	ck_assert_str_eq(mr_strerror(-ECHILD),

@@ -115,9 +115,9 @@ static int cg1_probe(const char *path)
 		return r;
 	if (st.f_type != CGROUP_SUPER_MAGIC)
 		return 0;
+	/* A control file's path (…/memory.limit_in_bytes) is on the cgroup
+	 * filesystem too: -ENOTDIR, not "no backend". */
 	dirfd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	if (dirfd == -ENOTDIR)
-		return 0;
 	if (dirfd < 0)
 		return dirfd;
 	r = 1;
