@@ -91,7 +91,8 @@ enum mr_log_level {
  * without a trailing newline, valid only during the call. It may be called
  * from the margin worker thread and from any thread calling the library,
  * concurrently, so it must be thread-safe; it must not call back into the
- * library. */
+ * library, nor fork() (it may run while the library holds the lock that
+ * its fork handlers take). */
 typedef void (*mr_log_fn)(int level, const char *msg, void *userdata);
 
 /* Creates a context and stores it in *ret (only on success).

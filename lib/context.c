@@ -9,6 +9,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <urcu-bp.h>
+
 #include "group.h"
 
 /* Bumped in the child of every fork(): a handle made before it answers
@@ -16,29 +18,51 @@
 static atomic_ulong mri_fork_gen;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
+/* Held for reading while a group's backend fds are opened or closed and
+ * the group is not (or no longer) on its context's list; held for writing
+ * across fork(), so that the child's handler sees every group that has
+ * fds. Writers first: opens cannot starve a fork. */
+static pthread_rwlock_t fork_lock =
+	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+
 /* Every context of the process, for the fork handlers. Lock order:
- * all_lock, then each ctx->lock. */
+ * fork_lock, all_lock, then each ctx->lock. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mr_ctx *all_ctx;
 
-/* Before fork(): no group is being opened or closed while the child's
- * copy of the lists is taken. */
+void mri_fork_hold(void)
+{
+	pthread_rwlock_rdlock(&fork_lock);
+}
+
+void mri_fork_release(void)
+{
+	pthread_rwlock_unlock(&fork_lock);
+}
+
+/* Before fork(): no group is being opened or closed, and no list changes,
+ * while the child's copy is taken; liburcu-bp's own state is made safe to
+ * copy (urcu-bp asks programs that fork without exec to call its hooks). */
 static void on_fork_prepare(void)
 {
 	struct mr_ctx *c;
 
+	pthread_rwlock_wrlock(&fork_lock);
 	pthread_mutex_lock(&all_lock);
 	for (c = all_ctx; c; c = c->next_ctx)
 		pthread_mutex_lock(&c->lock);
+	urcu_bp_before_fork();
 }
 
 static void on_fork_parent(void)
 {
 	struct mr_ctx *c;
 
+	urcu_bp_after_fork_parent();
 	for (c = all_ctx; c; c = c->next_ctx)
 		pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&all_lock);
+	pthread_rwlock_unlock(&fork_lock);
 }
 
 /* In the child: the cgroups are the parent's business. Close every fd the
@@ -51,6 +75,7 @@ static void on_fork_child(void)
 	struct mr_group *g;
 	struct mr_ctx *c;
 
+	urcu_bp_after_fork_child();
 	atomic_fetch_add(&mri_fork_gen, 1);
 	for (c = all_ctx; c; c = c->next_ctx) {
 		for (g = c->groups; g; g = g->next)
@@ -61,6 +86,10 @@ static void on_fork_child(void)
 		pthread_mutex_unlock(&c->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
+	/* Not unlocked: glibc would take the child's thread, whose id is not
+	 * the parent's writer's, for a reader. Made new instead. */
+	fork_lock = (pthread_rwlock_t)
+		PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 }
 
 static void install_fork_handler(void)
@@ -99,6 +128,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 		return -ENOMEM;
 	mri_logger_init(&ctx->log);
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_cond_init(&ctx->unref, NULL);
 	pthread_mutex_init(&ctx->worker_lock, NULL);
 	strcpy(ctx->state_dir, dir);
 	ctx->fork_gen = atomic_load(&mri_fork_gen);
@@ -114,6 +144,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 		if (ctx->epfd >= 0)
 			close(ctx->epfd);
 		pthread_mutex_destroy(&ctx->worker_lock);
+		pthread_cond_destroy(&ctx->unref);
 		pthread_mutex_destroy(&ctx->lock);
 		mri_logger_destroy(&ctx->log);
 		free(ctx);
@@ -134,6 +165,19 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 
 	if (!ctx)
 		return;
+	if (mri_ctx_check_fork(ctx) == 0)
+		mr_ctx_worker_stop(ctx);
+	for (;;) {
+		mri_fork_hold();
+		pthread_mutex_lock(&ctx->lock);
+		g = ctx->groups;
+		pthread_mutex_unlock(&ctx->lock);
+		if (g)
+			mri_group_destroy(g);
+		mri_fork_release();
+		if (!g)
+			break;
+	}
 	pthread_mutex_lock(&all_lock);
 	for (pp = &all_ctx; *pp; pp = &(*pp)->next_ctx) {
 		if (*pp == ctx) {
@@ -142,17 +186,12 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 		}
 	}
 	pthread_mutex_unlock(&all_lock);
-	if (mri_ctx_check_fork(ctx) == 0)
-		mr_ctx_worker_stop(ctx);
-	while ((g = ctx->groups)) {
-		ctx->groups = g->next;
-		mri_group_destroy(g);
-	}
 	if (ctx->epfd >= 0)
 		close(ctx->epfd);
 	if (ctx->wakefd >= 0)
 		close(ctx->wakefd);
 	pthread_mutex_destroy(&ctx->worker_lock);
+	pthread_cond_destroy(&ctx->unref);
 	pthread_mutex_destroy(&ctx->lock);
 	mri_logger_destroy(&ctx->log);
 	free(ctx);
@@ -180,17 +219,43 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx)
 		return;
 }
 
-struct mr_group *mri_ctx_lock_group(mr_ctx_t *ctx, uint64_t id)
+struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id)
 {
 	struct mr_group *g;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (g = ctx->groups; g; g = g->next) {
 		if (g->id == id) {
-			pthread_mutex_lock(&g->reclaim_lock);
+			g->refs++;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return g;
+}
+
+void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	pthread_mutex_lock(&ctx->lock);
+	if (--g->refs == 0)
+		pthread_cond_broadcast(&ctx->unref);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	struct mr_group **pp;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (pp = &ctx->groups; *pp; pp = &(*pp)->next) {
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	}
+	/* In a child after fork() the references were the parent's worker
+	 * thread's, which is not here: nothing to wait for. */
+	while (g->refs && mri_ctx_check_fork(ctx) == 0)
+		pthread_cond_wait(&ctx->unref, &ctx->lock);
+	pthread_mutex_unlock(&ctx->lock);
 }

@@ -104,8 +104,12 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 
 	env.log = &ctx->log;
 	env.state_dir = ctx->state_dir;
+	/* Not on the list yet: a fork() now would give the child copies of
+	 * fds its handler cannot see. */
+	mri_fork_hold();
 	r = be->open(g->priv, g->path, &env);
 	if (r < 0) {
+		mri_fork_release();
 		mri_log(&ctx->log, MR_LOG_DEBUG, "%s: open (%s): %s", g->path,
 			be->name, mr_strerror(r));
 		group_free(g);
@@ -121,6 +125,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 			r = fd < 0 ? fd : -errno;
 			pthread_mutex_unlock(&ctx->lock);
 			be->close(g->priv);
+			mri_fork_release();
 			group_free(g);
 			return r;
 		}
@@ -128,6 +133,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	g->next = ctx->groups;
 	ctx->groups = g;
 	pthread_mutex_unlock(&ctx->lock);
+	mri_fork_release();
 	mri_ctx_wake_worker(ctx); /* a running worker serves it at once */
 	*ret = g;
 	return 0;
@@ -137,8 +143,9 @@ int mri_group_destroy(struct mr_group *g)
 {
 	int r, fd;
 
-	/* In a child after fork() the cgroup is the parent's business: free
-	 * the memory only (the fds are O_CLOEXEC). */
+	mri_ctx_unlink_group(g->ctx, g);
+	/* In a child after fork() the cgroup is the parent's business: close
+	 * the fds (the fork handler did already) and free the memory. */
 	if (mri_ctx_check_fork(g->ctx) < 0) {
 		g->be->forget(g->priv);
 		group_free(g);
@@ -162,21 +169,14 @@ int mri_group_destroy(struct mr_group *g)
 
 MR_EXPORT int mr_group_close(mr_group_t *g)
 {
-	struct mr_group **pp;
-	mr_ctx_t *ctx;
+	int r;
 
 	if (!g)
 		return 0;
-	ctx = g->ctx;
-	pthread_mutex_lock(&ctx->lock);
-	for (pp = &ctx->groups; *pp; pp = &(*pp)->next) {
-		if (*pp == g) {
-			*pp = g->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	return mri_group_destroy(g);
+	mri_fork_hold();
+	r = mri_group_destroy(g);
+	mri_fork_release();
+	return r;
 }
 
 MR_EXPORT const char *mr_group_path(const mr_group_t *g)

@@ -38,6 +38,7 @@ struct mri_reason_stats {
 struct mr_group {
 	mr_ctx_t *ctx;
 	struct mr_group *next;            /* ctx->groups, under ctx->lock */
+	unsigned refs;                    /* worker's references, ctx->lock */
 	uint64_t id;                      /* epoll key; never reused */
 	char *path;
 	const struct mri_backend *be;
@@ -45,7 +46,7 @@ struct mr_group {
 	struct mri_policy *policy;        /* RCU-published */
 	pthread_mutex_t policy_lock;      /* serialises policy writers */
 	/* Serialises backend reclaim, threshold and event calls (the worker
-	 * and mr_group_reclaim()). Taken after ctx->lock, never before. */
+	 * and mr_group_reclaim()). Never taken with ctx->lock held. */
 	pthread_mutex_t reclaim_lock;
 	uint64_t armed_threshold_bytes;   /* under reclaim_lock */
 	bool margin_warned;               /* under reclaim_lock */
@@ -63,7 +64,8 @@ struct mr_ctx {
 	struct mri_logger log;
 	char state_dir[PATH_MAX];
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
-	pthread_mutex_t lock;             /* groups, next_id */
+	pthread_mutex_t lock;             /* groups, next_id, refs */
+	pthread_cond_t unref;             /* a group's refs fell to 0 */
 	struct mr_group *groups;
 	uint64_t next_id;
 	int epfd;                         /* groups' event fds + wakefd */
@@ -90,9 +92,21 @@ int mri_ctx_check_fork(const mr_ctx_t *ctx);
 /* Wakes the worker (if running) so it re-reads policies. */
 void mri_ctx_wake_worker(mr_ctx_t *ctx);
 
-/* Looks a group up by id and returns it with reclaim_lock held, or NULL.
- * Takes and drops ctx->lock. */
-struct mr_group *mri_ctx_lock_group(mr_ctx_t *ctx, uint64_t id);
+/* Looks a group up by id and takes a reference (the group is not freed
+ * until mri_ctx_put_group()), or returns NULL. Takes and drops ctx->lock:
+ * the caller then takes g->reclaim_lock without holding ctx->lock. */
+struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id);
+void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* Takes g off its context's list and waits until nobody holds a
+ * reference. Call with mri_fork_hold() held, until the backend is closed. */
+void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* Read side of the lock that fork() takes for writing (lib/context.c):
+ * held while a group's backend is being opened or closed off its
+ * context's list, so the fork handler sees every group that holds fds. */
+void mri_fork_hold(void);
+void mri_fork_release(void);
 
 /* Policy access for readers: copies the current policy under RCU. */
 void mri_group_policy(struct mr_group *g, struct mri_policy *out);
@@ -132,7 +146,8 @@ void *mri_worker_main(void *ctx);
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t mri_now_ns(void);
 
-/* Closes a group already unlinked from its ctx (no ctx->lock held). */
+/* Takes the group off its ctx's list, closes and frees it. Call with
+ * mri_fork_hold() held and no ctx->lock. */
 int mri_group_destroy(struct mr_group *g);
 
 #endif /* MR_GROUP_H */

@@ -115,8 +115,9 @@ static int open_dir_fd(struct mri_journal *j, const char *path)
 	return fd;
 }
 
-/* The group's directory and its ancestors strictly below root, for the
- * readers' shared locks. */
+/* The group's directory and its ancestors up to root included (the root
+ * of what this process sees may be a container's own cgroup, whose limit
+ * a manager outside can lower), for the readers' shared locks. */
 static int open_read_fds(struct mri_journal *j, const char *group_path,
 			 const char *root)
 {
@@ -136,10 +137,10 @@ static int open_read_fds(struct mri_journal *j, const char *group_path,
 			return fd;
 		j->read_fds[j->nread_fds++] = fd;
 		slash = strrchr(p, '/');
-		if (!slash || slash == p)
+		if (strlen(p) <= rlen || !slash || slash == p)
 			break;
 		*slash = '\0';
-	} while (strlen(p) > rlen);
+	} while (strlen(p) >= rlen);
 	return 0;
 }
 
@@ -402,29 +403,31 @@ int mri_journal_clear(struct mri_journal *j)
 int mri_journal_reads_begin(struct mri_journal *j)
 {
 	uint64_t start;
+	unsigned int wait = 1;
 	size_t i;
-	int r = 0;
 
 	pthread_mutex_lock(&j->read_mutex);
 	start = now_ms();
-	/* From the root down, as every reader does: steps hold one lock
-	 * each and wait for nothing else while they hold it. */
-	for (i = j->nread_fds; i-- > 0;) {
-		uint64_t spent = now_ms() - start;
-
-		r = spent >= MRI_JOURNAL_READ_WAIT_MS ? -EBUSY :
-			take_flock(j->read_fds[i], LOCK_SH,
-				   (unsigned int)(MRI_JOURNAL_READ_WAIT_MS -
-						  spent));
-		if (r < 0)
-			break;
-	}
-	if (r < 0) {
-		while (++i < j->nread_fds)
+	/* All or nothing: a reader never holds an ancestor's lock while it
+	 * waits for the group's, which would hold off the ancestor's steps
+	 * for as long as the group is busy. */
+	for (;;) {
+		for (i = 0; i < j->nread_fds; i++) {
+			if (flock(j->read_fds[i], LOCK_SH | LOCK_NB) < 0)
+				break;
+		}
+		if (i == j->nread_fds)
+			return 0;
+		while (i-- > 0)
 			flock(j->read_fds[i], LOCK_UN);
-		pthread_mutex_unlock(&j->read_mutex);
+		if (now_ms() - start >= MRI_JOURNAL_READ_WAIT_MS) {
+			pthread_mutex_unlock(&j->read_mutex);
+			return -EBUSY;
+		}
+		sleep_ms(wait);
+		if (wait < 16)
+			wait *= 2;
 	}
-	return r;
 }
 
 void mri_journal_reads_end(struct mri_journal *j)

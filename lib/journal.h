@@ -13,8 +13,11 @@
  *    or another, never lower one group's limit at once.
  *  - Readers of a limit take flock(LOCK_SH) on their own fds (other open
  *    file descriptions) of the group's directory and of each ancestor's up
- *    to the hierarchy's root: they wait out any step that could have
- *    lowered the group's limit or a hierarchical one.
+ *    to the root of the hierarchy as this process sees it, all or none:
+ *    they wait out any step that could have lowered the group's limit or
+ *    a hierarchical one. (Ancestors above a container's view cannot be
+ *    reached by path; a manager outside the container stepping on them
+ *    is not waited for.)
  *
  * The journal is a file in the state directory (owned by the effective
  * user, writable by nobody else: /run/memreclaim by default), named after
@@ -92,8 +95,8 @@ struct mri_journal {
 int mri_journal_name(const char *group_path, char *out, size_t len);
 
 /* Opens the journal of the cgroup directory group_path, beneath the
- * hierarchy root `root` (both absolute; group_path equal to root or below
- * it), in state_dir (absolute). Creates state_dir (mode 0700) if it is
+ * hierarchy root `root` (both absolute and free of symlinks; group_path
+ * equal to root or below it), in state_dir (absolute). Creates state_dir (mode 0700) if it is
  * missing; its parent must exist. Refuses a state_dir that is a symlink
  * (-ELOOP) or not a directory (-ENOTDIR), not owned by the effective user
  * or writable by group or others (-EPERM). group_path must hold no newline

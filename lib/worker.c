@@ -271,6 +271,13 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 				(unsigned long long)high_mark, mr_strerror(r));
 		else
 			g->armed_threshold_bytes = high_mark;
+		/* The kernel does not signal a threshold that usage passed
+		 * before it was registered: look again. */
+		r = g->be->read_usage(g->priv, &l.usage_bytes);
+		if (r < 0) {
+			is_gone(g, r);
+			return false;
+		}
 	}
 	if (l.usage_bytes <= high_mark) {
 		g->unreachable_warned = false;
@@ -325,16 +332,20 @@ static uint64_t *all_ids(mr_ctx_t *ctx, size_t *n)
 
 static bool serve(mr_ctx_t *ctx, uint64_t id)
 {
-	struct mr_group *g = mri_ctx_lock_group(ctx, id);
+	struct mr_group *g = mri_ctx_get_group(ctx, id);
 	bool again;
 
 	if (!g)
 		return false;
+	/* Waits for a synchronous reclaim on the group, holding only a
+	 * reference: opens, closes and fork() go on meanwhile. */
+	pthread_mutex_lock(&g->reclaim_lock);
 	/* Acked even when gone: the kernel signals the removal once. */
 	if (g->be->caps & MRI_CAP_THRESHOLD)
 		g->be->event_ack(g->priv);
 	again = mri_keep_margin(g, &ctx->worker_stop);
 	pthread_mutex_unlock(&g->reclaim_lock);
+	mri_ctx_put_group(ctx, g);
 	return again;
 }
 

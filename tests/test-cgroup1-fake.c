@@ -573,9 +573,10 @@ START_TEST(reclaim_ebusy_is_partial_progress)
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
 	ck_assert_uint_eq(asked, 8 * MiB);
 	ck_assert_uint_eq(freed, 1 * MiB);
-	ck_assert_int_eq(fk.nlimit_writes, 2);
+	/* The kernel kept the old limit: it is not written again (a write
+	 * of the same value with usage above it would reclaim and fail). */
+	ck_assert_int_eq(fk.nlimit_writes, 1);
 	ck_assert_str_eq(fk.limit_writes[0], "96468992");
-	ck_assert_str_eq(fk.limit_writes[1], "209715200");
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
 	ck_assert_int_eq(journal_size(), 0);
 	ck_assert_int_eq(be->close(priv), 0);

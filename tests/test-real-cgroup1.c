@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 #include "cgroup1.h"
+#include "fileops.h"
+#include "group.h"
 #include "journal.h"
 #include "memreclaim.h"
 #include "mountinfo.h"
@@ -654,8 +657,8 @@ START_TEST(ancestor_step_not_seen_by_child)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct timespec ts = { 0, 5 * 1000 * 1000 };
-	char child[PATH_MAX];
-	mr_group_t *gc;
+	char child[PATH_MAX], link[PATH_MAX];
+	mr_group_t *gc, *gl;
 	pid_t pid;
 	int i;
 
@@ -665,6 +668,12 @@ START_TEST(ancestor_step_not_seen_by_child)
 	fmt(child, sizeof(child), "%s/child", group);
 	ck_assert_int_eq(mr_cgroup_create(ctx, child, MR_UNLIMITED), 0);
 	ck_assert_int_eq(mr_group_open(ctx, child, NULL, &gc), 0);
+	/* The same child through a symlink: its ancestors are the real
+	 * directory's, not the symlink's parents. */
+	mkdir(state_dir, 0700);
+	fmt(link, sizeof(link), "%s/child-link", state_dir);
+	ck_assert_int_eq(symlink(child, link), 0);
+	ck_assert_int_eq(mr_group_open(ctx, link, NULL, &gl), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -672,7 +681,7 @@ START_TEST(ancestor_step_not_seen_by_child)
 		mr_group_t *g;
 		uint64_t freed;
 
-		mri_cgroup1_test_pause_ms = 500;
+		mri_cgroup1_test_pause_ms = 300;
 		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0 ||
 		    mr_group_set_batch_fixed(g, 4 * MiB) < 0)
 			_exit(2);
@@ -686,9 +695,165 @@ START_TEST(ancestor_step_not_seen_by_child)
 			  256 * MiB);
 	ck_assert_int_eq(mr_group_read_limits(gc, &l), 0);
 	ck_assert_uint_eq(l.limit_bytes, 256 * MiB);
+	ck_assert_int_eq(mr_group_read_limits(gl, &l), 0);
+	ck_assert_uint_eq(l.limit_bytes, 256 * MiB);
 	wait_ok(pid);
+	ck_assert_int_eq(mr_group_close(gl), 0);
 	ck_assert_int_eq(mr_group_close(gc), 0);
+	unlink(link);
 	ck_assert_int_eq(mr_cgroup_remove(ctx, child), 0);
+}
+END_TEST
+
+/* A fork() in another thread while a group is being opened: the child
+ * must not keep copies of fds its fork handler cannot see (fork waits for
+ * the open to finish). */
+static pthread_mutex_t forker_mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t forker_cv = PTHREAD_COND_INITIALIZER;
+static int forker_go;
+static pid_t forker_child;
+static const struct mri_file_ops *real_fops;
+
+static void *forker_main(void *arg)
+{
+	pthread_mutex_lock(&forker_mx);
+	while (!forker_go)
+		pthread_cond_wait(&forker_cv, &forker_mx);
+	pthread_mutex_unlock(&forker_mx);
+	forker_child = fork();
+	if (forker_child == 0) {
+		sleep(3); /* outlives the parent's handle */
+		_exit(0);
+	}
+	return arg;
+}
+
+/* Asks the forker to fork while the open has its first files open. */
+static int openat_that_forks(int dirfd, const char *path, int flags,
+			     mode_t mode)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	if (strcmp(path, "memory.stat") == 0) {
+		pthread_mutex_lock(&forker_mx);
+		forker_go = 1;
+		pthread_cond_signal(&forker_cv);
+		pthread_mutex_unlock(&forker_mx);
+		nanosleep(&ts, NULL);
+	}
+	return real_fops->openat(dirfd, path, flags, mode);
+}
+
+START_TEST(fork_during_open_leaves_no_lock)
+{
+	struct mri_file_ops hooked;
+	mr_group_t *g, *g2;
+	pthread_t t;
+
+	new_group(64 * MiB);
+	real_fops = mri_fops;
+	hooked = *real_fops;
+	hooked.openat = openat_that_forks;
+	forker_go = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, forker_main, NULL), 0);
+	mri_file_ops_set(&hooked);
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
+	mri_file_ops_set(real_fops);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_gt(forker_child, 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g2), 0);
+	ck_assert_int_eq(mr_group_set_margin(g2, 8 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_close(g2), 0);
+	wait_ok(forker_child);
+}
+END_TEST
+
+/* A forked child exits: the parent's threshold is still registered in its
+ * epoll set (the child closed its copies without EPOLL_CTL_DEL). */
+START_TEST(fork_child_keeps_parent_threshold)
+{
+	char p[64], line[256];
+	struct mr_group *g;
+	int fd, found = 0;
+	FILE *f;
+	pid_t pid;
+
+	new_group(64 * MiB);
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 0), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&g->reclaim_lock), 0);
+	ck_assert(!mri_keep_margin(g, NULL)); /* arms the threshold */
+	ck_assert_int_eq(pthread_mutex_unlock(&g->reclaim_lock), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	wait_ok(pid);
+	fd = g->be->event_fd(g->priv);
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	f = fopen(p, "re");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		found += strncmp(line, "tfd:", 4) == 0;
+	fclose(f);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* The worker waits for a synchronous reclaim on a group without holding
+ * the context's lock: opening another group and fork() go on while the
+ * reclaim's step is still in progress. */
+static void *paused_reclaim_main(void *arg)
+{
+	uint64_t freed;
+
+	return (void *)(intptr_t)mr_group_reclaim(arg, 4 * MiB, 0, &freed);
+}
+
+START_TEST(worker_waiting_blocks_nothing_else)
+{
+	struct timespec ts = { 1, 500 * 1000 * 1000 };
+	char other[PATH_MAX];
+	mr_group_t *g, *go;
+	pthread_t t;
+	void *ret;
+	pid_t pid;
+
+	new_group(256 * MiB);
+	make_data_file(64 * MiB);
+	charge_cache(group);
+	fmt(other, sizeof(other), "%s-other", group);
+	ck_assert_int_eq(mr_cgroup_create(ctx, other, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	mri_cgroup1_test_pause_ms = 5000;
+	ck_assert_int_eq(pthread_create(&t, NULL, paused_reclaim_main, g), 0);
+	/* Past the worker's next safety tick: it now waits for the group. */
+	nanosleep(&ts, NULL);
+	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
+			  256 * MiB);
+	ck_assert_int_eq(mr_group_open(ctx, other, NULL, &go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	/* Both done while the step still holds the limit lowered. */
+	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
+			  256 * MiB);
+	wait_ok(pid);
+	ck_assert_int_eq(pthread_join(t, &ret), 0);
+	mri_cgroup1_test_pause_ms = 0;
+	ck_assert_int_eq((int)(intptr_t)ret, 0);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(mr_group_close(go), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_cgroup_remove(ctx, other), 0);
+	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
+			  256 * MiB);
 }
 END_TEST
 
@@ -1330,6 +1495,9 @@ int main(void)
 	tcase_add_test(tc, crash_leaves_journal_and_reopen_restores);
 	tcase_add_test(tc, crash_then_admin_change_is_kept);
 	tcase_add_test(tc, ancestor_step_not_seen_by_child);
+	tcase_add_test(tc, fork_during_open_leaves_no_lock);
+	tcase_add_test(tc, fork_child_keeps_parent_threshold);
+	tcase_add_test(tc, worker_waiting_blocks_nothing_else);
 	tcase_add_test(tc, two_spellings_one_group);
 	tcase_add_test(tc, fork_child_holds_no_lock);
 	tcase_add_test(tc, crash_with_live_child_still_recovers);

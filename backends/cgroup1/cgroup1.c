@@ -151,8 +151,12 @@ static int restore(struct mri_cgroup1 *cg, const struct mri_journal_record *rec)
 	 * from ours: the original is written all the same, since a limit
 	 * left lowered can OOM-kill the group's tasks, while an
 	 * administrator's change racing a failed read is the lesser risk. */
-	if (r == 0 && cur != rec->lowered &&
-	    mri_cgroup1_limit_value(cur) != rec->original) {
+	/* Already the original (the lowering write failed, or the crash came
+	 * after the restore): writing it again would make the kernel reclaim
+	 * to it and answer EBUSY where usage is above it (forced charges). */
+	if (r == 0 && mri_cgroup1_limit_value(cur) == rec->original)
+		return 0;
+	if (r == 0 && cur != rec->lowered) {
 		mri_log(cg->log, MR_LOG_NOTICE,
 			"cgroup1: %s: limit is %" PRIu64 ", not the %" PRIu64
 			" written by pid %d: changed by someone else, "
@@ -213,7 +217,7 @@ static void pause_lowered(unsigned int ms)
 		;
 }
 
-static void close_fds(struct mri_cgroup1 *cg)
+static void close_files(struct mri_cgroup1 *cg)
 {
 	int *fds[] = {
 		&cg->usage_fd, &cg->limit_fd, &cg->stat_fd, &cg->failcnt_fd,
@@ -221,12 +225,17 @@ static void close_fds(struct mri_cgroup1 *cg)
 	};
 	size_t i;
 
-	mri_cgroup1_threshold_fini(cg);
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			mri_fops->close(*fds[i]);
 		*fds[i] = -1;
 	}
+}
+
+static void close_fds(struct mri_cgroup1 *cg)
+{
+	mri_cgroup1_threshold_fini(cg);
+	close_files(cg);
 }
 
 static int open_files(struct mri_cgroup1 *cg)
@@ -314,7 +323,7 @@ static int cg1_open(void *priv, const char *path,
 		    const struct mri_open_env *env)
 {
 	struct mri_cgroup1 *cg = priv;
-	char root[PATH_MAX];
+	char root[PATH_MAX], real[PATH_MAX];
 	uint64_t usage;
 	long ps;
 	int r;
@@ -338,10 +347,16 @@ static int cg1_open(void *priv, const char *path,
 	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes", &usage);
 	if (r < 0)
 		goto fail;
-	r = hierarchy_root(path, root, sizeof(root));
+	/* The ancestors are those of the real directory, not of a symlink's
+	 * parent. */
+	if (!realpath(path, real)) {
+		r = mri_cgroup1_gone(-errno);
+		goto fail;
+	}
+	r = hierarchy_root(real, root, sizeof(root));
 	if (r < 0)
 		goto fail;
-	r = mri_journal_open(&cg->journal, env->state_dir, path, root,
+	r = mri_journal_open(&cg->journal, env->state_dir, real, root,
 			     env->log);
 	if (r < 0)
 		goto fail;
@@ -394,14 +409,14 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	uint64_t raw, hier;
 	int r;
 
-	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
-		     &l.usage_bytes);
-	if (r < 0)
-		return r;
 	r = mri_journal_reads_begin(&cg->journal);
 	if (r < 0)
 		return r;
-	r = read_limit_raw(cg, &raw);
+	/* Usage after the wait for steps, so that it is fresh. */
+	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
+		     &l.usage_bytes);
+	if (r == 0)
+		r = read_limit_raw(cg, &raw);
 	if (r == 0)
 		r = mri_cgroup1_read_stat(cg, &ms, &hier);
 	mri_journal_reads_end(&cg->journal);
@@ -447,7 +462,8 @@ static void cg1_forget(void *priv)
 	struct mri_cgroup1 *cg = priv;
 
 	mri_journal_forget(&cg->journal);
-	close_fds(cg);
+	mri_cgroup1_threshold_forget(cg);
+	close_files(cg);
 }
 
 static int cg1_read_memstat(void *priv, struct mr_memstat *out)

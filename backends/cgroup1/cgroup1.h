@@ -73,6 +73,8 @@ int mri_cgroup1_gone(int err);
  * it and any armed eventfd, which unregisters the kernel threshold. */
 int mri_cgroup1_threshold_init(struct mri_cgroup1 *cg);
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg);
+/* In a child after fork(): closes the fds only (see cg1_forget()). */
+void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
 int mri_cgroup1_event_fd(void *priv);
 int mri_cgroup1_event_ack(void *priv);

@@ -42,6 +42,18 @@ static void disarm(struct mri_cgroup1 *cg)
 	cg->eventfd = -1;
 }
 
+void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg)
+{
+	/* Plain close(): the epoll instance is the parent's as well (one
+	 * open file description), and EPOLL_CTL_DEL here would take the
+	 * parent's eventfd out of it. */
+	if (cg->eventfd >= 0)
+		close(cg->eventfd);
+	if (cg->epoll_fd >= 0)
+		close(cg->epoll_fd);
+	cg->eventfd = cg->epoll_fd = -1;
+}
+
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg)
 {
 	disarm(cg);
