@@ -65,9 +65,10 @@ extern "C" {
 MR_EXPORT const char *mr_version(void);
 
 /* A static, human-readable description of a negative errno value as this
- * library uses it (-ENOENT reads "cgroup is gone", -EAGAIN "nothing could
- * be reclaimed", ...). Positive values are taken as their negation; unknown
- * values give "unknown error". Never NULL. MT-safe. */
+ * library uses it (-ENOENT reads "no such cgroup, or it was removed",
+ * -EAGAIN "nothing could be reclaimed", ...). Positive values are taken as
+ * their negation; unknown values give "unknown error". Never NULL.
+ * MT-safe. */
 MR_EXPORT const char *mr_strerror(int err);
 
 /* ------------------------------------------------------------------ */
@@ -147,10 +148,10 @@ typedef struct mr_group mr_group_t;
  * the named backend does not), -EACCES/-EPERM (cannot open its files),
  * -ENOMEM, -EIO (a control file could not be parsed, or the group's journal
  * holds an invalid record or another group's: it is kept for a person to
- * inspect, and the group is not opened), -ELOOP (the state directory, a
- * journal or lock file is a symlink), -EPERM (the state directory is not
- * owned by the caller or is writable by others), -ENOTDIR (the state
- * directory is not a directory), -ECHILD. The state directory holds one
+ * inspect, and the group is not opened), -ELOOP (the state directory or
+ * the journal is a symlink), -EPERM (the state directory is not owned by
+ * the caller or is writable by others), -ENOTDIR (the state directory is
+ * not a directory), -ECHILD. The state directory holds one
  * journal per cgroup while a step is in progress or a restore failed,
  * named after the cgroup directory's device and inode.
  * MT-safe. */
