@@ -469,12 +469,17 @@ START_TEST(worker_keeps_charges_off_the_limit)
 }
 END_TEST
 
-/* A child reclaims with the test pause set; it is killed while the limit
- * is lowered. */
-static pid_t start_paused_reclaimer(bool with_grandchild)
+/* Another manager: a child process that opens the test's group and runs
+ * one reclaim step of batch_bytes with the test pause of pause_ms between
+ * the lowering write and the restore, then exits 0 (3 if the step failed).
+ * With with_grandchild, it first forks a child that outlives it by a few
+ * seconds (it inherits the group's fds). Returns once the limit is seen
+ * lowered. */
+static pid_t start_paused_reclaimer(unsigned int pause_ms,
+				    uint64_t batch_bytes, bool with_grandchild)
 {
 	uint64_t limit = read_u64_file(group, "memory.limit_in_bytes");
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
 	pid_t pid;
 	int i;
 
@@ -485,19 +490,18 @@ static pid_t start_paused_reclaimer(bool with_grandchild)
 		mr_group_t *g;
 		uint64_t freed;
 
-		mri_cgroup1_test_pause_ms = 60000;
-		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0)
+		mri_cgroup1_test_pause_ms = pause_ms;
+		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0 ||
+		    mr_group_set_batch_fixed(g, batch_bytes) < 0)
 			_exit(2);
-		/* A child of the manager that outlives it by a few seconds
-		 * (forked after the open: it inherits the group's fds). */
 		if (with_grandchild && fork() == 0) {
 			sleep(5);
 			_exit(0);
 		}
-		mr_group_reclaim(g, 4 * MiB, 0, &freed);
-		_exit(3); /* never reached: killed in the pause */
+		/* One step: the kernel frees at least the batch. */
+		_exit(mr_group_reclaim(g, batch_bytes, 0, &freed) == 0 ? 0 : 3);
 	}
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < 2000; i++) {
 		if (read_u64_file(group, "memory.limit_in_bytes") != limit)
 			return pid;
 		nanosleep(&ts, NULL);
@@ -524,7 +528,7 @@ START_TEST(crash_leaves_journal_and_reopen_restores)
 	new_group(128 * MiB);
 	make_data_file(32 * MiB);
 	charge_cache(group);
-	pid = start_paused_reclaimer(false);
+	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES, false);
 	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
 			  128 * MiB);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
@@ -636,7 +640,7 @@ START_TEST(crash_then_admin_change_is_kept)
 	new_group(128 * MiB);
 	make_data_file(32 * MiB);
 	charge_cache(group);
-	pid = start_paused_reclaimer(false);
+	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES, false);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	waitpid(pid, NULL, 0);
 	/* Someone else sets a limit while ours is still lowered. */
@@ -656,11 +660,9 @@ END_TEST
 START_TEST(ancestor_step_not_seen_by_child)
 {
 	struct mr_limits l = { .size = sizeof(l) };
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
 	char child[PATH_MAX], link[PATH_MAX];
 	mr_group_t *gc, *gl;
 	pid_t pid;
-	int i;
 
 	new_group(256 * MiB);
 	make_data_file(64 * MiB);
@@ -674,25 +676,7 @@ START_TEST(ancestor_step_not_seen_by_child)
 	fmt(link, sizeof(link), "%s/child-link", state_dir);
 	ck_assert_int_eq(symlink(child, link), 0);
 	ck_assert_int_eq(mr_group_open(ctx, link, NULL, &gl), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		mr_ctx_t *c;
-		mr_group_t *g;
-		uint64_t freed;
-
-		mri_cgroup1_test_pause_ms = 300;
-		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0 ||
-		    mr_group_set_batch_fixed(g, 4 * MiB) < 0)
-			_exit(2);
-		/* One step (it frees at least what it asks). */
-		_exit(mr_group_reclaim(g, 4 * MiB, 0, &freed) == 0 ? 0 : 3);
-	}
-	for (i = 0; i < 1000 &&
-	     read_u64_file(group, "memory.limit_in_bytes") == 256 * MiB; i++)
-		nanosleep(&ts, NULL);
-	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
-			  256 * MiB);
+	pid = start_paused_reclaimer(300, 4 * MiB, false);
 	ck_assert_int_eq(mr_group_read_limits(gc, &l), 0);
 	ck_assert_uint_eq(l.limit_bytes, 256 * MiB);
 	ck_assert_int_eq(mr_group_read_limits(gl, &l), 0);
@@ -716,15 +700,27 @@ static const struct mri_file_ops *real_fops;
 
 static void *forker_main(void *arg)
 {
+	int up[2];
+	char c;
+
+	if (pipe2(up, O_CLOEXEC) < 0)
+		return NULL;
 	pthread_mutex_lock(&forker_mx);
 	while (!forker_go)
 		pthread_cond_wait(&forker_cv, &forker_mx);
 	pthread_mutex_unlock(&forker_mx);
 	forker_child = fork();
 	if (forker_child == 0) {
+		/* Its fork handlers have run once fork() returns here. */
+		if (write(up[1], "u", 1) != 1)
+			_exit(2);
 		sleep(3); /* outlives the parent's handle */
 		_exit(0);
 	}
+	close(up[1]);
+	if (forker_child > 0 && read(up[0], &c, 1) != 1)
+		forker_child = -1;
+	close(up[0]);
 	return arg;
 }
 
@@ -945,7 +941,7 @@ START_TEST(crash_with_live_child_still_recovers)
 	new_group(128 * MiB);
 	make_data_file(32 * MiB);
 	charge_cache(group);
-	pid = start_paused_reclaimer(true);
+	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES, true);
 	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
 			  128 * MiB);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
@@ -1295,34 +1291,16 @@ END_TEST
 START_TEST(daemon_retries_busy_statistics)
 {
 	static struct daemon d;
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
-	int status, i;
+	int status;
 	pid_t pid;
 
 	new_group(128 * MiB);
 	make_data_file(32 * MiB);
 	charge_cache(group);
 	start_pump(&d, "1");
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		mr_ctx_t *c;
-		mr_group_t *g;
-		uint64_t freed;
-
-		mri_cgroup1_test_pause_ms = 3000;
-		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0)
-			_exit(2);
-		/* One step of one batch (the kernel frees at least that). */
-		_exit(mr_group_reclaim(g, MR_SWAP_CLUSTER_MAX_BYTES, 0,
-				       &freed) == 0 ? 0 : 3);
-	}
-	for (i = 0; i < 1000 &&
-	     read_u64_file(group, "memory.limit_in_bytes") == 128 * MiB; i++)
-		nanosleep(&ts, NULL);
-	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
-			  128 * MiB);
-	pump(&d, 3200, NULL);
+	/* Several times the readers' 1 s wait: some read must give up. */
+	pid = start_paused_reclaimer(5000, MR_SWAP_CLUSTER_MAX_BYTES, false);
+	pump(&d, 5200, NULL);
 	wait_ok(pid);
 	d.olen = 0;
 	d.obuf[0] = '\0';
