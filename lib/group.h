@@ -140,9 +140,6 @@ uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes);
 int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 		     uint64_t *high_mark, uint64_t *low_mark);
 
-/* Worker thread entry (lib/worker.c). */
-void *mri_worker_main(void *ctx);
-
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t mri_now_ns(void);
 

@@ -349,7 +349,7 @@ static bool serve(mr_ctx_t *ctx, uint64_t id)
 	return again;
 }
 
-void *mri_worker_main(void *arg)
+static void *worker_main(void *arg)
 {
 	mr_ctx_t *ctx = arg;
 	struct epoll_event evs[32];
@@ -424,7 +424,7 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 		    pthread_attr_setschedparam(&attr, &sp))
 			r = EINVAL;
 		if (r == 0)
-			r = pthread_create(&ctx->worker, &attr, mri_worker_main,
+			r = pthread_create(&ctx->worker, &attr, worker_main,
 					   ctx);
 		pthread_attr_destroy(&attr);
 		if (r == EPERM) {
@@ -434,7 +434,7 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 				"worker: SCHED_OTHER refused: %s; the worker "
 				"inherits the caller's scheduling",
 				mr_strerror(r));
-			r = pthread_create(&ctx->worker, NULL, mri_worker_main,
+			r = pthread_create(&ctx->worker, NULL, worker_main,
 					   ctx);
 		}
 	}

@@ -710,52 +710,41 @@ static void check_refused(const char *content)
 	ck_assert_ptr_nonnull(strstr(logbuf, "refused"));
 }
 
+/* A journal record of this group with `rest` after its header lines. */
+static const char *record(const char *rest)
+{
+	static char rec[PATH_MAX + 512];
+
+	snprintf(rec, sizeof(rec), "memreclaim-journal 1\ncgroup %s\npath %s\n%s",
+		 cgroup_id(grp), grp, rest);
+	return rec;
+}
+
 START_TEST(journal_corrupt_refused)
 {
-	char rec[PATH_MAX + 256];
-
-	snprintf(rec, sizeof(rec), "memreclaim-journal 1\ncgroup %s\npath /x\n"
-		 "file memory.limit_in_b", cgroup_id(grp));
-	check_refused(rec);
+	check_refused(record("file memory.limit_in_b"));
 }
 END_TEST
 
 START_TEST(journal_bad_number_refused)
 {
-	char rec[PATH_MAX + 256];
-
-	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 1\ncgroup %s\npath %s\n"
-		 "file memory.limit_in_bytes\n"
-		 "original 2097152x\nlowered 96468992\npid 12\n",
-		 cgroup_id(grp), grp);
-	check_refused(rec);
+	check_refused(record("file memory.limit_in_bytes\n"
+			     "original 2097152x\nlowered 96468992\npid 12\n"));
 }
 END_TEST
 
 START_TEST(journal_trailing_garbage_refused)
 {
-	char rec[PATH_MAX + 256];
-
-	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 1\ncgroup %s\npath %s\n"
-		 "file memory.limit_in_bytes\n"
-		 "original 209715200\nlowered 96468992\npid 12\nextra\n",
-		 cgroup_id(grp), grp);
-	check_refused(rec);
+	check_refused(record("file memory.limit_in_bytes\n"
+			     "original 209715200\nlowered 96468992\npid 12\n"
+			     "extra\n"));
 }
 END_TEST
 
 START_TEST(journal_other_file_refused)
 {
-	char rec[PATH_MAX + 256];
-
-	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 1\ncgroup %s\npath %s\n"
-		 "file ../../etc/passwd\n"
-		 "original 209715200\nlowered 96468992\npid 12\n",
-		 cgroup_id(grp), grp);
-	check_refused(rec);
+	check_refused(record("file ../../etc/passwd\n"
+			     "original 209715200\nlowered 96468992\npid 12\n"));
 }
 END_TEST
 

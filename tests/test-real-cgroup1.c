@@ -518,21 +518,30 @@ static void journal_path(char *out, size_t len)
 	fmt(out, len, "%s/%s", state_dir, name);
 }
 
-START_TEST(crash_leaves_journal_and_reopen_restores)
+/* A group of 128 MiB holding 32 MiB of cache, and a second manager killed
+ * in the middle of a reclaim step: the limit is left lowered. */
+static void kill_manager_mid_step(bool with_grandchild)
 {
-	char jpath[PATH_MAX];
-	struct stat stbuf;
-	mr_group_t *g;
 	pid_t pid;
 
 	new_group(128 * MiB);
 	make_data_file(32 * MiB);
 	charge_cache(group);
-	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES, false);
+	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES,
+				     with_grandchild);
 	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
 			  128 * MiB);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	waitpid(pid, NULL, 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+START_TEST(crash_leaves_journal_and_reopen_restores)
+{
+	char jpath[PATH_MAX];
+	struct stat stbuf;
+	mr_group_t *g;
+
+	kill_manager_mid_step(false);
 	journal_path(jpath, sizeof(jpath));
 	ck_assert_int_eq(stat(jpath, &stbuf), 0);
 	ck_assert_int_gt(stbuf.st_size, 0);
@@ -635,14 +644,8 @@ START_TEST(crash_then_admin_change_is_kept)
 	char jpath[PATH_MAX];
 	struct stat stbuf;
 	mr_group_t *g;
-	pid_t pid;
 
-	new_group(128 * MiB);
-	make_data_file(32 * MiB);
-	charge_cache(group);
-	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES, false);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	waitpid(pid, NULL, 0);
+	kill_manager_mid_step(false);
 	/* Someone else sets a limit while ours is still lowered. */
 	write_file(group, "memory.limit_in_bytes", "200M");
 	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
@@ -936,16 +939,8 @@ END_TEST
 START_TEST(crash_with_live_child_still_recovers)
 {
 	mr_group_t *g;
-	pid_t pid;
 
-	new_group(128 * MiB);
-	make_data_file(32 * MiB);
-	charge_cache(group);
-	pid = start_paused_reclaimer(60000, MR_SWAP_CLUSTER_MAX_BYTES, true);
-	ck_assert_uint_lt(read_u64_file(group, "memory.limit_in_bytes"),
-			  128 * MiB);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	waitpid(pid, NULL, 0);
+	kill_manager_mid_step(true);
 	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
 	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
 			  128 * MiB);
