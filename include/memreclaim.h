@@ -639,6 +639,82 @@ MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
 			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
 			    uint64_t budget_bytes, int *advice);
 
+/* ------------------------------------------------------------------ */
+/* The simulator                                                        */
+/* ------------------------------------------------------------------ */
+
+/* A simulated machine: RAM, CPUs, a disk, optional swap, memory cgroups
+ * below its root "/", in a virtual clock counted in ns, driven by one
+ * seeded generator: the same seed gives the same run, byte for byte. The
+ * model (LRU lists, page cache states, refaults, THP, memory.high
+ * throttling, soft-limit reclaim, PSI) and its cost parameter sets are in
+ * docs/simulator.md. Groups of a simulator are opened with
+ * mr_group_open(ctx, path, "sim", ...) on a context bound to it with
+ * mr_ctx_set_sim(); every policy of the library runs on them unchanged.
+ * The simulator is chosen only by name, never by "auto".
+ * A simulator and the contexts bound to it are driven by one thread
+ * (not MT-safe). */
+typedef struct mr_sim mr_sim_t;
+
+/* Swap devices of a simulated machine. */
+enum mr_sim_swap {
+	MR_SIM_SWAP_NONE = 0,
+	MR_SIM_SWAP_DISK = 1,   /* pages written to the disk */
+	MR_SIM_SWAP_ZSWAP = 2,  /* pages compressed in memory */
+};
+
+/* The machine; the caller sets size = sizeof(struct mr_sim_config). */
+struct mr_sim_config {
+	size_t size;
+	uint64_t seed;
+	uint64_t ram_bytes;     /* 16 MiB .. 16 TiB; 0: 1 GiB */
+	uint32_t cpus;          /* 1 .. 4096; 0: 2 */
+	uint64_t swap_bytes;    /* 0: no swap */
+	int swap_kind;          /* enum mr_sim_swap; NONE with swap_bytes 0 */
+	const char *costs;      /* cost set: "2011" or "today"; NULL: today */
+};
+
+/* Creates a simulated machine with its root group "/" at time 0.
+ * Errors: -EINVAL (config or ret NULL, size too small, a value out of
+ * range, an unknown cost set, swap_bytes without a swap kind or the
+ * reverse), -ENOMEM. MT-safe (the new simulator is the caller's). */
+MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret);
+
+/* Frees the simulator. Returns 0, or -EBUSY when groups of it are still
+ * open in a context (close them, or free the context, first: nothing is
+ * freed then). NULL returns 0. */
+MR_EXPORT int mr_sim_free(mr_sim_t *sim);
+
+/* Knobs of a simulated group, in bytes (mr_sim_set_knob()). */
+enum mr_sim_knob {
+	MR_SIM_MAX = 0,    /* memory.max / memory.limit_in_bytes */
+	MR_SIM_HIGH = 1,   /* memory.high */
+	MR_SIM_LOW = 2,    /* memory.low */
+	MR_SIM_MIN = 3,    /* memory.min */
+	MR_SIM_SOFT = 4,   /* the kernel's soft limit (v1
+			      memory.soft_limit_in_bytes) */
+};
+
+/* Creates the group at path ("/a", "/a/b": its parent must exist).
+ * Errors: -EINVAL (NULL, not an absolute path in normal form), -EEXIST,
+ * -ENOENT (no parent), -ENOSPC (256 groups per machine), -ENOMEM. */
+MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);
+
+/* Sets a knob of the group at path to bytes (rounded down to 4 KiB;
+ * MR_UNLIMITED: none). Lowering MR_SIM_MAX below usage reclaims first, in
+ * virtual time; -EBUSY when it cannot get there (the limit is then left
+ * as it was). Errors: -EINVAL, -ENOENT (no such group), -EBUSY. */
+MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
+			      uint64_t bytes);
+
+/* The simulator's virtual time in ns since it was created. */
+MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim);
+
+/* Binds ctx to sim: the "sim" backend opens its groups there. NULL
+ * unbinds. Errors: -EINVAL (ctx NULL), -EBUSY (ctx has groups of another
+ * simulator open), -ECHILD. */
+MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim);
+
 #ifdef __cplusplus
 }
 #endif

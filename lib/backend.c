@@ -6,20 +6,34 @@
 
 #include "backend.h"
 
-/* The order "auto" tries them in. The simulator, when it exists, is never
- * here: it is chosen only by name. */
+/* The order "auto" tries them in. */
 const struct mri_backend *const mri_backends[] = {
 	&mri_backend_cgroup1,
 	NULL,
 };
 
-const struct mri_backend *mri_backend_find(const char *name)
+/* A program that opens a real path never silently gets a simulated
+ * group: the simulator is chosen only by name. */
+const struct mri_backend *const mri_named_backends[] = {
+	&mri_backend_sim,
+	NULL,
+};
+
+static const struct mri_backend *find_in(const struct mri_backend *const *list,
+					 const char *name)
 {
 	size_t i;
 
-	for (i = 0; mri_backends[i]; i++) {
-		if (strcmp(mri_backends[i]->name, name) == 0)
-			return mri_backends[i];
+	for (i = 0; list[i]; i++) {
+		if (strcmp(list[i]->name, name) == 0)
+			return list[i];
 	}
 	return NULL;
+}
+
+const struct mri_backend *mri_backend_find(const char *name)
+{
+	const struct mri_backend *be = find_in(mri_backends, name);
+
+	return be ? be : find_in(mri_named_backends, name);
 }

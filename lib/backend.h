@@ -21,6 +21,7 @@
 struct mri_open_env {
 	struct mri_logger *log;
 	const char *state_dir; /* for journals; an absolute path */
+	struct mr_sim *sim;    /* the context's simulator, or NULL */
 };
 
 /*
@@ -95,14 +96,21 @@ struct mri_backend {
 	/* MRI_CAP_THRESHOLD. Consumes pending events so event_fd stops
 	 * polling readable. Does not block. */
 	int (*event_ack)(void *priv);
+
+	/* Optional. The clock the group lives in, in ns (a simulated group
+	 * lives in a virtual clock); NULL: CLOCK_MONOTONIC. */
+	uint64_t (*now_ns)(void *priv);
 };
 
 /* The backends built in, NULL-terminated, in the order "auto" tries them. */
 extern const struct mri_backend *const mri_backends[];
+/* Backends chosen only by name, never by "auto" (the simulator). */
+extern const struct mri_backend *const mri_named_backends[];
 
 /* Finds a backend by name; NULL if unknown. */
 const struct mri_backend *mri_backend_find(const char *name);
 
 extern const struct mri_backend mri_backend_cgroup1;
+extern const struct mri_backend mri_backend_sim;
 
 #endif /* MR_BACKEND_H */

@@ -102,6 +102,27 @@ int mri_ctx_check_fork(const mr_ctx_t *ctx)
 	return ctx->fork_gen == atomic_load(&mri_fork_gen) ? 0 : -ECHILD;
 }
 
+MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
+{
+	struct mr_group *g;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&ctx->lock);
+	for (g = ctx->groups; g && !r; g = g->next) {
+		if (g->be == &mri_backend_sim && ctx->sim != sim)
+			r = -EBUSY;
+	}
+	if (!r)
+		ctx->sim = sim;
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
 struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx)
 {
 	return &ctx->log;

@@ -104,6 +104,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 
 	env.log = &ctx->log;
 	env.state_dir = ctx->state_dir;
+	env.sim = ctx->sim;
 	/* Not on the list yet: a fork() now would give the child copies of
 	 * fds its handler cannot see. */
 	mri_fork_hold();

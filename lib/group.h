@@ -63,6 +63,7 @@ struct mr_ctx {
 	struct mr_ctx *next_ctx;          /* every context: context.c */
 	struct mri_logger log;
 	char state_dir[PATH_MAX];
+	struct mr_sim *sim;               /* mr_ctx_set_sim(), or NULL */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
 	pthread_mutex_t lock;             /* groups, next_id, refs */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */

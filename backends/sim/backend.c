@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The simulator as a backend of the library: the same table as cgroup1,
+ * over a group of the mr_sim_t bound to the context (mr_ctx_set_sim()).
+ * Reclaim is the model's memory.reclaim (a sized request, no limit
+ * lowered); thresholds and memory.events wake an eventfd, as the kernel's
+ * do, and the library worker task of the simulator (libworker.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "sim.h"
+
+struct sim_priv {
+	struct mr_sim *sim;
+	struct sim_memcg *g;
+	int efd;
+};
+
+static int sim_probe(const char *path)
+{
+	/* Chosen by name only; whether the path exists is known at open,
+	 * from the context's simulator. */
+	(void)path;
+	return 1;
+}
+
+/* A threshold crossing or a memory.events change. */
+static void on_event(void *arg)
+{
+	struct sim_priv *p = arg;
+	uint64_t one = 1;
+
+	if (p->efd >= 0 && write(p->efd, &one, sizeof(one)) < 0) {
+		/* The counter is saturated: an event is pending already. */
+	}
+	p->sim->events_pending++;
+	sim_wake_all(p->sim->m, &p->sim->events);
+}
+
+static int sim_open(void *priv, const char *path,
+		    const struct mri_open_env *env)
+{
+	struct sim_priv *p = priv;
+	int r;
+
+	if (!env->sim)
+		return -ENODEV;
+	p->sim = env->sim;
+	p->g = sim_memcg_find(p->sim->m, path);
+	if (!p->g)
+		return -ENOENT;
+	p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->efd < 0)
+		return -errno;
+	r = sim_memcg_set_events_fn(p->g, p, on_event, p);
+	if (r < 0) {
+		close(p->efd);
+		return r;
+	}
+	p->sim->open_groups++;
+	return 0;
+}
+
+static int sim_close(void *priv)
+{
+	struct sim_priv *p = priv;
+	unsigned id = sim_memcg_id(p->g);
+
+	sim_memcg_set_threshold(p->g, p, SIM_UNLIMITED, NULL, NULL);
+	sim_memcg_set_events_fn(p->g, p, NULL, NULL);
+	if (p->sim->keeper[id] == p)
+		p->sim->keeper[id] = NULL;
+	if (p->efd >= 0)
+		close(p->efd);
+	p->sim->open_groups--;
+	return 0;
+}
+
+static int sim_read_usage(void *priv, uint64_t *usage_bytes)
+{
+	struct sim_priv *p = priv;
+
+	*usage_bytes = sim_bytes(sim_memcg_usage(p->g));
+	return 0;
+}
+
+static int sim_read_limits(void *priv, struct mr_limits *out)
+{
+	struct sim_priv *p = priv;
+	uint64_t own = sim_memcg_get(p->g, SIM_KNOB_MAX);
+	uint64_t binding = sim_memcg_binding_max(p->g);
+
+	out->usage_bytes = sim_bytes(sim_memcg_usage(p->g));
+	out->limit_bytes = sim_bytes(binding);
+	out->own_limit_bytes = sim_bytes(own);
+	out->limit_hits = sim_memcg_counter(p->g, SIM_FAILCNT);
+	out->flags = binding < own ? MR_LIMITS_ANCESTOR_BINDS : 0;
+	return 0;
+}
+
+#define SET(field, bit, value)                                            \
+	do {                                                              \
+		out->field = (value);                                     \
+		out->present |= 1ULL << (bit);                            \
+	} while (0)
+
+static int sim_read_memstat(void *priv, struct mr_memstat *out)
+{
+	struct sim_priv *p = priv;
+	struct sim_memcg *g = p->g;
+	uint64_t ia = sim_memcg_lru(g, SIM_LRU_INACTIVE_ANON);
+	uint64_t aa = sim_memcg_lru(g, SIM_LRU_ACTIVE_ANON);
+	uint64_t ifl = sim_memcg_lru(g, SIM_LRU_INACTIVE_FILE);
+	uint64_t af = sim_memcg_lru(g, SIM_LRU_ACTIVE_FILE);
+
+	out->present = 0;
+	SET(anon_bytes, MR_MEMSTAT_ANON, sim_bytes(ia + aa));
+	SET(file_bytes, MR_MEMSTAT_FILE, sim_bytes(ifl + af));
+	SET(shmem_bytes, MR_MEMSTAT_SHMEM, 0);
+	SET(file_mapped_bytes, MR_MEMSTAT_FILE_MAPPED, 0);
+	SET(file_dirty_bytes, MR_MEMSTAT_FILE_DIRTY,
+	    sim_bytes(sim_memcg_dirty(g)));
+	SET(file_writeback_bytes, MR_MEMSTAT_FILE_WRITEBACK,
+	    sim_bytes(sim_memcg_writeback(g)));
+	SET(inactive_anon_bytes, MR_MEMSTAT_INACTIVE_ANON, sim_bytes(ia));
+	SET(active_anon_bytes, MR_MEMSTAT_ACTIVE_ANON, sim_bytes(aa));
+	SET(inactive_file_bytes, MR_MEMSTAT_INACTIVE_FILE, sim_bytes(ifl));
+	SET(active_file_bytes, MR_MEMSTAT_ACTIVE_FILE, sim_bytes(af));
+	SET(unevictable_bytes, MR_MEMSTAT_UNEVICTABLE, 0);
+	SET(pgfault, MR_MEMSTAT_PGFAULT, sim_memcg_counter(g, SIM_PGFAULT));
+	SET(pgmajfault, MR_MEMSTAT_PGMAJFAULT,
+	    sim_memcg_counter(g, SIM_PGMAJFAULT));
+	SET(pgscan_bytes, MR_MEMSTAT_PGSCAN,
+	    sim_bytes(sim_memcg_counter(g, SIM_PGSCAN)));
+	SET(pgsteal_bytes, MR_MEMSTAT_PGSTEAL,
+	    sim_bytes(sim_memcg_counter(g, SIM_PGSTEAL)));
+	SET(workingset_refault_anon_bytes, MR_MEMSTAT_WORKINGSET_REFAULT_ANON,
+	    sim_bytes(sim_memcg_counter(g, SIM_REFAULT_ANON)));
+	SET(workingset_refault_file_bytes, MR_MEMSTAT_WORKINGSET_REFAULT_FILE,
+	    sim_bytes(sim_memcg_counter(g, SIM_REFAULT_FILE)));
+	return 0;
+}
+
+#undef SET
+
+static int sim_reclaim_op(void *priv, uint64_t bytes, uint64_t *asked_bytes,
+			  uint64_t *freed_bytes)
+{
+	struct sim_priv *p = priv;
+	struct sim_machine *m = p->sim->m;
+	struct sim_reclaim_result res;
+	uint64_t pages = sim_pages(bytes), before, after, reclaimable;
+
+	if (!pages)
+		pages = 1;
+	reclaimable = sim_memcg_lru(p->g, SIM_LRU_INACTIVE_FILE) +
+		      sim_memcg_lru(p->g, SIM_LRU_ACTIVE_FILE);
+	if (sim_machine_config(m)->swap_kind != SIM_SWAP_NONE)
+		reclaimable += sim_memcg_lru(p->g, SIM_LRU_INACTIVE_ANON) +
+			       sim_memcg_lru(p->g, SIM_LRU_ACTIVE_ANON);
+	if (!reclaimable)
+		return -EAGAIN;
+	before = sim_memcg_usage(p->g);
+	sim_reclaim(m, p->g, pages, SIM_RECLAIM_PROACTIVE, true, false, &res);
+	after = sim_memcg_usage(p->g);
+	*asked_bytes = sim_bytes(pages);
+	*freed_bytes = before > after ? sim_bytes(before - after) : 0;
+	return 0;
+}
+
+static int sim_claim_keeper(void *priv, bool claim)
+{
+	struct sim_priv *p = priv;
+	unsigned i = sim_memcg_id(p->g);
+
+	if (!claim) {
+		if (p->sim->keeper[i] == p)
+			p->sim->keeper[i] = NULL;
+		return 0;
+	}
+	if (p->sim->keeper[i] && p->sim->keeper[i] != p)
+		return -EBUSY;
+	p->sim->keeper[i] = p;
+	return 0;
+}
+
+static void sim_forget(void *priv)
+{
+	struct sim_priv *p = priv;
+
+	if (p->efd >= 0)
+		close(p->efd);
+	p->efd = -1;
+}
+
+static int sim_set_usage_threshold(void *priv, uint64_t bytes)
+{
+	struct sim_priv *p = priv;
+
+	return sim_memcg_set_threshold(p->g, p, sim_pages(bytes),
+				       on_event, p);
+}
+
+static int sim_event_fd(void *priv)
+{
+	struct sim_priv *p = priv;
+
+	return p->efd >= 0 ? p->efd : -EBADF;
+}
+
+static int sim_event_ack(void *priv)
+{
+	struct sim_priv *p = priv;
+	uint64_t n;
+
+	if (p->efd >= 0 && read(p->efd, &n, sizeof(n)) < 0 &&
+	    errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
+static uint64_t sim_now_op(void *priv)
+{
+	struct sim_priv *p = priv;
+
+	return sim_now(p->sim->m);
+}
+
+const struct mri_backend mri_backend_sim = {
+	.name = "sim",
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.priv_size = sizeof(struct sim_priv),
+	.probe = sim_probe,
+	.open = sim_open,
+	.close = sim_close,
+	.read_usage = sim_read_usage,
+	.read_limits = sim_read_limits,
+	.read_memstat = sim_read_memstat,
+	.reclaim = sim_reclaim_op,
+	.claim_keeper = sim_claim_keeper,
+	.forget = sim_forget,
+	.set_usage_threshold = sim_set_usage_threshold,
+	.event_fd = sim_event_fd,
+	.event_ack = sim_event_ack,
+	.now_ns = sim_now_op,
+};

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Simulated memory cgroups: the hierarchy, its knobs (max, high, low, min,
+ * soft limit), charge and uncharge against them (mm/memcontrol.c
+ * try_charge and mem_cgroup_handle_over_high), usage thresholds,
+ * memory.events, and PSI stall accounting.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* mm/memcontrol.c MAX_RECLAIM_RETRIES (5 before 5.9, 16 since). */
+#define RECLAIM_RETRIES 5
+/* mm/memcontrol.c: a throttle sleep shorter than this is skipped. */
+#define MIN_THROTTLE_NS 10000000ULL
+
+struct sim_memcg *sim_root(struct sim_machine *m)
+{
+	return m->memcg[0];
+}
+
+struct sim_memcg *sim_memcg_find(struct sim_machine *m, const char *path)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nmemcg; i++) {
+		if (m->memcg[i] && strcmp(m->memcg[i]->path, path) == 0)
+			return m->memcg[i];
+	}
+	return NULL;
+}
+
+int sim_memcg_create(struct sim_machine *m, const char *path,
+		     struct sim_memcg **ret)
+{
+	struct sim_memcg *g, *parent = NULL;
+	char parent_path[4096];
+	const char *slash;
+	size_t len;
+	int k;
+
+	if (!path || path[0] != '/' || strlen(path) >= sizeof(parent_path))
+		return -EINVAL;
+	if (sim_memcg_find(m, path))
+		return -EEXIST;
+	if (m->nmemcg) {
+		len = strlen(path);
+		if (len < 2 || path[len - 1] == '/' || strstr(path, "//"))
+			return -EINVAL;
+		slash = strrchr(path, '/');
+		len = (size_t)(slash - path);
+		memcpy(parent_path, path, len ? len : 1);
+		parent_path[len ? len : 1] = '\0';
+		parent = sim_memcg_find(m, parent_path);
+		if (!parent)
+			return -ENOENT;
+	} else if (strcmp(path, "/") != 0) {
+		return -EINVAL;
+	}
+	if (m->nmemcg >= SIM_MAX_GROUPS)
+		return -ENOSPC;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->path = strdup(path);
+	if (!g->path) {
+		free(g);
+		return -ENOMEM;
+	}
+	g->m = m;
+	g->id = (uint16_t)m->nmemcg;
+	g->parent = parent;
+	g->knob[SIM_KNOB_MAX] = SIM_UNLIMITED;
+	g->knob[SIM_KNOB_HIGH] = SIM_UNLIMITED;
+	g->knob[SIM_KNOB_LOW] = 0;
+	g->knob[SIM_KNOB_MIN] = 0;
+	g->knob[SIM_KNOB_SOFT] = SIM_UNLIMITED;
+	for (k = 0; k < SIM_NR_LRU; k++)
+		g->lru_head[k] = g->lru_tail[k] = SIM_NOPAGE;
+	g->psi_since_ns = m->now;
+	m->memcg[m->nmemcg++] = g;
+	if (ret)
+		*ret = g;
+	return 0;
+}
+
+void sim_memcg_free_all(struct sim_machine *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nmemcg; i++) {
+		free(m->memcg[i]->path);
+		free(m->memcg[i]);
+	}
+	m->nmemcg = 0;
+}
+
+const char *sim_memcg_path(const struct sim_memcg *g)
+{
+	return g->path;
+}
+
+unsigned sim_memcg_id(const struct sim_memcg *g)
+{
+	return g->id;
+}
+
+struct sim_memcg *sim_memcg_parent(const struct sim_memcg *g)
+{
+	return g->parent;
+}
+
+bool sim_memcg_is_ancestor(const struct sim_memcg *a,
+			   const struct sim_memcg *g)
+{
+	for (; g; g = g->parent) {
+		if (g == a)
+			return true;
+	}
+	return false;
+}
+
+uint64_t sim_memcg_get(const struct sim_memcg *g, int knob)
+{
+	return g->knob[knob];
+}
+
+uint64_t sim_memcg_binding_max(const struct sim_memcg *g)
+{
+	uint64_t max = SIM_UNLIMITED;
+
+	for (; g; g = g->parent) {
+		if (g->knob[SIM_KNOB_MAX] < max)
+			max = g->knob[SIM_KNOB_MAX];
+	}
+	return max;
+}
+
+int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages)
+{
+	struct sim_reclaim_result res;
+	uint64_t old;
+	int tries;
+
+	if (knob < 0 || knob >= SIM_NR_KNOBS)
+		return -EINVAL;
+	if (knob != SIM_KNOB_MAX || pages >= g->usage) {
+		g->knob[knob] = pages;
+		return 0;
+	}
+	/* A lower max reclaims down to it first (mem_cgroup_resize_max);
+	 * the old limit holds meanwhile and stays if reclaim cannot get
+	 * there, as on cgroup v1. */
+	old = g->knob[SIM_KNOB_MAX];
+	for (tries = 0; g->usage > pages && tries < RECLAIM_RETRIES;) {
+		sim_reclaim(g->m, g, g->usage - pages, SIM_RECLAIM_LIMIT,
+			    true, false, &res);
+		if (!res.reclaimed)
+			tries++;
+	}
+	if (g->usage > pages) {
+		g->knob[SIM_KNOB_MAX] = old;
+		return -EBUSY;
+	}
+	g->knob[SIM_KNOB_MAX] = pages;
+	return 0;
+}
+
+uint64_t sim_memcg_usage(const struct sim_memcg *g)
+{
+	return g->usage;
+}
+
+/* Sums a per-group quantity over g's subtree. */
+#define SUBTREE_SUM(g, expr)                                              \
+	({                                                                \
+		const struct sim_machine *m_ = (g)->m;                    \
+		uint64_t sum_ = 0;                                        \
+		unsigned i_;                                              \
+		for (i_ = 0; i_ < m_->nmemcg; i_++) {                     \
+			const struct sim_memcg *c = m_->memcg[i_];        \
+			if (sim_memcg_is_ancestor((g), c))                \
+				sum_ += (expr);                           \
+		}                                                         \
+		sum_;                                                     \
+	})
+
+uint64_t sim_memcg_lru(const struct sim_memcg *g, int lru)
+{
+	return SUBTREE_SUM(g, c->lru_size[lru]);
+}
+
+uint64_t sim_memcg_dirty(const struct sim_memcg *g)
+{
+	return SUBTREE_SUM(g, c->dirty);
+}
+
+uint64_t sim_memcg_writeback(const struct sim_memcg *g)
+{
+	return SUBTREE_SUM(g, c->writeback);
+}
+
+uint64_t sim_memcg_counter(const struct sim_memcg *g, int counter)
+{
+	return SUBTREE_SUM(g, c->counter[counter]);
+}
+
+void sim_memcg_count(struct sim_memcg *g, int counter, uint64_t n)
+{
+	unsigned i;
+
+	g->counter[counter] += n;
+	if (counter < SIM_EV_LOW || counter > SIM_EV_OOM_KILL)
+		return;
+	/* memory.events notifies up the hierarchy. */
+	for (; g; g = g->parent) {
+		for (i = 0; i < SIM_MAX_WATCH; i++) {
+			if (g->evw[i].fn)
+				g->evw[i].fn(g->evw[i].arg);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- PSI */
+
+static void psi_update(struct sim_memcg *g)
+{
+	uint64_t now = g->m->now, dt = now - g->psi_since_ns;
+
+	if (g->nr_stalled) {
+		g->psi_some_ns += dt;
+		if (g->nr_stalled >= g->nr_tasks)
+			g->psi_full_ns += dt;
+	}
+	g->psi_since_ns = now;
+}
+
+void sim_memcg_psi_change(struct sim_memcg *g, int stalled_delta,
+			  int tasks_delta)
+{
+	/* A group counts the tasks of its whole subtree, as cgroup2's
+	 * memory.pressure does. */
+	for (; g; g = g->parent) {
+		psi_update(g);
+		g->nr_stalled += stalled_delta;
+		g->nr_tasks += tasks_delta;
+	}
+}
+
+void sim_memcg_psi(const struct sim_memcg *g, uint64_t *some_ns,
+		   uint64_t *full_ns)
+{
+	psi_update((struct sim_memcg *)g);
+	*some_ns = g->psi_some_ns;
+	*full_ns = g->psi_full_ns;
+}
+
+/* ---------------------------------------------------------------- events */
+
+static int set_watch(void **owner_slot, size_t stride, size_t n, void *owner)
+{
+	size_t i, free_i = n;
+
+	for (i = 0; i < n; i++) {
+		void *o = *(void **)((char *)owner_slot + i * stride);
+
+		if (o == owner)
+			return (int)i;
+		if (!o && free_i == n)
+			free_i = i;
+	}
+	return free_i == n ? -ENOMEM : (int)free_i;
+}
+
+int sim_memcg_set_threshold(struct sim_memcg *g, void *owner,
+			    uint64_t pages, sim_event_fn fn, void *arg)
+{
+	int i = set_watch(&g->thr[0].owner, sizeof(g->thr[0]),
+			  SIM_MAX_WATCH, owner);
+
+	if (i < 0)
+		return pages == SIM_UNLIMITED ? 0 : i;
+	if (pages == SIM_UNLIMITED) {
+		memset(&g->thr[i], 0, sizeof(g->thr[i]));
+		return 0;
+	}
+	g->thr[i].owner = owner;
+	g->thr[i].pages = pages;
+	g->thr[i].above = g->usage > pages;
+	g->thr[i].fn = fn;
+	g->thr[i].arg = arg;
+	return 0;
+}
+
+int sim_memcg_set_events_fn(struct sim_memcg *g, void *owner,
+			    sim_event_fn fn, void *arg)
+{
+	int i = set_watch(&g->evw[0].owner, sizeof(g->evw[0]),
+			  SIM_MAX_WATCH, owner);
+
+	if (i < 0)
+		return fn ? i : 0;
+	g->evw[i].owner = fn ? owner : NULL;
+	g->evw[i].fn = fn;
+	g->evw[i].arg = arg;
+	return 0;
+}
+
+void sim_memcg_usage_changed(struct sim_memcg *g)
+{
+	struct sim_threshold *t;
+	bool above;
+	unsigned i;
+
+	for (; g; g = g->parent) {
+		for (i = 0; i < SIM_MAX_WATCH; i++) {
+			t = &g->thr[i];
+			if (!t->fn)
+				continue;
+			above = g->usage > t->pages;
+			if (above != t->above) {
+				t->above = above;
+				t->fn(t->arg);
+			}
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- charge */
+
+/* The lowest group from g up whose max n more pages would exceed. */
+static struct sim_memcg *over_max(struct sim_memcg *g, uint64_t n)
+{
+	for (; g; g = g->parent) {
+		if (g->knob[SIM_KNOB_MAX] != SIM_UNLIMITED &&
+		    g->usage + n > g->knob[SIM_KNOB_MAX])
+			return g;
+	}
+	return NULL;
+}
+
+static uint64_t room(const struct sim_memcg *g)
+{
+	uint64_t max = g->knob[SIM_KNOB_MAX];
+
+	return max == SIM_UNLIMITED ? SIM_UNLIMITED :
+	       (g->usage < max ? max - g->usage : 0);
+}
+
+static void commit_charge(struct sim_memcg *g, uint64_t n)
+{
+	struct sim_memcg *c;
+
+	g->self_usage += n;
+	for (c = g; c; c = c->parent)
+		c->usage += n;
+	sim_memcg_usage_changed(g);
+}
+
+void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n)
+{
+	struct sim_memcg *c;
+
+	g->self_usage -= n;
+	for (c = g; c; c = c->parent)
+		c->usage -= n;
+	sim_memcg_usage_changed(g);
+}
+
+/* Direct reclaim at a limit, in the running task. */
+static uint64_t limit_reclaim(struct sim_machine *m, struct sim_memcg *over,
+			      uint64_t nr, bool clean_only)
+{
+	struct sim_reclaim_result res;
+
+	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, clean_only, &res);
+	return res.reclaimed;
+}
+
+/* The huge-page charge of 512 pages that does not fit under `over`.
+ * Returns true when the group now has room for it. */
+static bool thp_make_room(struct sim_machine *m, struct sim_memcg *over)
+{
+	uint64_t shortfall, loops;
+	int advice, r;
+
+	switch (m->thp_mode) {
+	case SIM_THP_OLD:
+		/* Before the 2014 fix: mem_cgroup_reclaim() looped in
+		 * SWAP_CLUSTER_MAX batches only until the group had room
+		 * for one small page, then the huge charge failed. */
+		for (loops = 0; loops < 100 && room(over) < 1; loops++) {
+			if (!limit_reclaim(m, over, SIM_SWAP_CLUSTER_MAX,
+					   false))
+				break;
+		}
+		return room(over) >= SIM_HPAGE_NR;
+	case SIM_THP_FULL:
+		shortfall = SIM_HPAGE_NR - room(over);
+		limit_reclaim(m, over, shortfall, false);
+		return room(over) >= SIM_HPAGE_NR;
+	default:
+		shortfall = SIM_HPAGE_NR - room(over);
+		r = mr_thp_decide(m->thp_policy, sim_bytes(SIM_HPAGE_NR),
+				  sim_bytes(over->usage),
+				  sim_bytes(over->knob[SIM_KNOB_MAX]), 0,
+				  sim_bytes(sim_memcg_clean_cache(over)), 0,
+				  &advice);
+		if (r < 0 || advice == MR_THP_ADVICE_SMALL)
+			return false;
+		limit_reclaim(m, over, shortfall,
+			      m->thp_policy == MR_THP_CLEAN_CACHE);
+		return room(over) >= SIM_HPAGE_NR;
+	}
+}
+
+int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
+			 uint64_t n, bool huge)
+{
+	struct sim_memcg *over;
+	unsigned retries = RECLAIM_RETRIES;
+	uint64_t nr;
+
+	while ((over = over_max(g, n))) {
+		sim_memcg_count(over, SIM_FAILCNT, 1);
+		sim_memcg_count(over, SIM_EV_MAX, 1);
+		if (huge) {
+			if (!thp_make_room(m, over))
+				return -ENOMEM;
+			continue;
+		}
+		/* try_to_free_mem_cgroup_pages(): at least SWAP_CLUSTER_MAX */
+		nr = n > SIM_SWAP_CLUSTER_MAX ? n : SIM_SWAP_CLUSTER_MAX;
+		if (limit_reclaim(m, over, nr, false))
+			continue;
+		if (!--retries) {
+			sim_memcg_count(over, SIM_EV_OOM, 1);
+			sim_memcg_count(over, SIM_EV_OOM_KILL, 1);
+			return -ENOMEM;
+		}
+	}
+	commit_charge(g, n);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- high */
+
+void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
+			     const struct mr_throttle_curve *curve)
+{
+	m->high_mode = mode;
+	if (curve)
+		m->high_curve = *curve;
+	else
+		m->high_curve = (struct mr_throttle_curve){
+			.kind = MR_THROTTLE_KERNEL,
+			.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
+		};
+}
+
+/* The delay for the charge, from the worst level above high. The 5.6-era
+ * defect took every level's usage - high as unsigned: a level below its
+ * high wrapped around to the maximum penalty. */
+static uint64_t high_delay(struct sim_machine *m, struct sim_memcg *g,
+			   uint64_t charged)
+{
+	uint64_t worst = 0, d;
+
+	for (; g; g = g->parent) {
+		if (g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED)
+			continue;
+		if (m->high_mode == SIM_HIGH_BUGGY_56 &&
+		    g->usage < g->knob[SIM_KNOB_HIGH])
+			return m->high_curve.max_delay_ns;
+		if (mr_throttle_delay_ns(&m->high_curve,
+					 sim_bytes(g->usage),
+					 sim_bytes(g->knob[SIM_KNOB_HIGH]),
+					 sim_bytes(charged), &d) == 0 &&
+		    d > worst)
+			worst = d;
+	}
+	return worst;
+}
+
+void sim_memcg_handle_high(struct sim_machine *m, struct sim_memcg *g,
+			   uint64_t charged)
+{
+	struct sim_reclaim_result res;
+	struct sim_memcg *c;
+	bool excursion = false;
+	uint64_t delay;
+
+	/* reclaim_high(): each level above high reclaims its excess. */
+	for (c = g; c; c = c->parent) {
+		if (c->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED ||
+		    c->usage <= c->knob[SIM_KNOB_HIGH])
+			continue;
+		excursion = true;
+		sim_memcg_count(c, SIM_EV_HIGH, 1);
+		sim_reclaim(m, c, c->usage - c->knob[SIM_KNOB_HIGH],
+			    SIM_RECLAIM_HIGH, true, false, &res);
+	}
+	if (!excursion || !m->current)
+		return;
+	/* mem_cgroup_handle_over_high(): the penalty after reclaim. */
+	delay = high_delay(m, g, charged);
+	if (delay < MIN_THROTTLE_NS)
+		return;
+	m->current->stats.throttle_ns += delay;
+	m->current->stats.throttle_count++;
+	sim_stall_begin(m);
+	sim_sleep(m, delay);
+	sim_stall_end(m);
+}
+
+void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy)
+{
+	m->thp_mode = mode;
+	m->thp_policy = policy;
+}
+
+void sim_memcg_set_soft_mode(struct sim_machine *m, int mode)
+{
+	m->soft_mode = mode;
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The model's own structures, shared by its files (not by workloads). */
+#ifndef MR_SIM_MODEL_H
+#define MR_SIM_MODEL_H
+
+#include "sim.h"
+
+/* ------------------------------------------------------------- pages */
+
+#define PG_REFERENCED  (1u << 0)  /* touched since last scanned */
+#define PG_DIRTY       (1u << 1)
+#define PG_WRITEBACK   (1u << 2)
+#define PG_ANON        (1u << 3)
+#define PG_WORKINGSET  (1u << 4)  /* refaulted while in the workingset */
+
+struct sim_page {
+	uint32_t prev, next;      /* LRU list links; SIM_NOPAGE at ends */
+	sim_obj obj;
+	uint32_t index;           /* page offset in the object */
+	uint16_t memcg;           /* charged group's id */
+	uint8_t lru;              /* enum sim_lru; 0xff when free */
+	uint8_t flags;
+	uint64_t wb_done_ns;      /* PG_WRITEBACK: when the write completes */
+};
+
+/* A slot of an object: resident (pfn) or not, with its shadow entry. */
+#define SLOT_EMPTY    0u
+#define SLOT_SWAPPED  (1u << 31)  /* anon: the page is in swap */
+struct sim_slot {
+	uint32_t pfn;             /* SIM_NOPAGE when not resident */
+	uint32_t shadow;          /* eviction age + 1, 0 for none;
+				     SLOT_SWAPPED may be or'ed in */
+};
+
+struct sim_object {
+	bool used;
+	bool anon;
+	uint64_t pages;
+	uint64_t resident;
+	struct sim_slot *slots;
+};
+
+/* ------------------------------------------------------------- groups */
+
+struct sim_threshold {
+	void *owner;
+	uint64_t pages;
+	bool above;               /* usage was above at the last check */
+	sim_event_fn fn;
+	void *arg;
+};
+
+struct sim_evwatch {
+	void *owner;
+	sim_event_fn fn;
+	void *arg;
+};
+
+#define SIM_MAX_WATCH 8
+
+struct sim_memcg {
+	struct sim_machine *m;
+	uint16_t id;
+	char *path;
+	struct sim_memcg *parent;
+	uint64_t knob[SIM_NR_KNOBS];
+	uint64_t usage;           /* hierarchical, pages */
+	uint64_t self_usage;      /* own pages only */
+	uint32_t lru_head[SIM_NR_LRU]; /* most recent end */
+	uint32_t lru_tail[SIM_NR_LRU]; /* oldest end */
+	uint64_t lru_size[SIM_NR_LRU];
+	uint64_t dirty, writeback;
+	uint64_t nonresident_age; /* evictions and activations: the clock
+				     of shadow entries (mm/workingset.c) */
+	uint64_t counter[SIM_NR_COUNTERS]; /* own events only */
+	unsigned reclaimers;      /* tasks in reclaim of this group now */
+	/* PSI (kernel/sched/psi.c, simplified to whole tasks): how many of
+	 * the group's tasks are stalled on memory, how many exist, and the
+	 * totals. */
+	unsigned nr_tasks, nr_stalled;
+	uint64_t psi_since_ns;
+	uint64_t psi_some_ns, psi_full_ns;
+	struct sim_threshold thr[SIM_MAX_WATCH];
+	struct sim_evwatch evw[SIM_MAX_WATCH];
+};
+
+/* ------------------------------------------------------------- tasks */
+
+struct sim_task {
+	struct sim_machine *m;
+	char name[32];
+	struct sim_memcg *memcg;
+	sim_task_fn fn;
+	void *arg;
+	ucontext_t uc;
+	void *stack;
+	uint64_t wake_ns;
+	uint64_t seq;
+	size_t heap_pos;          /* SIZE_MAX when not in the run heap */
+	struct sim_task *wait_next; /* on a wait queue */
+	struct sim_waitq *waiting;
+	bool woken;
+	bool done;
+	unsigned stall_depth;     /* nested memstall sections */
+	uint64_t stall_start_ns;
+	struct sim_task_stats stats;
+	struct sim_task *all_next;
+};
+
+/* ------------------------------------------------------------- machine */
+
+struct sim_machine {
+	struct sim_config cfg;
+	struct sim_costs costs;
+	uint64_t now;
+	uint64_t rng[4];
+	/* Tasks: a binary heap on (wake_ns, seq). */
+	struct sim_task **heap;
+	size_t nheap, heap_cap;
+	uint64_t seq;
+	struct sim_task *current;
+	struct sim_task *all_tasks;
+	ucontext_t main_uc;
+	unsigned cpu_busy;        /* tasks in sim_cpu() now */
+	uint64_t disk_free_ns;    /* the disk is busy until then */
+	/* Pages. */
+	struct sim_page *pages;
+	uint32_t free_head;
+	uint64_t nr_free;
+	uint64_t swap_used;
+	uint64_t dirty, writeback;
+	/* Pages in writeback, in submission order; the disk serves in
+	 * order, so their completion times never decrease. An entry whose
+	 * page was freed or written again since is skipped. */
+	struct sim_wb { uint32_t pfn; uint64_t done_ns; } *wb_queue;
+	uint64_t wb_head, wb_tail, wb_cap; /* ring: [head, tail) mod cap */
+	struct sim_waitq writeback_wq; /* woken when writeback completes */
+	struct sim_task *flusher, *kswapd;
+	struct sim_waitq flusher_wq, kswapd_wq;
+	uint64_t wmark_min, wmark_low, wmark_high; /* free pages */
+	/* Objects. */
+	struct sim_object *objs;
+	uint32_t nobjs, objs_cap;
+	/* Groups, by id; [0] is the root. */
+	struct sim_memcg *memcg[SIM_MAX_GROUPS];
+	unsigned nmemcg;
+	int high_mode, thp_mode, thp_policy, soft_mode;
+	struct mr_throttle_curve high_curve;
+	unsigned reclaim_cursor;  /* where the last subtree walk stopped */
+};
+
+/* machine.c */
+/* Queues a disk request of `pages` pages without waiting; returns when it
+ * completes. */
+uint64_t sim_disk_submit(struct sim_machine *m, uint64_t pages);
+void sim_stall_begin(struct sim_machine *m);
+void sim_stall_end(struct sim_machine *m);
+/* The group a charge made now goes to: the current task's, or the root. */
+struct sim_memcg *sim_charge_target(struct sim_machine *m);
+/* Adds ns of reclaim time to the current task's stats. */
+void sim_account_reclaim(struct sim_machine *m, uint64_t ns);
+
+/* memcg.c */
+void sim_memcg_free_all(struct sim_machine *m);
+/* Charges n pages to g and its ancestors, reclaiming at max (direct
+ * reclaim in the running task) and throttling above high. huge: one
+ * 512-page huge-page charge, which may fail with -ENOMEM without OOM (the
+ * caller falls back to small pages). Returns 0 or -ENOMEM. */
+int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
+			 uint64_t n, bool huge);
+void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n);
+/* Counts an event in g (hierarchical reads sum descendants). */
+void sim_memcg_count(struct sim_memcg *g, int counter, uint64_t n);
+/* Usage moved: runs threshold callbacks that were crossed. */
+void sim_memcg_usage_changed(struct sim_memcg *g);
+/* After a charge: memory.high reclaim and throttling. */
+void sim_memcg_handle_high(struct sim_machine *m, struct sim_memcg *g,
+			   uint64_t charged);
+/* Whether a is g or an ancestor of g. */
+bool sim_memcg_is_ancestor(const struct sim_memcg *a,
+			   const struct sim_memcg *g);
+/* PSI bookkeeping when a task starts or stops stalling. */
+void sim_memcg_psi_change(struct sim_memcg *g, int stalled_delta,
+			  int tasks_delta);
+
+/* page.c */
+uint32_t sim_page_alloc(struct sim_machine *m);
+/* Frees a page taken off its LRU: uncharges, returns it to the free
+ * list. */
+void sim_page_release(struct sim_machine *m, uint32_t pfn);
+void sim_lru_add(struct sim_machine *m, uint32_t pfn, int lru);
+void sim_lru_del(struct sim_machine *m, uint32_t pfn);
+/* Makes room on the machine for n pages: wakes kswapd below the low
+ * watermark, reclaims directly below min. -ENOMEM when nothing more can
+ * be reclaimed (the machine is out of memory). */
+int sim_make_room(struct sim_machine *m, uint64_t n);
+/* Completes writebacks due by now. */
+void sim_writeback_complete(struct sim_machine *m);
+/* Starts writeback of page pfn (reclaim or the flusher). */
+void sim_writeback_start(struct sim_machine *m, uint32_t pfn,
+			 uint64_t done_ns);
+/* Evicts a page from its object: leaves a shadow entry (file) or marks
+ * it swapped (anon), then releases it. */
+void sim_page_evict(struct sim_machine *m, uint32_t pfn);
+/* Whether a page can be freed without I/O. */
+static inline bool sim_page_clean(const struct sim_page *p)
+{
+	return !(p->flags & (PG_DIRTY | PG_WRITEBACK | PG_ANON));
+}
+
+static inline struct sim_page *sim_page(struct sim_machine *m, uint32_t pfn)
+{
+	return &m->pages[pfn];
+}
+
+#endif /* MR_SIM_MODEL_H */

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Pages and the objects that hold them: files (page cache, with clean,
+ * dirty and writeback states) and anonymous regions (swapped out when
+ * there is swap). Faults charge pages to the running task's group;
+ * evictions leave shadow entries so a refault can tell whether the page
+ * was part of the working set (mm/workingset.c); the flusher writes dirty
+ * pages back (mm/page-writeback.c); kswapd keeps the machine's free pages
+ * above its watermarks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Shadow entries: 8 bits of group id, 23 bits of eviction age. */
+#define SHADOW_AGE_BITS 23
+#define SHADOW_AGE_MASK ((1u << SHADOW_AGE_BITS) - 1)
+
+/* mm/page-writeback.c defaults: dirty_background_ratio 10,
+ * dirty_ratio 20, dirty_expire_centisecs 3000,
+ * dirty_writeback_centisecs 500. */
+#define DIRTY_BACKGROUND_PPM 100000ULL
+#define DIRTY_PPM 200000ULL
+#define DIRTY_EXPIRE_NS 30000000000ULL
+#define WRITEBACK_INTERVAL_NS 5000000000ULL
+/* Pages per writeback request of the flusher. */
+#define WRITEBACK_CHUNK 1024u
+
+/* ---------------------------------------------------------------- LRU */
+
+void sim_lru_add(struct sim_machine *m, uint32_t pfn, int lru)
+{
+	struct sim_page *p = sim_page(m, pfn);
+	struct sim_memcg *g = m->memcg[p->memcg];
+
+	p->lru = (uint8_t)lru;
+	p->prev = SIM_NOPAGE;
+	p->next = g->lru_head[lru];
+	if (p->next != SIM_NOPAGE)
+		m->pages[p->next].prev = pfn;
+	else
+		g->lru_tail[lru] = pfn;
+	g->lru_head[lru] = pfn;
+	g->lru_size[lru]++;
+}
+
+void sim_lru_del(struct sim_machine *m, uint32_t pfn)
+{
+	struct sim_page *p = sim_page(m, pfn);
+	struct sim_memcg *g = m->memcg[p->memcg];
+	int lru = p->lru;
+
+	if (p->prev != SIM_NOPAGE)
+		m->pages[p->prev].next = p->next;
+	else
+		g->lru_head[lru] = p->next;
+	if (p->next != SIM_NOPAGE)
+		m->pages[p->next].prev = p->prev;
+	else
+		g->lru_tail[lru] = p->prev;
+	g->lru_size[lru]--;
+	p->lru = 0xff;
+}
+
+/* mark_page_accessed(): a second touch on the inactive list activates. */
+static void mark_accessed(struct sim_machine *m, uint32_t pfn)
+{
+	struct sim_page *p = sim_page(m, pfn);
+	struct sim_memcg *g = m->memcg[p->memcg];
+
+	if ((p->lru == SIM_LRU_INACTIVE_FILE ||
+	     p->lru == SIM_LRU_INACTIVE_ANON) && (p->flags & PG_REFERENCED)) {
+		sim_lru_del(m, pfn);
+		p->flags &= ~PG_REFERENCED;
+		sim_lru_add(m, pfn, p->flags & PG_ANON ? SIM_LRU_ACTIVE_ANON :
+							 SIM_LRU_ACTIVE_FILE);
+		sim_memcg_count(g, SIM_PGACTIVATE, 1);
+		g->nonresident_age++;
+	} else {
+		p->flags |= PG_REFERENCED;
+	}
+}
+
+/* ---------------------------------------------------------------- pages */
+
+uint32_t sim_page_alloc(struct sim_machine *m)
+{
+	uint32_t pfn = m->free_head;
+
+	if (pfn == SIM_NOPAGE)
+		return pfn;
+	m->free_head = m->pages[pfn].next;
+	m->nr_free--;
+	memset(&m->pages[pfn], 0, sizeof(m->pages[pfn]));
+	m->pages[pfn].lru = 0xff;
+	m->pages[pfn].prev = m->pages[pfn].next = SIM_NOPAGE;
+	return pfn;
+}
+
+void sim_page_release(struct sim_machine *m, uint32_t pfn)
+{
+	struct sim_page *p = sim_page(m, pfn);
+	struct sim_memcg *g = m->memcg[p->memcg];
+
+	if (p->flags & PG_DIRTY) {
+		g->dirty--;
+		m->dirty--;
+	}
+	if (p->flags & PG_WRITEBACK) {
+		g->writeback--;
+		m->writeback--;
+	}
+	sim_memcg_uncharge(g, 1);
+	p->flags = 0;
+	p->lru = 0xff;
+	p->next = m->free_head;
+	m->free_head = pfn;
+	m->nr_free++;
+}
+
+uint64_t sim_free_pages(const struct sim_machine *m)
+{
+	return m->nr_free;
+}
+
+static uint32_t make_shadow(struct sim_memcg *g)
+{
+	return ((uint32_t)g->id << SHADOW_AGE_BITS |
+		(uint32_t)(g->nonresident_age & SHADOW_AGE_MASK)) + 1;
+}
+
+void sim_page_evict(struct sim_machine *m, uint32_t pfn)
+{
+	struct sim_page *p = sim_page(m, pfn);
+	struct sim_memcg *g = m->memcg[p->memcg];
+	struct sim_slot *s = &m->objs[p->obj].slots[p->index];
+
+	sim_lru_del(m, pfn);
+	g->nonresident_age++;
+	s->pfn = SIM_NOPAGE;
+	s->shadow = make_shadow(g);
+	if (p->flags & PG_ANON) {
+		s->shadow |= SLOT_SWAPPED;
+		m->swap_used++;
+	}
+	m->objs[p->obj].resident--;
+	sim_page_release(m, pfn);
+}
+
+/* A refault (mm/workingset.c workingset_refault()): the page comes back
+ * active when its refault distance fits in the working set. Returns the
+ * list to put it on. */
+static int refault(struct sim_machine *m, struct sim_memcg *g,
+		   uint32_t shadow, bool anon)
+{
+	uint32_t v = (shadow & ~SLOT_SWAPPED) - 1;
+	struct sim_memcg *e = m->memcg[v >> SHADOW_AGE_BITS];
+	uint64_t distance, workingset;
+
+	sim_memcg_count(g, anon ? SIM_REFAULT_ANON : SIM_REFAULT_FILE, 1);
+	if (!e)
+		e = g;
+	distance = (e->nonresident_age - (v & SHADOW_AGE_MASK)) &
+		   SHADOW_AGE_MASK;
+	workingset = e->lru_size[SIM_LRU_ACTIVE_FILE] +
+		     e->lru_size[SIM_LRU_ACTIVE_ANON];
+	if (distance > workingset)
+		return anon ? SIM_LRU_INACTIVE_ANON : SIM_LRU_INACTIVE_FILE;
+	sim_memcg_count(g, anon ? SIM_ACTIVATE_ANON : SIM_ACTIVATE_FILE, 1);
+	return anon ? SIM_LRU_ACTIVE_ANON : SIM_LRU_ACTIVE_FILE;
+}
+
+/* ---------------------------------------------------------------- objects */
+
+static sim_obj obj_new(struct sim_machine *m, uint64_t pages, bool anon)
+{
+	struct sim_object *objs, *o;
+	uint32_t i;
+	uint64_t k;
+
+	for (i = 0; i < m->nobjs && m->objs[i].used; i++)
+		;
+	if (i == m->nobjs) {
+		if (m->nobjs == m->objs_cap) {
+			objs = realloc(m->objs, (m->objs_cap * 2 + 16) *
+						sizeof(*objs));
+			if (!objs)
+				return SIM_NOPAGE;
+			m->objs = objs;
+			m->objs_cap = m->objs_cap * 2 + 16;
+		}
+		memset(&m->objs[m->nobjs], 0, sizeof(m->objs[0]));
+		m->nobjs++;
+	}
+	o = &m->objs[i];
+	free(o->slots);
+	o->slots = malloc((pages ? pages : 1) * sizeof(*o->slots));
+	if (!o->slots)
+		return SIM_NOPAGE;
+	for (k = 0; k < pages; k++) {
+		o->slots[k].pfn = SIM_NOPAGE;
+		o->slots[k].shadow = SLOT_EMPTY;
+	}
+	o->used = true;
+	o->anon = anon;
+	o->pages = pages;
+	o->resident = 0;
+	return i;
+}
+
+sim_obj sim_file_new(struct sim_machine *m, uint64_t pages)
+{
+	return obj_new(m, pages, false);
+}
+
+sim_obj sim_anon_new(struct sim_machine *m, uint64_t pages)
+{
+	return obj_new(m, pages, true);
+}
+
+void sim_obj_free(struct sim_machine *m, sim_obj id)
+{
+	struct sim_object *o = &m->objs[id];
+	struct sim_slot *s;
+	uint64_t k;
+
+	for (k = 0; k < o->pages; k++) {
+		s = &o->slots[k];
+		if (s->pfn != SIM_NOPAGE) {
+			sim_lru_del(m, s->pfn);
+			sim_page_release(m, s->pfn);
+		} else if (s->shadow & SLOT_SWAPPED) {
+			m->swap_used--;
+		}
+	}
+	free(o->slots);
+	o->slots = NULL;
+	o->used = false;
+	o->pages = o->resident = 0;
+}
+
+uint64_t sim_obj_pages(const struct sim_machine *m, sim_obj o)
+{
+	return m->objs[o].pages;
+}
+
+uint64_t sim_obj_resident(const struct sim_machine *m, sim_obj o)
+{
+	return m->objs[o].resident;
+}
+
+/* Charges n pages to the running task's group and gets them from the
+ * machine. -ENOMEM: OOM. */
+static int charge(struct sim_machine *m, struct sim_memcg *g, uint64_t n,
+		  bool huge)
+{
+	int r = sim_make_room(m, n);
+
+	if (r < 0)
+		return r;
+	return sim_memcg_try_charge(m, g, n, huge);
+}
+
+/* Puts a new page for slot `index` of object o on g's list `lru`. */
+static void install(struct sim_machine *m, struct sim_memcg *g, sim_obj o,
+		    uint64_t index, int lru, uint8_t flags)
+{
+	uint32_t pfn = sim_page_alloc(m);
+	struct sim_page *p = sim_page(m, pfn);
+
+	/* sim_make_room() made sure there is one. */
+	p->obj = o;
+	p->index = (uint32_t)index;
+	p->memcg = g->id;
+	p->flags = flags;
+	m->objs[o].slots[index].pfn = pfn;
+	m->objs[o].slots[index].shadow = SLOT_EMPTY;
+	m->objs[o].resident++;
+	sim_lru_add(m, pfn, lru);
+	g->counter[SIM_PGALLOC]++;
+}
+
+static void set_dirty(struct sim_machine *m, uint32_t pfn)
+{
+	struct sim_page *p = sim_page(m, pfn);
+
+	if (p->flags & PG_DIRTY)
+		return;
+	p->flags |= PG_DIRTY;
+	p->wb_done_ns = m->now; /* dirtied at, until written back */
+	m->memcg[p->memcg]->dirty++;
+	m->dirty++;
+}
+
+/* Reads (or, for a write, creates) the missing pages of [off, off + n).
+ * The charge may sleep in reclaim, and meanwhile reclaim may evict pages
+ * of the range or another task may read them in: what is installed is
+ * counted again after each charge, and a surplus charge given back. */
+static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
+		      uint64_t n, bool write)
+{
+	struct sim_memcg *g = sim_charge_target(m);
+	struct sim_object *obj = &m->objs[o];
+	uint64_t k, missing, installed, total = 0;
+	bool refaults = false;
+	int lru, r;
+
+	for (;;) {
+		missing = 0;
+		for (k = off; k < off + n; k++)
+			missing += obj->slots[k].pfn == SIM_NOPAGE;
+		if (!missing)
+			break;
+		r = charge(m, g, missing, false);
+		if (r < 0)
+			return r;
+		obj = &m->objs[o]; /* other tasks may have grown the table */
+		installed = 0;
+		for (k = off; k < off + n && installed < missing; k++) {
+			if (obj->slots[k].pfn != SIM_NOPAGE)
+				continue;
+			lru = SIM_LRU_INACTIVE_FILE;
+			if (obj->slots[k].shadow != SLOT_EMPTY) {
+				lru = refault(m, g, obj->slots[k].shadow,
+					      false);
+				refaults = true;
+			}
+			install(m, g, o, k, lru, 0);
+			installed++;
+		}
+		if (installed < missing)
+			sim_memcg_uncharge(g, missing - installed);
+		total += installed;
+		if (installed == missing)
+			break;
+	}
+	if (!total)
+		return 0;
+	sim_memcg_count(g, SIM_PGFAULT, total);
+	if (!write) {
+		/* One readahead request; a refault of the working set is a
+		 * memory stall (PSI). */
+		sim_memcg_count(g, SIM_PGMAJFAULT, 1);
+		if (refaults)
+			sim_stall_begin(m);
+		sim_disk_io(m, total);
+		if (refaults)
+			sim_stall_end(m);
+	}
+	sim_cpu(m, total * m->costs.minor_fault_ns);
+	sim_memcg_handle_high(m, g, total);
+	return 0;
+}
+
+int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
+		  uint64_t n)
+{
+	struct sim_object *obj = &m->objs[o];
+	uint64_t k;
+	int r;
+
+	if (off > obj->pages || n > obj->pages - off)
+		return -EINVAL;
+	r = file_fault(m, o, off, n, false);
+	if (r < 0)
+		return r;
+	obj = &m->objs[o];
+	for (k = off; k < off + n; k++) {
+		if (obj->slots[k].pfn != SIM_NOPAGE)
+			mark_accessed(m, obj->slots[k].pfn);
+	}
+	return 0;
+}
+
+/* Writes back up to n dirty pages, oldest first if only those dirtied
+ * before `older_than` count (SIM_UNLIMITED: any); returns the pages
+ * submitted. The disk takes them as requests of WRITEBACK_CHUNK. */
+static uint64_t writeback(struct sim_machine *m, uint64_t n,
+			  uint64_t older_than, int obj)
+{
+	uint64_t done = 0, batch = 0, when = 0, pfn;
+	struct sim_page *p;
+
+	for (pfn = 0; pfn < m->cfg.ram_pages && done < n; pfn++) {
+		p = &m->pages[pfn];
+		if (p->lru == 0xff || !(p->flags & PG_DIRTY) ||
+		    (obj >= 0 && p->obj != (sim_obj)obj) ||
+		    (older_than != SIM_UNLIMITED && p->wb_done_ns > older_than))
+			continue;
+		if (batch == 0)
+			when = sim_disk_submit(m, WRITEBACK_CHUNK);
+		sim_writeback_start(m, (uint32_t)pfn, when);
+		if (++batch == WRITEBACK_CHUNK)
+			batch = 0;
+		done++;
+	}
+	return done;
+}
+
+void sim_writeback_start(struct sim_machine *m, uint32_t pfn,
+			 uint64_t done_ns)
+{
+	struct sim_page *p = sim_page(m, pfn);
+	struct sim_memcg *g = m->memcg[p->memcg];
+	struct sim_wb *q;
+	uint64_t i, cap;
+
+	if (m->wb_tail - m->wb_head == m->wb_cap) {
+		cap = m->wb_cap ? m->wb_cap * 2 : 4096;
+		q = malloc(cap * sizeof(*q));
+		if (!q)
+			return; /* stays dirty: the next writeback takes it */
+		for (i = m->wb_head; i < m->wb_tail; i++)
+			q[i - m->wb_head] = m->wb_queue[i % m->wb_cap];
+		free(m->wb_queue);
+		m->wb_queue = q;
+		m->wb_tail -= m->wb_head;
+		m->wb_head = 0;
+		m->wb_cap = cap;
+	}
+	p->flags &= ~PG_DIRTY;
+	g->dirty--;
+	m->dirty--;
+	p->flags |= PG_WRITEBACK;
+	p->wb_done_ns = done_ns;
+	g->writeback++;
+	m->writeback++;
+	m->wb_queue[m->wb_tail % m->wb_cap] =
+		(struct sim_wb){ .pfn = pfn, .done_ns = done_ns };
+	m->wb_tail++;
+}
+
+void sim_writeback_complete(struct sim_machine *m)
+{
+	struct sim_wb *e;
+	struct sim_page *p;
+	bool any = false;
+
+	while (m->wb_head < m->wb_tail) {
+		e = &m->wb_queue[m->wb_head % m->wb_cap];
+		p = &m->pages[e->pfn];
+		if ((p->flags & PG_WRITEBACK) && p->wb_done_ns == e->done_ns) {
+			if (e->done_ns > m->now)
+				break;
+			p->flags &= ~PG_WRITEBACK;
+			m->memcg[p->memcg]->writeback--;
+			m->writeback--;
+			any = true;
+		}
+		m->wb_head++;
+	}
+	if (any && m->writeback_wq.head)
+		sim_wake_all(m, &m->writeback_wq);
+}
+
+static uint64_t dirty_limit(const struct sim_machine *m, uint64_t ppm)
+{
+	return m->cfg.ram_pages * ppm / 1000000;
+}
+
+/* The flusher: every 5 s, pages dirty for 30 s; at once, everything above
+ * the background threshold. Sleeps without a timeout while nothing is
+ * dirty, so a machine with no work ends. */
+static void flusher(struct sim_task *t, void *arg)
+{
+	struct sim_machine *m = arg;
+	uint64_t bg;
+
+	(void)t;
+	for (;;) {
+		sim_wait(m, &m->flusher_wq,
+			 m->dirty ? WRITEBACK_INTERVAL_NS : SIM_UNLIMITED);
+		bg = dirty_limit(m, DIRTY_BACKGROUND_PPM);
+		if (m->dirty > bg)
+			writeback(m, m->dirty - bg, SIM_UNLIMITED, -1);
+		if (m->now > DIRTY_EXPIRE_NS)
+			writeback(m, SIM_UNLIMITED, m->now - DIRTY_EXPIRE_NS,
+				  -1);
+	}
+}
+
+static void wake_flusher(struct sim_machine *m)
+{
+	if (!m->flusher)
+		m->flusher = sim_task_spawn(m, "flusher", sim_root(m), m->now,
+					    flusher, m);
+	else if (m->flusher_wq.head)
+		sim_wake_all(m, &m->flusher_wq);
+}
+
+/* balance_dirty_pages(): a writer above the dirty limit waits for
+ * writeback. */
+static void balance_dirty(struct sim_machine *m)
+{
+	uint64_t limit = dirty_limit(m, DIRTY_PPM);
+
+	if (m->dirty > dirty_limit(m, DIRTY_BACKGROUND_PPM))
+		wake_flusher(m);
+	while (m->current && m->dirty + m->writeback > limit) {
+		if (!m->writeback)
+			writeback(m, m->dirty + m->writeback - limit,
+				  SIM_UNLIMITED, -1);
+		sim_stall_begin(m);
+		sim_wait(m, &m->writeback_wq, SIM_UNLIMITED);
+		sim_stall_end(m);
+	}
+}
+
+int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
+		   uint64_t n)
+{
+	struct sim_object *obj = &m->objs[o];
+	uint64_t k;
+	int r;
+
+	if (off > obj->pages || n > obj->pages - off)
+		return -EINVAL;
+	r = file_fault(m, o, off, n, true);
+	if (r < 0)
+		return r;
+	obj = &m->objs[o];
+	for (k = off; k < off + n; k++) {
+		if (obj->slots[k].pfn == SIM_NOPAGE)
+			continue;
+		mark_accessed(m, obj->slots[k].pfn);
+		set_dirty(m, obj->slots[k].pfn);
+	}
+	if (!m->flusher || m->flusher_wq.head)
+		wake_flusher(m);
+	balance_dirty(m);
+	return 0;
+}
+
+void sim_file_sync(struct sim_machine *m, sim_obj o)
+{
+	writeback(m, SIM_UNLIMITED, SIM_UNLIMITED, (int)o);
+	while (m->current) {
+		struct sim_object *obj = &m->objs[o];
+		uint64_t k;
+		bool busy = false;
+
+		for (k = 0; k < obj->pages && !busy; k++)
+			busy = obj->slots[k].pfn != SIM_NOPAGE &&
+			       (m->pages[obj->slots[k].pfn].flags &
+				PG_WRITEBACK);
+		if (!busy)
+			break;
+		sim_wait(m, &m->writeback_wq, SIM_UNLIMITED);
+	}
+}
+
+/* ---------------------------------------------------------------- anon */
+
+static bool range_absent(const struct sim_object *obj, uint64_t start)
+{
+	uint64_t k;
+
+	for (k = start; k < start + SIM_HPAGE_NR; k++) {
+		if (obj->slots[k].pfn != SIM_NOPAGE ||
+		    obj->slots[k].shadow != SLOT_EMPTY)
+			return false;
+	}
+	return true;
+}
+
+/* One huge-page fault: true when it was charged as a huge page. */
+static bool huge_fault(struct sim_machine *m, struct sim_memcg *g,
+		       sim_obj o, uint64_t start)
+{
+	uint64_t k;
+
+	if (charge(m, g, SIM_HPAGE_NR, true) < 0) {
+		sim_memcg_count(g, SIM_THP_FAULT_FALLBACK, 1);
+		return false;
+	}
+	/* Reclaim slept: the range may have been touched meanwhile. */
+	if (!range_absent(&m->objs[o], start)) {
+		sim_memcg_uncharge(g, SIM_HPAGE_NR);
+		return false;
+	}
+	for (k = start; k < start + SIM_HPAGE_NR; k++)
+		install(m, g, o, k, SIM_LRU_ACTIVE_ANON, PG_ANON);
+	sim_memcg_count(g, SIM_THP_FAULT_ALLOC, 1);
+	sim_memcg_count(g, SIM_PGFAULT, 1);
+	sim_cpu(m, m->costs.hpage_fault_ns);
+	sim_memcg_handle_high(m, g, SIM_HPAGE_NR);
+	return true;
+}
+
+static int small_fault(struct sim_machine *m, struct sim_memcg *g,
+		       sim_obj o, uint64_t k)
+{
+	struct sim_slot *s;
+	int lru = SIM_LRU_ACTIVE_ANON, r;
+	bool swapped;
+
+	r = charge(m, g, 1, false);
+	if (r < 0)
+		return r;
+	s = &m->objs[o].slots[k]; /* the table may have moved */
+	if (s->pfn != SIM_NOPAGE) {
+		/* Faulted in by another task while this one reclaimed. */
+		sim_memcg_uncharge(g, 1);
+		return 0;
+	}
+	swapped = s->shadow & SLOT_SWAPPED;
+	if (swapped) {
+		lru = refault(m, g, s->shadow, true);
+		m->swap_used--;
+	}
+	install(m, g, o, k, lru, PG_ANON);
+	sim_memcg_count(g, SIM_PGFAULT, 1);
+	if (swapped) {
+		sim_memcg_count(g, SIM_PGMAJFAULT, 1);
+		sim_memcg_count(g, SIM_PSWPIN, 1);
+		sim_stall_begin(m);
+		if (m->cfg.swap_kind == SIM_SWAP_ZSWAP)
+			sim_cpu(m, m->costs.zswap_load_page_ns);
+		else
+			sim_disk_io(m, 1);
+		sim_stall_end(m);
+	}
+	sim_cpu(m, m->costs.minor_fault_ns);
+	sim_memcg_handle_high(m, g, 1);
+	return 0;
+}
+
+int sim_anon_touch(struct sim_machine *m, sim_obj o, uint64_t off,
+		   uint64_t n, bool thp)
+{
+	struct sim_object *obj = &m->objs[o];
+	struct sim_memcg *g = sim_charge_target(m);
+	uint64_t k, start;
+	int r;
+
+	if (off > obj->pages || n > obj->pages - off)
+		return -EINVAL;
+	for (k = off; k < off + n; k++) {
+		obj = &m->objs[o]; /* faults may sleep and the table move */
+		if (obj->slots[k].pfn != SIM_NOPAGE) {
+			mark_accessed(m, obj->slots[k].pfn);
+			continue;
+		}
+		start = k - k % SIM_HPAGE_NR;
+		if (thp && start + SIM_HPAGE_NR <= obj->pages &&
+		    range_absent(obj, start) && huge_fault(m, g, o, start))
+			continue;
+		r = small_fault(m, g, o, k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- kswapd */
+
+/* kswapd: reclaims the machine up to its high watermark when woken below
+ * the low one. */
+static void kswapd(struct sim_task *t, void *arg)
+{
+	struct sim_machine *m = arg;
+	struct sim_reclaim_result res;
+
+	(void)t;
+	for (;;) {
+		sim_wait(m, &m->kswapd_wq, SIM_UNLIMITED);
+		while (m->nr_free < m->wmark_high) {
+			sim_reclaim(m, sim_root(m), m->wmark_high - m->nr_free,
+				    SIM_RECLAIM_KSWAPD, true, false, &res);
+			if (!res.reclaimed)
+				break;
+		}
+	}
+}
+
+int sim_make_room(struct sim_machine *m, uint64_t n)
+{
+	struct sim_reclaim_result res;
+	unsigned fails = 0;
+
+	if (!m->wmark_min) {
+		/* About min_free_kbytes = sqrt(16 * RAM in KiB). */
+		m->wmark_min = m->cfg.ram_pages / 256 + 32;
+		m->wmark_low = m->wmark_min * 5 / 4;
+		m->wmark_high = m->wmark_min * 3 / 2;
+	}
+	if (m->nr_free < m->wmark_low + n && m->current) {
+		if (!m->kswapd)
+			m->kswapd = sim_task_spawn(m, "kswapd", sim_root(m),
+						   m->now, kswapd, m);
+		else if (m->kswapd_wq.head)
+			sim_wake_all(m, &m->kswapd_wq);
+	}
+	/* Direct reclaim below min (or below what is asked at all). */
+	while (m->nr_free < n + (m->current ? m->wmark_min : 0)) {
+		sim_reclaim(m, sim_root(m),
+			    n > SIM_SWAP_CLUSTER_MAX ? n : SIM_SWAP_CLUSTER_MAX,
+			    SIM_RECLAIM_GLOBAL, true, false, &res);
+		if (res.reclaimed)
+			continue;
+		if (++fails >= 16 && m->nr_free < n)
+			return -ENOMEM;
+		if (fails >= 16)
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The simulator's model: a machine with RAM, CPUs, a disk and optional
+ * swap, memory cgroups below its root, tasks that fault pages in, and the
+ * kernel's reclaim, in a virtual clock counted in nanoseconds. Pages are
+ * 4 KiB. Everything random comes from one seeded generator, and tasks are
+ * coroutines run one at a time in (wake time, sequence) order, so a seed
+ * gives the same run, byte for byte.
+ *
+ * The files of the model:
+ *   machine.c   clock, PRNG, tasks, wait queues, CPU and disk time
+ *   costs.c     the cost parameter sets (2011, today)
+ *   memcg.c     groups: limits, charge/uncharge, events, thresholds, PSI
+ *   page.c      pages, objects (files and anonymous regions), faults,
+ *               refaults through shadow entries, writeback
+ *   vmscan.c    reclaim: LRU scanning, activation, soft-limit designs
+ *   backend.c   the library's backend table on top of the model
+ *   api.c       the public mr_sim_* functions
+ * Workloads (workload-*.c), the trace format (trace.c) and the reference
+ * scenarios (scenario-*.c) are built on the functions below only.
+ */
+#ifndef MR_SIM_H
+#define MR_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "memreclaim.h"
+
+#define SIM_PAGE_SIZE 4096ULL
+#define SIM_HPAGE_NR 512u           /* pages in a 2 MiB huge page */
+#define SIM_SWAP_CLUSTER_MAX 32u    /* include/linux/swap.h */
+#define SIM_DEF_PRIORITY 12         /* include/linux/mmzone.h */
+#define SIM_NOPAGE UINT32_MAX
+#define SIM_UNLIMITED UINT64_MAX    /* a limit in pages: none */
+#define SIM_MAX_GROUPS 256
+
+static inline uint64_t sim_pages(uint64_t bytes)
+{
+	return bytes == MR_UNLIMITED ? SIM_UNLIMITED : bytes / SIM_PAGE_SIZE;
+}
+
+static inline uint64_t sim_bytes(uint64_t pages)
+{
+	return pages == SIM_UNLIMITED ? MR_UNLIMITED : pages * SIM_PAGE_SIZE;
+}
+
+/* ------------------------------------------------------------- costs */
+
+/* What things cost, in ns of virtual time. One set per era; see costs.c
+ * for the source of every value. */
+struct sim_costs {
+	const char *name;
+	/* Reclaim. */
+	uint64_t reclaim_call_ns;      /* per reclaim invocation: the node
+					  and slab shrinker walk */
+	uint64_t scan_page_ns;         /* per page scanned off an LRU */
+	uint64_t free_page_ns;         /* per clean page freed */
+	uint64_t activate_page_ns;     /* per page moved between lists */
+	uint64_t lru_contention;       /* per-page cost multiplier per extra
+					  concurrent reclaimer of one group,
+					  in 1/1000 (0: none) */
+	uint64_t dirty_stall_ns;       /* a reclaimer meeting dirty or
+					  writeback pages with no progress
+					  waits this long (congestion_wait) */
+	/* Faults and I/O. */
+	uint64_t minor_fault_ns;       /* a page fault served from memory,
+					  page allocation and charge */
+	uint64_t hpage_fault_ns;       /* zeroing and mapping a huge page */
+	uint64_t disk_latency_ns;      /* per disk request */
+	uint64_t disk_page_ns;         /* per page transferred */
+	uint64_t swap_out_page_ns;     /* disk swap, per page written */
+	uint64_t zswap_store_page_ns;  /* zswap: compress one page */
+	uint64_t zswap_load_page_ns;   /* zswap: decompress one page */
+	uint64_t copy_page_ns;         /* CPU to copy or touch one page */
+	uint64_t worker_wakeup_ns;     /* a threshold event to the worker
+					  running */
+	uint64_t usage_read_ns;        /* reading usage or a stat file */
+};
+
+/* The set called `name` ("2011", "today"), or NULL. */
+const struct sim_costs *sim_costs_find(const char *name);
+
+/* ------------------------------------------------------------- machine */
+
+struct sim_machine;
+struct sim_task;
+struct sim_memcg;
+
+typedef void (*sim_task_fn)(struct sim_task *t, void *arg);
+
+/* A wait queue: tasks sleeping until woken or a timeout. */
+struct sim_waitq {
+	struct sim_task *head;
+};
+
+enum sim_swap_kind {
+	SIM_SWAP_NONE = 0,
+	SIM_SWAP_DISK = 1,
+	SIM_SWAP_ZSWAP = 2,
+};
+
+struct sim_config {
+	uint64_t seed;
+	uint64_t ram_pages;
+	unsigned cpus;
+	uint64_t swap_pages;
+	int swap_kind;                 /* enum sim_swap_kind */
+	const struct sim_costs *costs;
+};
+
+/* A new machine: a root group "/" holding all RAM, no tasks, time 0.
+ * NULL on allocation failure. */
+struct sim_machine *sim_machine_new(const struct sim_config *cfg);
+void sim_machine_free(struct sim_machine *m);
+
+const struct sim_config *sim_machine_config(const struct sim_machine *m);
+uint64_t sim_now(const struct sim_machine *m);
+
+/* Runs tasks until none is runnable before until_ns (SIM_UNLIMITED: until
+ * all have ended or sleep forever), then sets the clock to until_ns if it
+ * is finite. Called outside any task. */
+void sim_run(struct sim_machine *m, uint64_t until_ns);
+
+/* Advances the clock by ns outside any task (a synchronous caller, such
+ * as a reclaim made by the program that drives the machine). */
+void sim_advance(struct sim_machine *m, uint64_t ns);
+
+/* Deterministic random numbers (xoshiro256**, seeded with splitmix64). */
+uint64_t sim_rand(struct sim_machine *m);
+/* Uniform in [0, n), n > 0. */
+uint64_t sim_rand_below(struct sim_machine *m, uint64_t n);
+/* Normal with the given mean and standard deviation (Box-Muller). */
+double sim_rand_normal(struct sim_machine *m, double mean, double sd);
+/* Exponential with the given mean. */
+double sim_rand_exp(struct sim_machine *m, double mean);
+
+/* ------------------------------------------------------------- tasks */
+
+/* A new task in group g that runs fn(task, arg) from start_ns on. The
+ * machine frees it when fn returns. NULL on allocation failure. */
+struct sim_task *sim_task_spawn(struct sim_machine *m, const char *name,
+				struct sim_memcg *g, uint64_t start_ns,
+				sim_task_fn fn, void *arg);
+/* The task running now, or NULL outside tasks. */
+struct sim_task *sim_current(struct sim_machine *m);
+struct sim_memcg *sim_task_memcg(const struct sim_task *t);
+const char *sim_task_name(const struct sim_task *t);
+/* Moves a task to another group (its charges stay, as on cgroup v1). */
+void sim_task_move(struct sim_task *t, struct sim_memcg *g);
+
+/* The running task sleeps ns (waiting, not using a CPU). Outside a task:
+ * sim_advance(). */
+void sim_sleep(struct sim_machine *m, uint64_t ns);
+/* The running task uses ns of CPU: longer when more tasks want CPU than
+ * the machine has. */
+void sim_cpu(struct sim_machine *m, uint64_t ns);
+/* The running task does a disk transfer of `pages` pages; the disk serves
+ * requests one at a time in order. Returns the ns it waited. */
+uint64_t sim_disk_io(struct sim_machine *m, uint64_t pages);
+
+/* The running task sleeps on q until woken, or timeout_ns passed
+ * (SIM_UNLIMITED: no timeout). True when woken. */
+bool sim_wait(struct sim_machine *m, struct sim_waitq *q,
+	      uint64_t timeout_ns);
+/* Wakes every task sleeping on q (at the current time). */
+void sim_wake_all(struct sim_machine *m, struct sim_waitq *q);
+
+/* Per task accounting, for workloads and reports. */
+struct sim_task_stats {
+	uint64_t direct_reclaim_ns;    /* in reclaim at a limit (memcg or
+					  machine) */
+	uint64_t throttle_ns;          /* slept above memory.high */
+	uint64_t throttle_count;       /* throttle sleeps */
+	uint64_t stall_ns;             /* memstall: reclaim, refault I/O,
+					  throttling (PSI) */
+};
+const struct sim_task_stats *sim_task_stats(const struct sim_task *t);
+
+/* ------------------------------------------------------------- groups */
+
+/* Memory cgroup knobs, in pages; SIM_UNLIMITED for none. */
+enum sim_knob {
+	SIM_KNOB_MAX = 0,
+	SIM_KNOB_HIGH,
+	SIM_KNOB_LOW,
+	SIM_KNOB_MIN,
+	SIM_KNOB_SOFT,    /* the kernel's soft limit (S2) */
+	SIM_NR_KNOBS,
+};
+
+/* How memory.high's penalty is computed: the kernel's since 5.8, or the
+ * 5.6-era defect: the penalty taken from an ancestor whose usage is below
+ * its high wraps around and sleeps the 2 s maximum (S3). */
+enum sim_high_mode {
+	SIM_HIGH_KERNEL = 0,
+	SIM_HIGH_BUGGY_56 = 1,
+};
+
+/* How a huge-page charge meets the limit (S5). OLD: reclaim in
+ * SWAP_CLUSTER_MAX batches while the group has no room for even one small
+ * page, then fail to fall back; FULL: reclaim the whole 512-page goal;
+ * LIBRARY: ask mr_thp_decide() with the group's THP policy. */
+enum sim_thp_mode {
+	SIM_THP_OLD = 0,
+	SIM_THP_FULL = 1,
+	SIM_THP_LIBRARY = 2,
+};
+
+/* Soft-limit reclaim under machine pressure (S2). NONE: soft limits are
+ * ignored; OLD: a separate pass over the groups above their soft limit,
+ * largest excess first, lowering the priority down to 0 before normal
+ * reclaim (mm/memcontrol.c mem_cgroup_soft_limit_reclaim before 3.12);
+ * REWORKED: inside normal reclaim, the groups above their soft limit
+ * first, then all, at the same priority (the 2013 rework). */
+enum sim_soft_mode {
+	SIM_SOFT_NONE = 0,
+	SIM_SOFT_OLD = 1,
+	SIM_SOFT_REWORKED = 2,
+};
+
+enum sim_counter {
+	SIM_PGFAULT = 0,
+	SIM_PGMAJFAULT,
+	SIM_PGSCAN,
+	SIM_PGSTEAL,
+	SIM_PGSCAN_DIRECT,
+	SIM_PGSTEAL_DIRECT,
+	SIM_PGACTIVATE,
+	SIM_PGDEACTIVATE,
+	SIM_PGALLOC,
+	SIM_PSWPIN,
+	SIM_PSWPOUT,
+	SIM_REFAULT_ANON,
+	SIM_REFAULT_FILE,
+	SIM_ACTIVATE_ANON,
+	SIM_ACTIVATE_FILE,
+	SIM_THP_FAULT_ALLOC,
+	SIM_THP_FAULT_FALLBACK,
+	SIM_FAILCNT,                   /* charges that met max */
+	SIM_EV_LOW,                    /* memory.events */
+	SIM_EV_HIGH,
+	SIM_EV_MAX,
+	SIM_EV_OOM,
+	SIM_EV_OOM_KILL,
+	SIM_NR_COUNTERS,
+};
+
+enum sim_lru {
+	SIM_LRU_INACTIVE_ANON = 0,
+	SIM_LRU_ACTIVE_ANON,
+	SIM_LRU_INACTIVE_FILE,
+	SIM_LRU_ACTIVE_FILE,
+	SIM_NR_LRU,
+};
+
+/* The root group "/" of the machine. */
+struct sim_memcg *sim_root(struct sim_machine *m);
+/* Creates the group at `path` ("/a/b"; its parent must exist). -EEXIST,
+ * -ENOENT (no parent), -EINVAL, -ENOSPC (SIM_MAX_GROUPS), -ENOMEM. */
+int sim_memcg_create(struct sim_machine *m, const char *path,
+		     struct sim_memcg **ret);
+/* The group at path, or NULL. */
+struct sim_memcg *sim_memcg_find(struct sim_machine *m, const char *path);
+const char *sim_memcg_path(const struct sim_memcg *g);
+/* The group's id: 0 for the root, below SIM_MAX_GROUPS, never reused. */
+unsigned sim_memcg_id(const struct sim_memcg *g);
+struct sim_memcg *sim_memcg_parent(const struct sim_memcg *g);
+
+/* Sets a knob, in pages. Lowering max below usage reclaims down to it at
+ * once (as a write to memory.max does), in the running task or, outside
+ * tasks, advancing the clock; -EBUSY when reclaim cannot get there (the
+ * limit is then left as it was, as cgroup v1 does). */
+int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages);
+uint64_t sim_memcg_get(const struct sim_memcg *g, int knob);
+/* The smallest max of g and its ancestors. */
+uint64_t sim_memcg_binding_max(const struct sim_memcg *g);
+
+/* The curve used above high (NULL: the kernel's), copied (a TABLE
+ * curve's points must outlive the machine). */
+void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
+			     const struct mr_throttle_curve *curve);
+void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy);
+void sim_memcg_set_soft_mode(struct sim_machine *m, int mode);
+
+/* Usage in pages, hierarchical (the group and its descendants). */
+uint64_t sim_memcg_usage(const struct sim_memcg *g);
+/* Pages on an LRU list, dirty and under writeback: the group and its
+ * descendants. */
+uint64_t sim_memcg_lru(const struct sim_memcg *g, int lru);
+uint64_t sim_memcg_dirty(const struct sim_memcg *g);
+uint64_t sim_memcg_writeback(const struct sim_memcg *g);
+/* A counter, hierarchical. */
+uint64_t sim_memcg_counter(const struct sim_memcg *g, int counter);
+/* PSI: total stall time of the group's tasks, some and full, in ns. */
+void sim_memcg_psi(const struct sim_memcg *g, uint64_t *some_ns,
+		   uint64_t *full_ns);
+
+/* A usage threshold: fn(arg) runs when usage crosses `pages` either way.
+ * One per owner pointer; pages SIM_UNLIMITED removes it. -ENOMEM. */
+typedef void (*sim_event_fn)(void *arg);
+int sim_memcg_set_threshold(struct sim_memcg *g, void *owner,
+			    uint64_t pages, sim_event_fn fn, void *arg);
+/* fn(arg) runs when a memory.events counter grows (one per owner). */
+int sim_memcg_set_events_fn(struct sim_memcg *g, void *owner,
+			    sim_event_fn fn, void *arg);
+
+/* ------------------------------------------------------------- memory */
+
+/* An object: a file (page cache) or an anonymous region. Index into the
+ * machine's object table. */
+typedef uint32_t sim_obj;
+
+sim_obj sim_file_new(struct sim_machine *m, uint64_t pages);
+sim_obj sim_anon_new(struct sim_machine *m, uint64_t pages);
+/* Unmaps and frees every page of the object (unlink, munmap, exit):
+ * uncharges it, drops its shadow entries. The object can be reused by
+ * sim_file_new() afterwards. */
+void sim_obj_free(struct sim_machine *m, sim_obj o);
+uint64_t sim_obj_pages(const struct sim_machine *m, sim_obj o);
+uint64_t sim_obj_resident(const struct sim_machine *m, sim_obj o);
+
+/* The running task reads pages [off, off + n) of file o: hits mark the
+ * page referenced (or activate it, as mark_page_accessed does on a second
+ * touch); misses are read from disk in one request (readahead), charged to
+ * the task's group, and count a major fault (a refault when a shadow
+ * entry says so). Returns 0, or -ENOMEM when the group is OOM (nothing is
+ * left charged for the failed pages). */
+int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
+		  uint64_t n);
+/* Writes pages: as read without the disk read for whole pages, and the
+ * pages become dirty. Dirty pages are written back by the flusher and by
+ * reclaim; a writer above the dirty limit waits (balance_dirty_pages). */
+int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
+		   uint64_t n);
+/* Writes back every dirty page of o and waits for it (fsync). */
+void sim_file_sync(struct sim_machine *m, sim_obj o);
+/* The running task touches pages [off, off + n) of anonymous region o:
+ * absent pages are faulted in (a swapped-out one is read back: a major
+ * fault). With thp, each aligned 512-page range still wholly absent is
+ * first tried as one huge page charge (thp_fault_alloc or
+ * thp_fault_fallback). Returns 0 or -ENOMEM (OOM). */
+int sim_anon_touch(struct sim_machine *m, sim_obj o, uint64_t off,
+		   uint64_t n, bool thp);
+
+/* Pages of the machine free and in use. */
+uint64_t sim_free_pages(const struct sim_machine *m);
+
+/* ------------------------------------------------------------- reclaim */
+
+/* Why reclaim runs, for the cost accounting. */
+enum sim_reclaim_ctx {
+	SIM_RECLAIM_LIMIT = 0,    /* direct, at a group's max */
+	SIM_RECLAIM_HIGH,         /* over high, on return to user */
+	SIM_RECLAIM_GLOBAL,       /* direct, the machine is out of memory */
+	SIM_RECLAIM_KSWAPD,       /* background, machine watermarks */
+	SIM_RECLAIM_PROACTIVE,    /* memory.reclaim / the library */
+};
+
+struct sim_reclaim_result {
+	uint64_t scanned;
+	uint64_t reclaimed;
+	uint64_t ns;              /* virtual time it cost */
+};
+
+/* One try_to_free_mem_cgroup_pages(): reclaims up to nr pages from g's
+ * subtree, priority from SIM_DEF_PRIORITY down, swapping anon only when
+ * may_swap and there is swap; only clean cache when clean_only. Runs in
+ * the current task (its time advances by the cost, and the stall counts
+ * for PSI) or, outside tasks, advances the clock. */
+void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
+		 int why, bool may_swap, bool clean_only,
+		 struct sim_reclaim_result *res);
+
+/* Clean page cache of g's subtree that reclaim could free without I/O. */
+uint64_t sim_memcg_clean_cache(const struct sim_memcg *g);
+
+/* ------------------------------------------------------------- checks */
+
+/* Verifies the model's invariants (usage is the sum of charged pages at
+ * every level, LRU sizes match their lists, pgsteal <= pgscan, usage
+ * <= max + the kernel's slack). Returns 0 or -EIO, with the first broken
+ * invariant in buf. */
+int sim_check_invariants(const struct sim_machine *m, char *buf,
+			 size_t len);
+
+/* ------------------------------------------------------------- handle */
+
+/* The public mr_sim_t: a machine and what the library keeps on it. One
+ * thread drives a simulator, its groups and its contexts. */
+struct mr_sim {
+	struct sim_machine *m;
+	unsigned open_groups;           /* backend handles open on it */
+	void *keeper[SIM_MAX_GROUPS];   /* margin keeper per group id */
+	struct sim_waitq events;        /* the library worker task waits */
+	uint64_t events_pending;
+};
+
+#endif /* MR_SIM_H */

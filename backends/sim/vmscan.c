@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reclaim, after mm/vmscan.c: priority from DEF_PRIORITY down, each group
+ * of the subtree scanned by its list sizes >> priority in chunks of
+ * SWAP_CLUSTER_MAX, the inactive lists shrunk from their old end, the
+ * active ones deactivated while the inactive list is low, a stop at the
+ * target. Under machine pressure the soft-limit designs of S2 choose the
+ * groups. What it costs (costs.c) is slept by the task that reclaims.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "model.h"
+
+/* mm/vmscan.c: the anon share of scanning at vm.swappiness 60. */
+#define SWAPPINESS 60
+/* mm/memcontrol.c MEM_CGROUP_MAX_RECLAIM_LOOPS (old soft reclaim). */
+#define SOFT_MAX_LOOPS 100
+
+struct scan_control {
+	uint64_t nr_to_reclaim;
+	int why;
+	int priority;
+	bool may_swap;
+	bool clean_only;
+	bool ignore_low;
+	bool skipped_low;
+	uint64_t scanned, reclaimed, moved, swapped, dirty_seen;
+	uint64_t calls;
+};
+
+static bool direct(int why)
+{
+	return why == SIM_RECLAIM_LIMIT || why == SIM_RECLAIM_GLOBAL ||
+	       why == SIM_RECLAIM_HIGH;
+}
+
+static bool can_swap(const struct sim_machine *m,
+		     const struct scan_control *sc)
+{
+	return sc->may_swap && !sc->clean_only &&
+	       m->cfg.swap_kind != SIM_SWAP_NONE &&
+	       m->swap_used < m->cfg.swap_pages;
+}
+
+/* Moves pfn to the most recent end of list lru. */
+static void move(struct sim_machine *m, uint32_t pfn, int lru)
+{
+	sim_lru_del(m, pfn);
+	sim_lru_add(m, pfn, lru);
+}
+
+/* shrink_active_list(): pages leave the active list for the inactive one
+ * (referenced or not, as since 2.6.28 for anon and unmapped file). */
+static void shrink_active(struct sim_machine *m, struct sim_memcg *g,
+			  bool file, uint64_t nr, struct scan_control *sc)
+{
+	int from = file ? SIM_LRU_ACTIVE_FILE : SIM_LRU_ACTIVE_ANON;
+	uint32_t pfn;
+
+	while (nr-- && (pfn = g->lru_tail[from]) != SIM_NOPAGE) {
+		m->pages[pfn].flags &= ~PG_REFERENCED;
+		move(m, pfn, from - 1);
+		sim_memcg_count(g, SIM_PGDEACTIVATE, 1);
+		sc->moved++;
+	}
+}
+
+/* shrink_inactive_list() and shrink_page_list(): nr pages off the old end
+ * of an inactive list. */
+static void shrink_inactive(struct sim_machine *m, struct sim_memcg *g,
+			    bool file, uint64_t nr, struct scan_control *sc)
+{
+	int lru = file ? SIM_LRU_INACTIVE_FILE : SIM_LRU_INACTIVE_ANON;
+	uint64_t scanned = 0, stolen = 0;
+	struct sim_page *p;
+	uint32_t pfn;
+
+	while (nr-- && (pfn = g->lru_tail[lru]) != SIM_NOPAGE) {
+		p = &m->pages[pfn];
+		scanned++;
+		if (p->flags & PG_WRITEBACK) {
+			sc->dirty_seen++;
+			move(m, pfn, lru);
+		} else if (p->flags & PG_DIRTY) {
+			/* pageout(): written back, rotated; freed once
+			 * clean, on a later pass. */
+			sc->dirty_seen++;
+			if (!sc->clean_only)
+				sim_writeback_start(m, pfn,
+						    sim_disk_submit(m, 1));
+			move(m, pfn, lru);
+		} else if (!file && (p->flags & PG_REFERENCED)) {
+			/* A referenced anon page is mapped and used:
+			 * activated (page_check_references()). */
+			p->flags &= ~PG_REFERENCED;
+			move(m, pfn, SIM_LRU_ACTIVE_ANON);
+			sim_memcg_count(g, SIM_PGACTIVATE, 1);
+			sc->moved++;
+		} else {
+			/* Unmapped clean cache goes even when referenced
+			 * (PAGEREF_RECLAIM_CLEAN); anon goes to swap. */
+			if (!file)
+				sc->swapped++;
+			if (!file)
+				sim_memcg_count(g, SIM_PSWPOUT, 1);
+			sim_page_evict(m, pfn);
+			stolen++;
+		}
+	}
+	sc->scanned += scanned;
+	sc->reclaimed += stolen;
+	sim_memcg_count(g, SIM_PGSCAN, scanned);
+	sim_memcg_count(g, SIM_PGSTEAL, stolen);
+	if (direct(sc->why)) {
+		sim_memcg_count(g, SIM_PGSCAN_DIRECT, scanned);
+		sim_memcg_count(g, SIM_PGSTEAL_DIRECT, stolen);
+	}
+}
+
+/* inactive_list_is_low(): the inactive list should hold at least
+ * 1/sqrt(10 * size in GiB) of the pages. */
+static bool inactive_is_low(const struct sim_memcg *g, bool file)
+{
+	uint64_t inactive = g->lru_size[file ? SIM_LRU_INACTIVE_FILE :
+						SIM_LRU_INACTIVE_ANON];
+	uint64_t active = g->lru_size[file ? SIM_LRU_ACTIVE_FILE :
+					      SIM_LRU_ACTIVE_ANON];
+	uint64_t gb = (inactive + active) >> 18, ratio = 1;
+
+	while (gb && (ratio + 1) * (ratio + 1) <= 10 * gb)
+		ratio++;
+	return inactive * ratio < active;
+}
+
+/* shrink_lruvec(): one group at sc->priority. */
+static void shrink_lruvec(struct sim_machine *m, struct sim_memcg *g,
+			  struct scan_control *sc)
+{
+	uint64_t file = g->lru_size[SIM_LRU_INACTIVE_FILE] +
+			g->lru_size[SIM_LRU_ACTIVE_FILE];
+	uint64_t anon = g->lru_size[SIM_LRU_INACTIVE_ANON] +
+			g->lru_size[SIM_LRU_ACTIVE_ANON];
+	uint64_t nr_file = file >> sc->priority, nr_anon = 0, chunk;
+
+	if (can_swap(m, sc)) {
+		nr_anon = anon >> sc->priority;
+		/* get_scan_count(): plenty of inactive cache is trimmed
+		 * alone; otherwise by swappiness. */
+		if ((g->lru_size[SIM_LRU_INACTIVE_FILE] >> sc->priority) &&
+		    !inactive_is_low(g, true)) {
+			nr_anon = 0;
+		} else {
+			nr_anon = nr_anon * SWAPPINESS / 200;
+			nr_file = nr_file * (200 - SWAPPINESS) / 200;
+		}
+	}
+	while ((nr_file || nr_anon) && sc->reclaimed < sc->nr_to_reclaim) {
+		if (nr_file) {
+			chunk = nr_file < SIM_SWAP_CLUSTER_MAX ?
+				nr_file : SIM_SWAP_CLUSTER_MAX;
+			if (inactive_is_low(g, true))
+				shrink_active(m, g, true, chunk, sc);
+			shrink_inactive(m, g, true, chunk, sc);
+			nr_file -= chunk;
+		}
+		if (nr_anon) {
+			chunk = nr_anon < SIM_SWAP_CLUSTER_MAX ?
+				nr_anon : SIM_SWAP_CLUSTER_MAX;
+			if (inactive_is_low(g, false))
+				shrink_active(m, g, false, chunk, sc);
+			shrink_inactive(m, g, false, chunk, sc);
+			nr_anon -= chunk;
+		}
+	}
+}
+
+static bool protected(const struct sim_memcg *c, const struct scan_control *sc)
+{
+	if (c->usage <= c->knob[SIM_KNOB_MIN])
+		return true;
+	return !sc->ignore_low && c->usage <= c->knob[SIM_KNOB_LOW];
+}
+
+static bool over_soft(const struct sim_memcg *c)
+{
+	return c->knob[SIM_KNOB_SOFT] != SIM_UNLIMITED &&
+	       c->usage > c->knob[SIM_KNOB_SOFT];
+}
+
+/* shrink_node_memcgs(): the groups of g's subtree at sc->priority,
+ * starting after the one the previous walk of g stopped at so that a
+ * reclaim that stops at its target does not always hit the same child.
+ * soft: only the groups above their soft limit (the 2013 rework's first
+ * pass). Returns the pages scanned. */
+static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
+			       struct scan_control *sc, bool soft)
+{
+	uint64_t before = sc->scanned;
+	unsigned i, k, n = m->nmemcg;
+	struct sim_memcg *c;
+
+	for (k = 0; k < n && sc->reclaimed < sc->nr_to_reclaim; k++) {
+		i = (m->reclaim_cursor + 1 + k) % n;
+		c = m->memcg[i];
+		if (!sim_memcg_is_ancestor(g, c) || !c->self_usage)
+			continue;
+		if (soft && !over_soft(c))
+			continue;
+		if (protected(c, sc)) {
+			sc->skipped_low = true;
+			continue;
+		}
+		shrink_lruvec(m, c, sc);
+		m->reclaim_cursor = i;
+	}
+	return sc->scanned - before;
+}
+
+/* Before the 2013 rework: mem_cgroup_soft_limit_reclaim() took the group
+ * furthest above its soft limit and reclaimed it at priority 0, in
+ * SWAP_CLUSTER_MAX steps, until a quarter of its excess was gone
+ * (mem_cgroup_soft_reclaim()), before normal reclaim ran. */
+static void soft_reclaim_old(struct sim_machine *m, struct scan_control *sc)
+{
+	struct sim_memcg *victim = NULL, *c;
+	uint64_t excess = 0, goal, start = sc->reclaimed, total = 0;
+	struct scan_control soft;
+	unsigned i, loops;
+
+	for (i = 1; i < m->nmemcg; i++) {
+		c = m->memcg[i];
+		if (over_soft(c) &&
+		    c->usage - c->knob[SIM_KNOB_SOFT] > excess) {
+			excess = c->usage - c->knob[SIM_KNOB_SOFT];
+			victim = c;
+		}
+	}
+	if (!victim)
+		return;
+	goal = excess >> 2;
+	for (loops = 0; loops < SOFT_MAX_LOOPS && total < goal; loops++) {
+		soft = *sc;
+		soft.priority = 0;
+		soft.nr_to_reclaim = SIM_SWAP_CLUSTER_MAX;
+		soft.reclaimed = 0;
+		shrink_subtree(m, victim, &soft, false);
+		sc->scanned = soft.scanned;
+		sc->moved = soft.moved;
+		sc->swapped = soft.swapped;
+		sc->dirty_seen = soft.dirty_seen;
+		sc->calls++;
+		if (!soft.reclaimed)
+			break;
+		total += soft.reclaimed;
+	}
+	sc->reclaimed = start + total;
+}
+
+/* Time the work done since *mark cost, with lock contention among the
+ * reclaimers of one group. */
+static uint64_t cost(const struct sim_machine *m, const struct sim_memcg *g,
+		     const struct scan_control *sc, struct scan_control *mark)
+{
+	const struct sim_costs *c = &m->costs;
+	uint64_t ns, per_page, contention = 1000;
+	uint64_t swap_page = m->cfg.swap_kind == SIM_SWAP_ZSWAP ?
+			     c->zswap_store_page_ns : c->swap_out_page_ns;
+
+	if (g->reclaimers > 1)
+		contention += c->lru_contention * (g->reclaimers - 1);
+	per_page = (sc->scanned - mark->scanned) * c->scan_page_ns +
+		   (sc->reclaimed - mark->reclaimed) * c->free_page_ns +
+		   (sc->moved - mark->moved) * c->activate_page_ns;
+	ns = (sc->calls - mark->calls) * c->reclaim_call_ns +
+	     per_page * contention / 1000 +
+	     (sc->swapped - mark->swapped) * swap_page;
+	*mark = *sc;
+	return ns;
+}
+
+void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
+		 int why, bool may_swap, bool clean_only,
+		 struct sim_reclaim_result *res)
+{
+	struct scan_control sc = {
+		.nr_to_reclaim = nr ? nr : 1,
+		.why = why,
+		.may_swap = may_swap,
+		.clean_only = clean_only,
+	};
+	struct scan_control mark = sc;
+	bool global = g == sim_root(m) &&
+		      (why == SIM_RECLAIM_GLOBAL || why == SIM_RECLAIM_KSWAPD);
+	uint64_t t0 = m->now, ns, stall, scanned, reclaimed_before;
+	int prio;
+
+	g->reclaimers++;
+	if (direct(why))
+		sim_stall_begin(m);
+	if (global && m->soft_mode == SIM_SOFT_OLD)
+		soft_reclaim_old(m, &sc);
+	for (;;) {
+		for (prio = SIM_DEF_PRIORITY;
+		     prio >= 0 && sc.reclaimed < sc.nr_to_reclaim; prio--) {
+			sc.priority = prio;
+			reclaimed_before = sc.reclaimed;
+			scanned = 0;
+			if (global && m->soft_mode == SIM_SOFT_REWORKED)
+				scanned = shrink_subtree(m, g, &sc, true);
+			if (!scanned)
+				scanned = shrink_subtree(m, g, &sc, false);
+			sc.calls++;
+			/* 2011's congestion_wait(): a pass that met only
+			 * dirty or writeback pages waits for the disk. */
+			stall = 0;
+			if (sc.reclaimed == reclaimed_before &&
+			    sc.dirty_seen > mark.dirty_seen &&
+			    why != SIM_RECLAIM_PROACTIVE)
+				stall = m->costs.dirty_stall_ns;
+			ns = cost(m, g, &sc, &mark) + stall;
+			if (direct(why))
+				sim_account_reclaim(m, ns);
+			if (ns)
+				sim_sleep(m, ns);
+		}
+		/* memory.low is ignored when nothing else could be
+		 * reclaimed (mem_cgroup_protected(), memory.events low). */
+		if (sc.reclaimed || !sc.skipped_low || sc.ignore_low)
+			break;
+		sc.ignore_low = true;
+		sim_memcg_count(g, SIM_EV_LOW, 1);
+	}
+	if (direct(why))
+		sim_stall_end(m);
+	g->reclaimers--;
+	res->scanned = sc.scanned;
+	res->reclaimed = sc.reclaimed;
+	res->ns = m->now - t0;
+}
+
+uint64_t sim_memcg_clean_cache(const struct sim_memcg *g)
+{
+	const struct sim_machine *m = g->m;
+	uint64_t n = 0;
+	unsigned i;
+	int lru;
+	uint32_t pfn;
+
+	for (i = 0; i < m->nmemcg; i++) {
+		if (!sim_memcg_is_ancestor(g, m->memcg[i]))
+			continue;
+		for (lru = SIM_LRU_INACTIVE_FILE; lru <= SIM_LRU_ACTIVE_FILE;
+		     lru++) {
+			for (pfn = m->memcg[i]->lru_head[lru];
+			     pfn != SIM_NOPAGE; pfn = m->pages[pfn].next)
+				n += sim_page_clean(&m->pages[pfn]);
+		}
+	}
+	return n;
+}
