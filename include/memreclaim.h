@@ -715,6 +715,39 @@ MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim);
  * simulator open), -ECHILD. */
 MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim);
 
+/* How a scenario's figures compare with its published reference. */
+enum mr_sim_verdict {
+	MR_SIM_OUTSIDE = 0,       /* a figure is outside the band */
+	MR_SIM_INSIDE = 1,        /* every band holds */
+	MR_SIM_NO_REFERENCE = 2,  /* nothing published for these costs */
+};
+
+/* Receives one figure of a run: the policy compared ("without",
+ * "margin", ...), the figure with its unit in its name ("p99_ms",
+ * "elapsed_s", "thp_fault_alloc_count") and its value. */
+typedef void (*mr_sim_figure_fn)(const char *policy, const char *figure,
+				 double value, void *userdata);
+
+/* The reference scenarios ("S1" .. "S5", docs/simulator.md): the name of
+ * the index-th (NULL past the last), the title of one, and the cost set
+ * it reproduces by default ("2011"). NULL for an unknown name.
+ * MT-safe. */
+MR_EXPORT const char *mr_sim_scenario_name(unsigned index);
+MR_EXPORT const char *mr_sim_scenario_title(const char *name);
+MR_EXPORT const char *mr_sim_scenario_costs(const char *name);
+
+/* Runs the scenario `name` on its own simulated machines with `seed` and
+ * the cost set `costs` (NULL: the scenario's default), calls fn (may be
+ * NULL) once per figure, stores in *table (may be NULL; free() it) the
+ * experiment's table in the reference's form followed by the band check,
+ * one line per figure, and in *verdict (may be NULL) an enum
+ * mr_sim_verdict. The same seed and costs give the same output, byte for
+ * byte. Errors: -EINVAL (unknown scenario or cost set), -ENOMEM.
+ * MT-safe: each run has its own machines. */
+MR_EXPORT int mr_sim_run_scenario(const char *name, uint64_t seed,
+				  const char *costs, mr_sim_figure_fn fn,
+				  void *userdata, char **table, int *verdict);
+
 #ifdef __cplusplus
 }
 #endif

@@ -222,6 +222,11 @@ const struct sim_config *sim_machine_config(const struct sim_machine *m)
 	return &m->cfg;
 }
 
+const struct sim_costs *sim_machine_costs(const struct sim_machine *m)
+{
+	return &m->costs;
+}
+
 uint64_t sim_now(const struct sim_machine *m)
 {
 	return m->now;

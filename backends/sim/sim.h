@@ -117,6 +117,7 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg);
 void sim_machine_free(struct sim_machine *m);
 
 const struct sim_config *sim_machine_config(const struct sim_machine *m);
+const struct sim_costs *sim_machine_costs(const struct sim_machine *m);
 uint64_t sim_now(const struct sim_machine *m);
 
 /* Runs tasks until none is runnable before until_ns (SIM_UNLIMITED: until
@@ -397,5 +398,15 @@ struct mr_sim {
 	struct sim_waitq events;        /* the library worker task waits */
 	uint64_t events_pending;
 };
+
+/* The library's margin worker as a task of sim's machine (libworker.c):
+ * runs mr_ctx_worker_dispatch(ctx) in virtual time whenever a group of
+ * ctx on sim signals an event, and every MR_WORKER_SAFETY_NS. NULL on
+ * allocation failure. Stop it before the workload's end, or sim_run()
+ * with no bound never returns; the task frees itself at its next
+ * wake-up. */
+struct sim_libworker;
+struct sim_libworker *sim_libworker_start(struct mr_sim *sim, mr_ctx_t *ctx);
+void sim_libworker_stop(struct sim_libworker *w);
 
 #endif /* MR_SIM_H */
