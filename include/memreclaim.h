@@ -399,10 +399,11 @@ enum mr_reason {
 
 /* Reclaims up to `bytes` from the group in batches of the group's target
  * batch, now, in the calling thread. Stops when `bytes` are freed, when
- * timeout_ns has passed since the call (a batch already started
- * finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a row free
- * nothing. timeout_ns 0 or MR_UNLIMITED means no time bound, and so does
- * any timeout too large to add to the CLOCK_MONOTONIC time of the call
+ * timeout_ns has passed since the call in the group's clock
+ * (CLOCK_MONOTONIC; virtual time on the simulator; a batch already
+ * started finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a
+ * row free nothing. timeout_ns 0 or MR_UNLIMITED means no time bound, and
+ * so does any timeout too large to add to the clock's time of the call
  * (the deadline saturates instead of wrapping around). Freeing fewer
  * bytes than asked is normal and a success.
  * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). *freed_bytes (may be
@@ -441,7 +442,9 @@ struct mr_reclaim_stats {
 	uint64_t empty_calls;  /* of which freed nothing */
 	uint64_t asked_bytes;  /* sum of the batches asked */
 	uint64_t freed_bytes;  /* sum of the bytes freed */
-	uint64_t elapsed_ns;   /* time spent in the calls, CLOCK_MONOTONIC */
+	uint64_t elapsed_ns;   /* time spent in the calls, in the group's
+				  clock (CLOCK_MONOTONIC; virtual time on
+				  the simulator) */
 };
 
 /* Reads the statistics of `reason` for the group, counted since open.

@@ -113,7 +113,7 @@ void mri_group_policy(struct mr_group *g, struct mri_policy *out);
 
 /* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
  * usage of floor_bytes, whichever comes first, in batches of the group's
- * policy; stops at deadline_ns (CLOCK_MONOTONIC, 0: none), after
+ * policy; stops at deadline_ns (the group's clock, 0: none), after
  * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
  * nothing reclaimable, or when *stop becomes true (stop may be NULL).
  * Counts under `reason`. Caller holds g->reclaim_lock. Returns 0 if
@@ -142,6 +142,15 @@ int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t mri_now_ns(void);
+
+/* Now in the group's clock (its backend's now_ns, or CLOCK_MONOTONIC):
+ * every time measured or bounded for a group is taken from here. */
+uint64_t mri_group_now_ns(struct mr_group *g);
+
+/* The deadline timeout_ns after now_ns, or 0 (no deadline) for a timeout
+ * of 0 or one that does not fit in the clock's range (MR_UNLIMITED
+ * included): the sum would wrap to a time already passed. */
+uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
 
 /* Takes the group off its ctx's list, closes and frees it. Call with
  * mri_fork_hold() held and no ctx->lock. */

@@ -291,7 +291,8 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 
 	boosted = boost(g->ctx);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
-			mri_now_ns() + PASS_NS, stop, &freed);
+			mri_deadline_ns(mri_group_now_ns(g), PASS_NS), stop,
+			&freed);
 	unboost(g->ctx, boosted);
 	if (r < 0) {
 		if (!is_gone(g, r))

@@ -448,7 +448,8 @@ END_TEST
 
 /* ------------------------------------------- the loop and the worker pass,
  * on a fake backend: a group of `usage` bytes, `file` of them reclaimable
- * page cache, under `limit`. */
+ * page cache, under `limit`, living in a clock of its own that only a
+ * reclaim call moves. */
 
 struct fake {
 	uint64_t usage, limit, file;
@@ -456,6 +457,8 @@ struct fake {
 	int fail;                 /* every call answers this (0: none) */
 	unsigned reclaim_calls;
 	int reclaim_policy;       /* scheduling policy of the last caller */
+	uint64_t clock_ns;        /* the group's clock */
+	uint64_t ns_per_call;     /* what a reclaim call takes in it */
 };
 
 static int fake_read_usage(void *priv, uint64_t *usage)
@@ -507,6 +510,7 @@ static int fake_reclaim(void *priv, uint64_t bytes, uint64_t *asked,
 		return -EAGAIN;
 	f->reclaim_calls++;
 	f->reclaim_policy = sched_getscheduler(0);
+	f->clock_ns += f->ns_per_call;
 	if (f->per_call && n > f->per_call)
 		n = f->per_call;
 	if (n > f->file)
@@ -538,6 +542,13 @@ static int fake_event_ack(void *priv)
 	return 0;
 }
 
+static uint64_t fake_now_ns(void *priv)
+{
+	struct fake *f = priv;
+
+	return f->clock_ns;
+}
+
 static const struct mri_backend fake_backend = {
 	.name = "fake",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
@@ -548,6 +559,7 @@ static const struct mri_backend fake_backend = {
 	.set_usage_threshold = fake_threshold,
 	.event_fd = fake_event_fd,
 	.event_ack = fake_event_ack,
+	.now_ns = fake_now_ns,
 };
 
 /* A group of ctx on the fake backend, not in ctx's list (the worker never
@@ -601,7 +613,9 @@ static void count_log(int level, const char *msg, void *userdata)
 }
 
 /* A timeout of MR_UNLIMITED (or any that would wrap the clock) is no
- * bound: the deadline saturates instead of wrapping to a time passed. */
+ * bound: the deadline saturates instead of wrapping to a time passed. The
+ * group's clock is near the end of its range, so every one of these
+ * timeouts would wrap. */
 START_TEST(reclaim_timeout_unbounded)
 {
 	static const uint64_t timeouts[] = { MR_UNLIMITED, UINT64_MAX - 1000,
@@ -615,7 +629,9 @@ START_TEST(reclaim_timeout_unbounded)
 	ck_assert_int_eq(mr_ctx_new(&c), 0);
 	for (i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
 		f = (struct fake){ .usage = 256 * MiB, .file = 256 * MiB,
-				   .limit = 512 * MiB };
+				   .limit = 512 * MiB,
+				   .clock_ns = UINT64_MAX - 2000,
+				   .ns_per_call = 1 };
 		g = fake_group(c, &f, 0);
 		freed = 0;
 		ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, timeouts[i],
@@ -627,6 +643,43 @@ START_TEST(reclaim_timeout_unbounded)
 		ck_assert_uint_eq(f.reclaim_calls, 16 * MiB / SCM);
 		fake_group_free(g);
 	}
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* Time is the group's: elapsed_ns and the timeout follow the backend's
+ * clock (a simulated group's virtual time), not CLOCK_MONOTONIC, in which
+ * these calls take microseconds. */
+START_TEST(reclaim_in_group_clock)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct fake f = { .usage = 256 * MiB, .file = 256 * MiB,
+			  .limit = 512 * MiB, .clock_ns = 1000,
+			  .ns_per_call = 7000000 };
+	struct mr_group *g;
+	mr_ctx_t *c;
+	uint64_t freed = 0;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = fake_group(c, &f, 0);
+	/* No bound: 16 MiB in 128 calls of 7 ms each. */
+	ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 16 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.calls, 128);
+	ck_assert_uint_eq(st.elapsed_ns, 128 * 7000000ULL);
+	ck_assert_uint_eq(f.clock_ns, 1000 + 128 * 7000000ULL);
+	/* 50 ms: the batch that starts at 49 ms is the last (a batch
+	 * started finishes), 8 in all. */
+	f.reclaim_calls = 0;
+	ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, 50000000, &freed), 0);
+	ck_assert_uint_eq(f.reclaim_calls, 8);
+	ck_assert_uint_eq(freed, 8 * SCM);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.elapsed_ns, 136 * 7000000ULL);
+	fake_group_free(g);
 	mr_ctx_free(c);
 }
 END_TEST
@@ -735,6 +788,27 @@ static bool pass(struct mr_group *g)
 	pthread_mutex_unlock(&g->reclaim_lock);
 	return again;
 }
+
+/* A margin pass gives the other groups a turn after 100 ms of the
+ * group's clock: with 30 ms calls, four calls, and the group is still
+ * above its margin (another pass is due). */
+START_TEST(worker_pass_in_group_clock)
+{
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB, .ns_per_call = 30000000 };
+	struct mr_group *g;
+	mr_ctx_t *c;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = fake_group(c, &f, 32 * MiB);
+	ck_assert(pass(g));
+	ck_assert_uint_eq(f.reclaim_calls, 4);
+	ck_assert_uint_eq(f.usage, 240 * MiB - 4 * SCM);
+	ck_assert_uint_eq(f.clock_ns, 120000000);
+	fake_group_free(g);
+	mr_ctx_free(c);
+}
+END_TEST
 
 /* What is not page cache alone is above limit - margin: reclaim could only
  * strip the cache, at every tick. No reclaim, one warning (with the
@@ -845,6 +919,8 @@ static Suite *policy_suite(void)
 	tc = tcase_create("margin");
 	tcase_add_test(tc, margin_marks);
 	tcase_add_test(tc, reclaim_timeout_unbounded);
+	tcase_add_test(tc, reclaim_in_group_clock);
+	tcase_add_test(tc, worker_pass_in_group_clock);
 	tcase_add_test(tc, worker_pass_leaves_idle);
 	tcase_add_test(tc, worker_pass_idle_refused_warns_once);
 	tcase_add_test(tc, worker_margin_unreachable);
