@@ -12,7 +12,8 @@
  *    -EAGAIN a reclaim that freed nothing, -ECHILD a handle used in a child
  *    after fork(), -ERANGE a margin that does not fit below the limit,
  *    -EBUSY another manager holds the group (its margin, or a reclaim step
- *    for longer than the wait), -EALREADY / -ESRCH the worker already runs /
+ *    for longer than the wait) or the context's worker is busy (its thread
+ *    runs, or a dispatch does), -EALREADY / -ESRCH the worker already runs /
  *    does not run, -EEXIST a group that already exists. mr_strerror()
  *    describes each.
  *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller).
@@ -513,7 +514,8 @@ MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
  * A group whose cgroup was removed (a backend call answers -ENOENT) gets
  * one warning ("cgroup is gone; no longer served") and is no longer
  * served; its handle stays valid until mr_group_close().
- * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -ENOMEM,
+ * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -EBUSY (a
+ * mr_ctx_worker_dispatch() on ctx runs: one worker per context), -ENOMEM,
  * -EAGAIN (no thread could be created), -ECHILD. MT-safe. */
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
 
@@ -525,6 +527,51 @@ MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx);
 
 /* The worker's safety-net wake-up period. */
 #define MR_WORKER_SAFETY_NS 1000000000ULL
+
+/* The worker in the caller's own event loop, instead of its thread: for
+ * runtimes with an epoll loop of their own, and for the simulator, which
+ * runs the worker as a task in virtual time. A context has one worker:
+ * the thread of mr_ctx_worker_start() or these calls, never both. */
+
+/* A pollable fd for the context's worker: the context's epoll fd, so it
+ * nests in the caller's own epoll set. It polls readable (POLLIN) while a
+ * group's event is pending (cgroup v1: usage crossed limit - margin) or
+ * the context was woken (a policy changed, a group was added), until
+ * mr_ctx_worker_dispatch() has taken them. The same fd for the context's
+ * life; the caller only polls it (never reads, writes or closes it).
+ * Errors: -EINVAL (ctx NULL), -ECHILD. MT-safe. */
+MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
+
+/* flags of mr_ctx_worker_dispatch() */
+#define MR_DISPATCH_ALL (1u << 0) /* serve every group: the safety tick */
+
+/* Runs one round of the margin worker in the calling thread, without
+ * waiting for events: what the worker thread does each time it wakes up.
+ * Serves the groups whose events are pending, and every group when the
+ * context was woken, when the last round left a group above its margin,
+ * or when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
+ * polls readable, and with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS, the
+ * caller's safety tick (it catches a limit changed by someone else and a
+ * group that stayed above its mark because nothing was reclaimable, as
+ * the thread's timeout does). flags: 0 or MR_DISPATCH_ALL.
+ *
+ * Each group is served as by the thread (see mr_ctx_worker_start()):
+ * reclaim down to limit - margin - hysteresis, in a pass of at most
+ * 100 ms of the group's clock, counted under MR_REASON_MARGIN. The call
+ * blocks for as long as its passes (a v1 step included) and waits for a
+ * mr_group_reclaim() running on a group it serves. It runs at the
+ * caller's scheduling: mr_ctx_set_worker_sched() is the thread's alone,
+ * and the call never changes the calling thread's class (no SCHED_IDLE
+ * boost).
+ *
+ * Returns 1 when a group is still above its margin after its pass (call
+ * again soon: the next call serves every group), 0 when none is.
+ * Errors: -EINVAL (ctx NULL, unknown flags), -ECHILD, -EBUSY (the worker
+ * thread of mr_ctx_worker_start() runs, or another dispatch on ctx does:
+ * one worker per context), or the errno of a failed epoll_wait(). While
+ * a dispatch runs, mr_ctx_worker_start() answers -EBUSY.
+ * MT-safe. */
+MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags);
 
 /* ------------------------------------------------------------------ */
 /* Policy math: pure functions, no state, MT-safe, async-signal-safe    */

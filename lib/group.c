@@ -66,12 +66,9 @@ static void group_free(struct mr_group *g)
 MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 			    const char *backend, mr_group_t **ret)
 {
-	struct mri_open_env env;
-	struct epoll_event ev = { .events = EPOLLIN };
 	const struct mri_backend *be = NULL;
 	char norm[PATH_MAX];
-	struct mr_group *g;
-	int r, fd;
+	int r;
 
 	if (!ctx || !path || !ret)
 		return -EINVAL;
@@ -84,6 +81,16 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	r = choose_backend(backend, norm, &be);
 	if (r < 0)
 		return r;
+	return mri_group_open(ctx, norm, be, ret);
+}
+
+int mri_group_open(mr_ctx_t *ctx, const char *path,
+		   const struct mri_backend *be, struct mr_group **ret)
+{
+	struct mri_open_env env;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct mr_group *g;
+	int r, fd;
 
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -93,7 +100,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	g->ctx = ctx;
 	g->be = be;
 	g->armed_threshold_bytes = MR_UNLIMITED;
-	g->path = strdup(norm);
+	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
 	if (!g->path || !g->priv || !g->policy) {

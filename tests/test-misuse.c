@@ -159,6 +159,31 @@ START_TEST(worker_misuse)
 }
 END_TEST
 
+START_TEST(dispatch_misuse)
+{
+	int fd;
+
+	ck_assert_int_eq(mr_ctx_worker_fd(NULL), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(NULL, 0), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(NULL, MR_DISPATCH_ALL),
+			 -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 1u << 1), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, ~0u), -EINVAL);
+	fd = mr_ctx_worker_fd(ctx);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mr_ctx_worker_fd(ctx), fd);
+	/* A context without groups: nothing to serve. */
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* One worker per context. */
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), -EBUSY);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_fd(ctx), fd);
+}
+END_TEST
+
 START_TEST(after_fork)
 {
 	mr_group_t *g = NULL;
@@ -177,6 +202,8 @@ START_TEST(after_fork)
 		       -ECHILD;
 		bad |= mr_ctx_worker_start(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_stop(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_fd(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_dispatch(ctx, 0) != -ECHILD;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -399,6 +426,7 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, open_not_a_cgroup);
 	tcase_add_test(tc, null_group);
 	tcase_add_test(tc, worker_misuse);
+	tcase_add_test(tc, dispatch_misuse);
 	tcase_add_test(tc, worker_sched_not_inherited);
 	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -449,7 +451,7 @@ END_TEST
 /* ------------------------------------------- the loop and the worker pass,
  * on a fake backend: a group of `usage` bytes, `file` of them reclaimable
  * page cache, under `limit`, living in a clock of its own that only a
- * reclaim call moves. */
+ * reclaim call moves. A group's priv holds a pointer to its struct fake. */
 
 struct fake {
 	uint64_t usage, limit, file;
@@ -459,11 +461,19 @@ struct fake {
 	int reclaim_policy;       /* scheduling policy of the last caller */
 	uint64_t clock_ns;        /* the group's clock */
 	uint64_t ns_per_call;     /* what a reclaim call takes in it */
+	uint64_t threshold;       /* armed usage threshold */
+	int efd;                  /* its event fd, once opened (0: none) */
+	void (*on_reclaim)(struct fake *f); /* called in each reclaim call */
 };
+
+static struct fake *fk(void *priv)
+{
+	return *(struct fake **)priv;
+}
 
 static int fake_read_usage(void *priv, uint64_t *usage)
 {
-	struct fake *f = priv;
+	struct fake *f = fk(priv);
 
 	if (f->fail)
 		return f->fail;
@@ -473,7 +483,7 @@ static int fake_read_usage(void *priv, uint64_t *usage)
 
 static int fake_read_limits(void *priv, struct mr_limits *l)
 {
-	struct fake *f = priv;
+	struct fake *f = fk(priv);
 
 	if (f->fail)
 		return f->fail;
@@ -484,7 +494,7 @@ static int fake_read_limits(void *priv, struct mr_limits *l)
 
 static int fake_read_memstat(void *priv, struct mr_memstat *m)
 {
-	struct fake *f = priv;
+	struct fake *f = fk(priv);
 
 	if (f->fail)
 		return f->fail;
@@ -501,7 +511,7 @@ static int fake_read_memstat(void *priv, struct mr_memstat *m)
 static int fake_reclaim(void *priv, uint64_t bytes, uint64_t *asked,
 			uint64_t *freed)
 {
-	struct fake *f = priv;
+	struct fake *f = fk(priv);
 	uint64_t n = bytes;
 
 	if (f->fail)
@@ -511,6 +521,8 @@ static int fake_reclaim(void *priv, uint64_t bytes, uint64_t *asked,
 	f->reclaim_calls++;
 	f->reclaim_policy = sched_getscheduler(0);
 	f->clock_ns += f->ns_per_call;
+	if (f->on_reclaim)
+		f->on_reclaim(f);
 	if (f->per_call && n > f->per_call)
 		n = f->per_call;
 	if (n > f->file)
@@ -524,27 +536,73 @@ static int fake_reclaim(void *priv, uint64_t bytes, uint64_t *asked,
 
 static int fake_threshold(void *priv, uint64_t bytes)
 {
-	struct fake *f = priv;
+	struct fake *f = fk(priv);
 
-	(void)bytes;
+	if (!f->fail)
+		f->threshold = bytes;
 	return f->fail;
 }
 
 static int fake_event_fd(void *priv)
 {
-	(void)priv;
-	return -EBADF;
+	struct fake *f = fk(priv);
+
+	return f->efd > 0 ? f->efd : -EBADF;
 }
 
 static int fake_event_ack(void *priv)
 {
-	(void)priv;
+	struct fake *f = fk(priv);
+	uint64_t n;
+
+	if (f->efd > 0 && read(f->efd, &n, sizeof(n)) < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	return 0;
+}
+
+/* The kernel's side: usage crossed the armed threshold. */
+static void fake_cross(struct fake *f)
+{
+	uint64_t one = 1;
+
+	ck_assert_int_eq(write(f->efd, &one, sizeof(one)), sizeof(one));
+}
+
+/* The struct fake the next open takes (tests open one group at a time). */
+static struct fake *opening;
+
+static int fake_open(void *priv, const char *path,
+		     const struct mri_open_env *env)
+{
+	struct fake *f = opening;
+
+	(void)path;
+	(void)env;
+	if (!f)
+		return -ENOENT;
+	*(struct fake **)priv = f;
+	f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return f->efd < 0 ? -errno : 0;
+}
+
+static void fake_forget(void *priv)
+{
+	struct fake *f = fk(priv);
+
+	if (f->efd > 0)
+		close(f->efd);
+	f->efd = 0;
+}
+
+static int fake_close(void *priv)
+{
+	fake_forget(priv);
 	return 0;
 }
 
 static uint64_t fake_now_ns(void *priv)
 {
-	struct fake *f = priv;
+	struct fake *f = fk(priv);
 
 	return f->clock_ns;
 }
@@ -552,6 +610,10 @@ static uint64_t fake_now_ns(void *priv)
 static const struct mri_backend fake_backend = {
 	.name = "fake",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.priv_size = sizeof(struct fake *),
+	.open = fake_open,
+	.close = fake_close,
+	.forget = fake_forget,
 	.read_usage = fake_read_usage,
 	.read_limits = fake_read_limits,
 	.read_memstat = fake_read_memstat,
@@ -574,7 +636,9 @@ static struct mr_group *fake_group(mr_ctx_t *c, struct fake *f,
 	pthread_mutex_init(&g->reclaim_lock, NULL);
 	g->ctx = c;
 	g->be = &fake_backend;
-	g->priv = f;
+	g->priv = malloc(sizeof(f));
+	ck_assert_ptr_nonnull(g->priv);
+	*(struct fake **)g->priv = f;
 	g->path = strdup("/fake");
 	g->armed_threshold_bytes = MR_UNLIMITED;
 	g->policy = calloc(1, sizeof(*g->policy));
@@ -589,8 +653,20 @@ static void fake_group_free(struct mr_group *g)
 	pthread_mutex_destroy(&g->policy_lock);
 	pthread_mutex_destroy(&g->reclaim_lock);
 	free(g->policy);
+	free(g->priv);
 	free(g->path);
 	free(g);
+}
+
+/* A group of ctx on the fake backend, opened like any group: on ctx's
+ * list, its event fd in ctx's epoll set, with the default policy. */
+static mr_group_t *open_fake(mr_ctx_t *c, struct fake *f, const char *path)
+{
+	mr_group_t *g = NULL;
+
+	opening = f;
+	ck_assert_int_eq(mri_group_open(c, path, &fake_backend, &g), 0);
+	return g;
 }
 
 /* Log lines by level, and the last one. */
@@ -703,7 +779,7 @@ START_TEST(worker_pass_leaves_idle)
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_IDLE,
 					       &sp), 0);
 	pthread_mutex_lock(&g->reclaim_lock);
-	ck_assert(!mri_keep_margin(g, NULL));
+	ck_assert(!mri_keep_margin(g, NULL, true));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(sched_getscheduler(0), SCHED_IDLE);
 	ck_assert_uint_gt(f.reclaim_calls, 0);
@@ -715,7 +791,7 @@ START_TEST(worker_pass_leaves_idle)
 	f.usage += 8 * MiB;
 	f.file += 8 * MiB;
 	pthread_mutex_lock(&g->reclaim_lock);
-	ck_assert(!mri_keep_margin(g, NULL));
+	ck_assert(!mri_keep_margin(g, NULL, true));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(f.reclaim_policy, SCHED_IDLE);
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER,
@@ -762,7 +838,7 @@ START_TEST(worker_pass_idle_refused_warns_once)
 			f.usage += 16 * MiB;
 			f.file += 16 * MiB;
 			pthread_mutex_lock(&g->reclaim_lock);
-			mri_keep_margin(g, NULL);
+			mri_keep_margin(g, NULL, true);
 			pthread_mutex_unlock(&g->reclaim_lock);
 		}
 		if (f.reclaim_calls == 0)
@@ -784,7 +860,7 @@ static bool pass(struct mr_group *g)
 	bool again;
 
 	pthread_mutex_lock(&g->reclaim_lock);
-	again = mri_keep_margin(g, NULL);
+	again = mri_keep_margin(g, NULL, true);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	return again;
 }
@@ -895,6 +971,174 @@ START_TEST(worker_group_gone)
 }
 END_TEST
 
+/* ---------------------------------------- the worker in the caller's loop */
+
+static bool readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	ck_assert_int_ge(poll(&p, 1, 0), 0);
+	return p.revents & POLLIN;
+}
+
+/* The context's fd polls readable on a group's threshold event and on a
+ * wake-up; a dispatch serves the group down to the margin's low mark,
+ * counted under MR_REASON_MARGIN, and takes the events. */
+START_TEST(dispatch_serves_events)
+{
+	struct fake f = { .usage = 100 * MiB, .file = 100 * MiB,
+			  .limit = 256 * MiB };
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	mr_group_t *g;
+	mr_ctx_t *c;
+	int fd;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	fd = mr_ctx_worker_fd(c);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!readable(fd));
+	/* Opening a group and setting its margin wake the worker. */
+	g = open_fake(c, &f, "/fake/a");
+	ck_assert(readable(fd));
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert(!readable(fd));
+	ck_assert_int_eq(mr_group_set_margin(g, 32 * MiB, 0, 16 * MiB), 0);
+	ck_assert(readable(fd));
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert_uint_eq(f.threshold, 224 * MiB);
+	ck_assert_uint_eq(f.reclaim_calls, 0);
+	ck_assert(!readable(fd));
+
+	/* The workload charges past limit - margin: the backend's event. */
+	f.usage = 240 * MiB;
+	f.file = 200 * MiB;
+	fake_cross(&f);
+	ck_assert(readable(fd));
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert_uint_eq(f.usage, 208 * MiB);
+	ck_assert(!readable(fd));
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st),
+			 0);
+	ck_assert_uint_eq(st.calls, 32 * MiB / SCM);
+	ck_assert_uint_eq(st.freed_bytes, 32 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.calls, 0);
+
+	/* Someone lowers the limit: no event, so only the caller's safety
+	 * tick (MR_DISPATCH_ALL) finds the group above its new mark. */
+	f.limit = 232 * MiB;
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert_uint_eq(f.usage, 208 * MiB);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, MR_DISPATCH_ALL), 0);
+	ck_assert_uint_eq(f.usage, 184 * MiB);
+	ck_assert_uint_eq(f.threshold, 200 * MiB);
+	ck_assert_int_eq(mr_ctx_worker_fd(c), fd);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* A pass ends after 100 ms of the group's clock: the dispatch answers 1
+ * (call again), and the next one serves the group without an event. */
+START_TEST(dispatch_again_until_margin)
+{
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB, .ns_per_call = 60000000 };
+	mr_group_t *g;
+	mr_ctx_t *c;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = open_fake(c, &f, "/fake/a");
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 32 * MiB, 0, 0), 0);
+	/* Two 4 MiB calls (at 0 and 60 ms), then the pass yields. */
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 1);
+	ck_assert_uint_eq(f.usage, 232 * MiB);
+	ck_assert(!readable(mr_ctx_worker_fd(c)));
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert_uint_eq(f.usage, 224 * MiB);
+	ck_assert_uint_eq(f.reclaim_calls, 4);
+	/* Nothing pending and no group above its margin: nothing served. */
+	f.usage += 8 * MiB;
+	f.file += 8 * MiB;
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert_uint_eq(f.reclaim_calls, 4);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
+static mr_ctx_t *hook_ctx;
+static int hook_start, hook_dispatch;
+
+static void try_second_worker(struct fake *f)
+{
+	(void)f;
+	hook_start = mr_ctx_worker_start(hook_ctx);
+	hook_dispatch = mr_ctx_worker_dispatch(hook_ctx, 0);
+}
+
+/* One worker per context: no dispatch while the thread runs, and neither
+ * the thread nor a second dispatch while a dispatch runs. */
+START_TEST(dispatch_one_worker)
+{
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB };
+	mr_group_t *g;
+
+	ck_assert_int_eq(mr_ctx_new(&hook_ctx), 0);
+	g = open_fake(hook_ctx, &f, "/fake/a");
+	ck_assert_int_eq(mr_ctx_worker_start(hook_ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(hook_ctx, 0), -EBUSY);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(hook_ctx, MR_DISPATCH_ALL),
+			 -EBUSY);
+	ck_assert_int_eq(mr_ctx_worker_stop(hook_ctx), 0);
+
+	f.on_reclaim = try_second_worker;
+	hook_start = hook_dispatch = 1;
+	ck_assert_int_eq(mr_group_set_margin(g, 32 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(hook_ctx, 0), 0);
+	ck_assert_uint_eq(f.usage, 224 * MiB);
+	ck_assert_int_eq(hook_start, -EBUSY);
+	ck_assert_int_eq(hook_dispatch, -EBUSY);
+	f.on_reclaim = NULL;
+	/* Once it returned, either may run. */
+	ck_assert_int_eq(mr_ctx_worker_start(hook_ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_stop(hook_ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(hook_ctx, 0), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	mr_ctx_free(hook_ctx);
+}
+END_TEST
+
+/* A dispatch runs at the caller's scheduling: even with the worker's class
+ * MR_SCHED_IDLE, a SCHED_IDLE caller is not switched for the pass. */
+START_TEST(dispatch_at_callers_scheduling)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB, .reclaim_policy = -1 };
+	mr_group_t *g;
+	mr_ctx_t *c;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	ck_assert_int_eq(mr_ctx_set_worker_sched(c, MR_SCHED_IDLE, 0), 0);
+	g = open_fake(c, &f, "/fake/a");
+	ck_assert_int_eq(mr_group_set_margin(g, 32 * MiB, 0, 0), 0);
+	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_IDLE,
+					       &sp), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
+	ck_assert_uint_eq(f.usage, 224 * MiB);
+	ck_assert_int_eq(f.reclaim_policy, SCHED_IDLE);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_IDLE);
+	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER,
+					       &sp), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -925,6 +1169,13 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, worker_pass_idle_refused_warns_once);
 	tcase_add_test(tc, worker_margin_unreachable);
 	tcase_add_test(tc, worker_group_gone);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dispatch");
+	tcase_add_test(tc, dispatch_serves_events);
+	tcase_add_test(tc, dispatch_again_until_margin);
+	tcase_add_test(tc, dispatch_one_worker);
+	tcase_add_test(tc, dispatch_at_callers_scheduling);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
