@@ -381,6 +381,30 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *group,
 					      uint64_t max_bytes,
 					      uint32_t max_ppm);
 
+/* Sets the group's soft limit: the usage above which mr_ctx_reclaim()
+ * takes from the group first, before it takes from any group at or below
+ * its own (see mr_soft_limit_plan()). The kernel's cgroup v1
+ * memory.soft_limit_in_bytes, with the policy of the 2013 rework of
+ * soft-limit reclaim (Michal Hocko, "memcg: soft limit reclaim rework"):
+ * groups over their soft limit first, in proportion to their excess, then
+ * all, at the same priority. The library keeps it in the group's policy
+ * and never writes it to the cgroup (v1's memory.soft_limit_in_bytes is
+ * deprecated, and the kernel acts on it only in its global reclaim; v2
+ * has no soft limit), nor reads it from there.
+ * soft_limit_bytes: 0 .. MR_UNLIMITED, in bytes; MR_UNLIMITED (the
+ * default) means no soft limit, 0 makes all of the group's usage excess.
+ * Errors: -EINVAL (group NULL), -ENOMEM, -ECHILD.
+ * MT-safe: published with RCU; a mr_ctx_reclaim() that has read the old
+ * value plans with it. */
+MR_EXPORT int mr_group_set_soft_limit(mr_group_t *group,
+				      uint64_t soft_limit_bytes);
+
+/* Reads the group's soft limit (MR_UNLIMITED: none) into
+ * *soft_limit_bytes. Works in a child after fork() too (it reads memory
+ * only). Errors: -EINVAL (NULL argument). MT-safe. */
+MR_EXPORT int mr_group_read_soft_limit(mr_group_t *group,
+				       uint64_t *soft_limit_bytes);
+
 /* Default proportional batch, as memreclaimd --batch auto uses it: a
  * quarter of the excess, at most 64 MiB and at most 1/8 of the limit. */
 #define MR_BATCH_DEFAULT_SHARE_PPM 250000u

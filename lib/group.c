@@ -14,6 +14,7 @@
 static const struct mri_policy default_policy = {
 	.batch_proportional = false,
 	.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
+	.soft_limit_bytes = MR_UNLIMITED,
 };
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
@@ -390,6 +391,33 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *g,
 	    max_bytes < MR_SWAP_CLUSTER_MAX_BYTES || max_ppm > 1000000)
 		return -EINVAL;
 	return update_policy(g, edit_batch, &a);
+}
+
+static int edit_soft_limit(struct mr_group *g, struct mri_policy *p,
+			   const void *arg)
+{
+	(void)g;
+	p->soft_limit_bytes = *(const uint64_t *)arg;
+	return 0;
+}
+
+MR_EXPORT int mr_group_set_soft_limit(mr_group_t *g, uint64_t soft_limit_bytes)
+{
+	if (!g)
+		return -EINVAL;
+	return update_policy(g, edit_soft_limit, &soft_limit_bytes);
+}
+
+MR_EXPORT int mr_group_read_soft_limit(mr_group_t *g,
+				       uint64_t *soft_limit_bytes)
+{
+	struct mri_policy p;
+
+	if (!g || !soft_limit_bytes)
+		return -EINVAL;
+	mri_group_policy(g, &p);
+	*soft_limit_bytes = p.soft_limit_bytes;
+	return 0;
 }
 
 MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,

@@ -23,6 +23,7 @@ struct mri_policy {
 	uint32_t share_ppm;        /* proportional mode */
 	uint64_t max_bytes;
 	uint32_t max_ppm;
+	uint64_t soft_limit_bytes; /* MR_UNLIMITED: none */
 };
 
 #define MRI_NREASONS 2

@@ -130,6 +130,9 @@ START_TEST(null_group)
 	ck_assert_int_eq(mr_group_set_batch_fixed(NULL, 4096), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_proportional(NULL, 1, 1 << 20, 0),
 			 -EINVAL);
+	ck_assert_int_eq(mr_group_set_soft_limit(NULL, 4096), -EINVAL);
+	ck_assert_int_eq(mr_group_set_soft_limit(NULL, MR_UNLIMITED), -EINVAL);
+	ck_assert_int_eq(mr_group_read_soft_limit(NULL, &u), -EINVAL);
 	ck_assert_uint_eq(u, 7);
 }
 END_TEST

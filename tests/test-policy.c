@@ -645,6 +645,7 @@ static struct mr_group *fake_group(mr_ctx_t *c, struct fake *f,
 	ck_assert_ptr_nonnull(g->policy);
 	g->policy->batch_bytes = SCM;
 	g->policy->margin_bytes = margin_bytes;
+	g->policy->soft_limit_bytes = MR_UNLIMITED;
 	return g;
 }
 
@@ -1139,6 +1140,50 @@ START_TEST(dispatch_at_callers_scheduling)
 }
 END_TEST
 
+/* ------------------------------------------------------------ soft limit */
+
+/* The soft limit lives in the group's policy: none by default, any value
+ * accepted, readable in a fork child, settable only in the parent. */
+START_TEST(soft_limit_setting)
+{
+	struct fake f = { .usage = 100 * MiB, .file = 100 * MiB,
+			  .limit = 256 * MiB };
+	uint64_t v = 7;
+	mr_group_t *g;
+	mr_ctx_t *c;
+	int status;
+	pid_t pid;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = open_fake(c, &f, "/fake/a");
+	ck_assert_int_eq(mr_group_read_soft_limit(g, &v), 0);
+	ck_assert_uint_eq(v, MR_UNLIMITED);
+	ck_assert_int_eq(mr_group_set_soft_limit(g, 0), 0);
+	ck_assert_int_eq(mr_group_read_soft_limit(g, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(mr_group_set_soft_limit(g, 64 * MiB + 1), 0);
+	ck_assert_int_eq(mr_group_read_soft_limit(g, &v), 0);
+	ck_assert_uint_eq(v, 64 * MiB + 1);
+	ck_assert_int_eq(mr_group_read_soft_limit(g, NULL), -EINVAL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		v = 0;
+		_exit(mr_group_read_soft_limit(g, &v) != 0 ||
+		      v != 64 * MiB + 1 ||
+		      mr_group_set_soft_limit(g, 0) != -ECHILD);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(mr_group_set_soft_limit(g, MR_UNLIMITED), 0);
+	ck_assert_int_eq(mr_group_read_soft_limit(g, &v), 0);
+	ck_assert_uint_eq(v, MR_UNLIMITED);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -1176,6 +1221,10 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, dispatch_again_until_margin);
 	tcase_add_test(tc, dispatch_one_worker);
 	tcase_add_test(tc, dispatch_at_callers_scheduling);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("soft");
+	tcase_add_test(tc, soft_limit_setting);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
