@@ -713,6 +713,39 @@ MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
 			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
 			    uint64_t budget_bytes, int *advice);
 
+/* The soft-limit plan: how many bytes to reclaim from each of n groups so
+ * that goal_bytes are freed among them, as mr_ctx_reclaim() plans. From
+ * the 2013 rework of memcg soft-limit reclaim (Michal Hocko, "memcg: soft
+ * limit reclaim rework"): soft reclaim as a pass of the normal reclaim at
+ * the same priority, over the groups above their soft limit first, then
+ * over all, with no priority-0 last-resort pass.
+ *
+ * First the groups over their soft limit give, in proportion to their
+ * excess usage_bytes[i] - soft_limit_bytes[i], each at most its excess.
+ * If goal_bytes is larger than the total excess, the rest comes from all
+ * groups in proportion to what they have left once the excess is taken
+ * (their usage up to their soft limit), each at most that. So
+ * share_bytes[i] <= usage_bytes[i], and the shares sum to
+ * min(goal_bytes, the total usage) exactly.
+ *
+ * In each pass a share is the integer part of its proportion, computed in
+ * 128 bits (no input overflows, 2^64 - 1 included), plus one byte for the
+ * groups with the largest remainders until the pass's bytes are all given
+ * (the largest remainder method), equal remainders to the lower index:
+ * deterministic, and never above a group's cap.
+ *
+ * n: the number of groups, 0 .. SIZE_MAX (0 writes nothing).
+ * usage_bytes, soft_limit_bytes: n values each, in bytes; a soft limit of
+ * MR_UNLIMITED, or at or above the usage, means no excess.
+ * goal_bytes: 0 .. MR_UNLIMITED. share_bytes: n values written, in bytes;
+ * it must not overlap the inputs.
+ * Errors: -EINVAL (an array NULL with n > 0).
+ * MT-safe, async-signal-safe (no allocation: where the remainders are cut
+ * is found by bisection, at most 128 scans of the n groups). */
+MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
+				 const uint64_t *soft_limit_bytes,
+				 uint64_t goal_bytes, uint64_t *share_bytes);
+
 #ifdef __cplusplus
 }
 #endif

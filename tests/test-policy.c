@@ -1142,6 +1142,218 @@ END_TEST
 
 /* ------------------------------------------------------------ soft limit */
 
+#define NOSOFT MR_UNLIMITED
+#define MAX64 UINT64_MAX
+
+/* A modulus for a random value up to v: never 0. */
+static uint64_t usage_cap(uint64_t v)
+{
+	return v ? v : 1;
+}
+
+/* Plans n groups and checks the shares against `want`. */
+static void plan_is(size_t n, const uint64_t *usage, const uint64_t *soft,
+		    uint64_t goal, const uint64_t *want)
+{
+	uint64_t share[8];
+	size_t i;
+
+	ck_assert_uint_le(n, 8);
+	memset(share, 0xa5, sizeof(share));
+	ck_assert_int_eq(mr_soft_limit_plan(n, usage, soft, goal, share), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(share[i] == want[i],
+			      "goal %llu: share[%zu] = %llu, want %llu",
+			      (unsigned long long)goal, i,
+			      (unsigned long long)share[i],
+			      (unsigned long long)want[i]);
+}
+
+START_TEST(soft_plan_proportions)
+{
+	const uint64_t usage[] = { 100 * MiB, 300 * MiB, 50 * MiB };
+	const uint64_t soft[] = { 50 * MiB, 100 * MiB, NOSOFT };
+
+	/* Excess 50 and 200 MiB: 1 to 4, and nothing from the group with
+	 * no soft limit. */
+	plan_is(3, usage, soft, 100 * MiB,
+		(const uint64_t[]){ 20 * MiB, 80 * MiB, 0 });
+	/* All the excess exactly. */
+	plan_is(3, usage, soft, 250 * MiB,
+		(const uint64_t[]){ 50 * MiB, 200 * MiB, 0 });
+	/* Beyond it: the excess, then 50 MiB from what is left (50, 100
+	 * and 50 MiB), 1 to 2 to 1. */
+	plan_is(3, usage, soft, 300 * MiB,
+		(const uint64_t[]){ 50 * MiB + 12 * MiB + 512 * KiB,
+				    200 * MiB + 25 * MiB,
+				    12 * MiB + 512 * KiB });
+	/* No soft limit set anywhere: in proportion to usage alone. */
+	plan_is(2, (const uint64_t[]){ 100 * MiB, 300 * MiB },
+		(const uint64_t[]){ NOSOFT, NOSOFT }, 40 * MiB,
+		(const uint64_t[]){ 10 * MiB, 30 * MiB });
+	/* A soft limit of 0: all of the usage is excess. */
+	plan_is(2, (const uint64_t[]){ 100 * MiB, 300 * MiB },
+		(const uint64_t[]){ 0, NOSOFT }, 40 * MiB,
+		(const uint64_t[]){ 40 * MiB, 0 });
+	/* Goal 0: nothing. */
+	plan_is(3, usage, soft, 0, (const uint64_t[]){ 0, 0, 0 });
+}
+END_TEST
+
+START_TEST(soft_plan_caps)
+{
+	/* A goal beyond all usage takes all usage and no more. */
+	plan_is(3, (const uint64_t[]){ 10, 20, 0 },
+		(const uint64_t[]){ 5, NOSOFT, 0 }, MAX64,
+		(const uint64_t[]){ 10, 20, 0 });
+	plan_is(2, (const uint64_t[]){ 10, 20 },
+		(const uint64_t[]){ 5, NOSOFT }, 31,
+		(const uint64_t[]){ 10, 20 });
+	/* Nothing to take. */
+	plan_is(2, (const uint64_t[]){ 0, 0 },
+		(const uint64_t[]){ 0, NOSOFT }, 100,
+		(const uint64_t[]){ 0, 0 });
+	/* The first pass never takes more than the excess, however large
+	 * the usage behind it. */
+	plan_is(2, (const uint64_t[]){ GiB, 2 * MiB },
+		(const uint64_t[]){ GiB - 1, MiB }, MiB + 1,
+		(const uint64_t[]){ 1, MiB });
+}
+END_TEST
+
+START_TEST(soft_plan_remainders)
+{
+	/* 7 of 60 as 10:20:30 is 1.17, 2.33, 3.5: the byte left over goes
+	 * to the largest remainder, the last group. */
+	plan_is(3, (const uint64_t[]){ 10, 20, 30 },
+		(const uint64_t[]){ 0, 0, 0 }, 7,
+		(const uint64_t[]){ 1, 2, 4 });
+	/* Equal remainders: the lower indexes first. */
+	plan_is(4, (const uint64_t[]){ 3, 3, 3, 3 },
+		(const uint64_t[]){ 0, 0, 0, 0 }, 6,
+		(const uint64_t[]){ 2, 2, 1, 1 });
+	plan_is(3, (const uint64_t[]){ 1, 1, 1 },
+		(const uint64_t[]){ 0, 0, 0 }, 2,
+		(const uint64_t[]){ 1, 1, 0 });
+	/* A larger remainder at a higher index wins over a smaller one at
+	 * a lower index: 25/12 = 2 r 1, 35/12 = 2 r 11. */
+	plan_is(2, (const uint64_t[]){ 5, 7 },
+		(const uint64_t[]){ 0, 0 }, 5,
+		(const uint64_t[]){ 2, 3 });
+	/* In the second pass too, after the excess: 2 of 3 + 3 + 3 left. */
+	plan_is(3, (const uint64_t[]){ 4, 3, 3 },
+		(const uint64_t[]){ 3, NOSOFT, NOSOFT }, 3,
+		(const uint64_t[]){ 2, 1, 0 });
+}
+END_TEST
+
+START_TEST(soft_plan_no_overflow)
+{
+	/* Three times 2^64 - 1 of excess: a third each, exactly. */
+	plan_is(3, (const uint64_t[]){ MAX64, MAX64, MAX64 },
+		(const uint64_t[]){ 0, 0, 0 }, MAX64,
+		(const uint64_t[]){ MAX64 / 3, MAX64 / 3, MAX64 / 3 });
+	/* A total excess of 2^64: (2^64 - 1)^2 / 2^64 = 2^64 - 2 rem 1,
+	 * and the last byte to the group whose remainder is 2^64 - 1. */
+	plan_is(2, (const uint64_t[]){ MAX64, 1 },
+		(const uint64_t[]){ 0, 0 }, MAX64,
+		(const uint64_t[]){ MAX64 - 1, 1 });
+	plan_is(2, (const uint64_t[]){ MAX64, MAX64 },
+		(const uint64_t[]){ MAX64 - 1, 0 }, MAX64,
+		(const uint64_t[]){ 1, MAX64 - 1 });
+	/* No excess, usage 2^65 - 2 in all: 2^63 - 1 each, remainders
+	 * equal, the last byte to the first. */
+	plan_is(2, (const uint64_t[]){ MAX64, MAX64 },
+		(const uint64_t[]){ NOSOFT, NOSOFT }, MAX64,
+		(const uint64_t[]){ 1ULL << 63, (1ULL << 63) - 1 });
+	/* Both passes at the limit: the excess (2^63), then the rest in
+	 * proportion to what is left (2^63 - 1 and 2^64 - 1), which comes
+	 * to two thirds and one third of the goal in all. */
+	plan_is(2, (const uint64_t[]){ MAX64, MAX64 },
+		(const uint64_t[]){ MAX64 / 2, NOSOFT }, MAX64,
+		(const uint64_t[]){ MAX64 / 3 * 2, MAX64 / 3 });
+}
+END_TEST
+
+START_TEST(soft_plan_empty_and_misuse)
+{
+	uint64_t u = 5, sl = 1, share = 99;
+
+	ck_assert_int_eq(mr_soft_limit_plan(0, NULL, NULL, 100, NULL), 0);
+	ck_assert_int_eq(mr_soft_limit_plan(0, &u, &sl, MAX64, &share), 0);
+	ck_assert_uint_eq(share, 99);
+	ck_assert_int_eq(mr_soft_limit_plan(1, NULL, &sl, 1, &share), -EINVAL);
+	ck_assert_int_eq(mr_soft_limit_plan(1, &u, NULL, 1, &share), -EINVAL);
+	ck_assert_int_eq(mr_soft_limit_plan(1, &u, &sl, 1, NULL), -EINVAL);
+	ck_assert_uint_eq(share, 99);
+	ck_assert_int_eq(mr_soft_limit_plan(1, &u, &sl, 1, &share), 0);
+	ck_assert_uint_eq(share, 1);
+}
+END_TEST
+
+/* xorshift64: the same pseudo-random plans every run. */
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Random plans keep every promise: the sum, the caps, the soft-limit
+ * order, and in the first pass each share within a byte of its exact
+ * proportion. */
+START_TEST(soft_plan_properties)
+{
+	uint64_t usage[8], soft[8], share[8], goal, e, x = 88172645463325252ULL;
+	unsigned __int128 tot_e, tot, sum, exact;
+	size_t n, i;
+	int round;
+
+	for (round = 0; round < 20000; round++) {
+		n = 1 + round % 8;
+		tot_e = tot = sum = 0;
+		for (i = 0; i < n; i++) {
+			/* Small, page-sized or full-range values; a soft
+			 * limit below the usage, or none. */
+			usage[i] = next_random(&x);
+			if (round % 3 == 0)
+				usage[i] %= 1000;
+			else if (round % 3 == 1)
+				usage[i] = usage[i] % 4096 * 4096;
+			soft[i] = next_random(&x) % 4 == 0 ? NOSOFT :
+				  x % usage_cap(usage[i]);
+			tot_e += usage[i] - (soft[i] < usage[i] ? soft[i] :
+					     usage[i]);
+			tot += usage[i];
+		}
+		/* A goal up to the total usage, or beyond all of it. */
+		goal = next_random(&x) % (tot >= MAX64 ? MAX64 :
+					  (uint64_t)tot + 1);
+		if (round % 5 == 0)
+			goal = MAX64;
+		ck_assert_int_eq(mr_soft_limit_plan(n, usage, soft, goal,
+						    share), 0);
+		for (i = 0; i < n; i++) {
+			e = usage[i] > soft[i] ? usage[i] - soft[i] : 0;
+			ck_assert_uint_le(share[i], usage[i]);
+			if (goal > tot_e) {
+				ck_assert_uint_ge(share[i], e);
+			} else if (goal) {
+				ck_assert_uint_le(share[i], e);
+				exact = (unsigned __int128)goal * e;
+				ck_assert(share[i] == exact / tot_e ||
+					  share[i] == exact / tot_e + 1);
+			} else {
+				ck_assert_uint_eq(share[i], 0);
+			}
+			sum += share[i];
+		}
+		ck_assert(sum == (goal < tot ? goal : tot));
+	}
+}
+END_TEST
+
 /* The soft limit lives in the group's policy: none by default, any value
  * accepted, readable in a fork child, settable only in the parent. */
 START_TEST(soft_limit_setting)
@@ -1225,6 +1437,12 @@ static Suite *policy_suite(void)
 
 	tc = tcase_create("soft");
 	tcase_add_test(tc, soft_limit_setting);
+	tcase_add_test(tc, soft_plan_proportions);
+	tcase_add_test(tc, soft_plan_caps);
+	tcase_add_test(tc, soft_plan_remainders);
+	tcase_add_test(tc, soft_plan_no_overflow);
+	tcase_add_test(tc, soft_plan_empty_and_misuse);
+	tcase_add_test(tc, soft_plan_properties);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
