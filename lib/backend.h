@@ -97,8 +97,13 @@ struct mri_backend {
 	 * polling readable. Does not block. */
 	int (*event_ack)(void *priv);
 
-	/* Optional. The clock the group lives in, in ns (a simulated group
-	 * lives in a virtual clock); NULL: CLOCK_MONOTONIC. */
+	/* Optional. The clock the group lives in, in ns: the core measures
+	 * and bounds every time spent for the group in it (reclaim deadlines,
+	 * the worker's passes, elapsed_ns of the statistics). A simulated
+	 * group lives in a virtual clock that moves only as the simulation
+	 * runs; a real one in CLOCK_MONOTONIC, which NULL stands for.
+	 * Monotonic, never fails, does not block; may be called from any
+	 * thread, concurrently with every other op. */
 	uint64_t (*now_ns)(void *priv);
 };
 

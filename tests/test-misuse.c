@@ -80,8 +80,9 @@ START_TEST(open_bad_backends)
 	/* Unknown names, and names of backends not built in this version. */
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "cgroup3",
 				       &g), -EINVAL);
+	/* The simulator, on a context bound to none. */
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "sim", &g),
-			 -EINVAL);
+			 -ENODEV);
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "", &g),
 			 -EINVAL);
 	setenv("MEMRECLAIM_BACKEND", "bogus", 1);
@@ -130,6 +131,9 @@ START_TEST(null_group)
 	ck_assert_int_eq(mr_group_set_batch_fixed(NULL, 4096), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_proportional(NULL, 1, 1 << 20, 0),
 			 -EINVAL);
+	ck_assert_int_eq(mr_group_set_soft_limit(NULL, 4096), -EINVAL);
+	ck_assert_int_eq(mr_group_set_soft_limit(NULL, MR_UNLIMITED), -EINVAL);
+	ck_assert_int_eq(mr_group_read_soft_limit(NULL, &u), -EINVAL);
 	ck_assert_uint_eq(u, 7);
 }
 END_TEST
@@ -159,6 +163,31 @@ START_TEST(worker_misuse)
 }
 END_TEST
 
+START_TEST(dispatch_misuse)
+{
+	int fd;
+
+	ck_assert_int_eq(mr_ctx_worker_fd(NULL), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(NULL, 0), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(NULL, MR_DISPATCH_ALL),
+			 -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 1u << 1), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, ~0u), -EINVAL);
+	fd = mr_ctx_worker_fd(ctx);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mr_ctx_worker_fd(ctx), fd);
+	/* A context without groups: nothing to serve. */
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* One worker per context. */
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), -EBUSY);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_fd(ctx), fd);
+}
+END_TEST
+
 START_TEST(after_fork)
 {
 	mr_group_t *g = NULL;
@@ -177,6 +206,8 @@ START_TEST(after_fork)
 		       -ECHILD;
 		bad |= mr_ctx_worker_start(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_stop(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_fd(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_dispatch(ctx, 0) != -ECHILD;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -399,6 +430,7 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, open_not_a_cgroup);
 	tcase_add_test(tc, null_group);
 	tcase_add_test(tc, worker_misuse);
+	tcase_add_test(tc, dispatch_misuse);
 	tcase_add_test(tc, worker_sched_not_inherited);
 	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);

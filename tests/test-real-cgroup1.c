@@ -783,7 +783,7 @@ START_TEST(fork_child_keeps_parent_threshold)
 	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
 	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 0), 0);
 	ck_assert_int_eq(pthread_mutex_lock(&g->reclaim_lock), 0);
-	ck_assert(!mri_keep_margin(g, NULL)); /* arms the threshold */
+	ck_assert(!mri_keep_margin(g, NULL, true)); /* arms the threshold */
 	ck_assert_int_eq(pthread_mutex_unlock(&g->reclaim_lock), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
