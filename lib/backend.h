@@ -67,7 +67,9 @@ struct mri_backend {
 	/* MRI_CAP_RECLAIM. One reclaim call to the kernel asking for at most
 	 * `bytes`; the backend may ask for less (cgroup1: at most half the
 	 * reclaimable page cache). *asked_bytes receives what was asked of
-	 * the kernel, *freed_bytes the fall in usage (clamped at 0). Returns
+	 * the kernel, *freed_bytes what the call freed: the fall in usage
+ * (clamped at 0) where the backend cannot tell more (cgroup1), the pages
+ * reclaimed where it can (sim). Returns
 	 * 0 (freed may still be 0), -EAGAIN when nothing is reclaimable (no
 	 * call was made), -EBUSY when another process holds the group's
 	 * reclaim lock, -ENOENT, or a write's errno. */
