@@ -176,6 +176,7 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg)
 							    SIM_NOPAGE;
 	}
 	m->free_head = 0;
+	m->dirty_head = m->dirty_tail = SIM_NOPAGE;
 	m->disk_last_obj = SIM_NOPAGE;
 	m->nr_free = cfg->ram_pages;
 	if (sim_memcg_create(m, "/", NULL) < 0) {
@@ -233,21 +234,32 @@ uint64_t sim_now(const struct sim_machine *m)
 	return m->now;
 }
 
+/* Takes the first task off the heap and sets the clock to its wake-up
+ * time, or returns NULL when none is due by the bound of sim_run(). */
+static struct sim_task *next_task(struct sim_machine *m)
+{
+	struct sim_task *t = m->heap[0];
+
+	if (m->run_until != SIM_UNLIMITED && t->wake_ns > m->run_until)
+		return NULL;
+	if (t->wake_ns > m->now)
+		m->now = t->wake_ns;
+	/* Before the pop: a completion wakes its waiters, and a waiter
+	 * whose timeout is this very moment must still be in the heap then,
+	 * not half-way to running. */
+	sim_writeback_complete(m);
+	return heap_pop(m);
+}
+
 void sim_run(struct sim_machine *m, uint64_t until_ns)
 {
 	struct sim_task *t;
 
+	m->run_until = until_ns;
 	while (m->nheap) {
-		t = m->heap[0];
-		if (until_ns != SIM_UNLIMITED && t->wake_ns > until_ns)
+		t = next_task(m);
+		if (!t)
 			break;
-		if (t->wake_ns > m->now)
-			m->now = t->wake_ns;
-		/* Before the pop: a completion wakes its waiters, and a
-		 * waiter whose timeout is this very moment must still be in
-		 * the heap then, not half-way to running. */
-		sim_writeback_complete(m);
-		t = heap_pop(m);
 		m->current = t;
 		swapcontext(&m->main_uc, &t->uc);
 		m->current = NULL;
@@ -366,6 +378,12 @@ void sim_sleep(struct sim_machine *m, uint64_t ns)
 		return;
 	}
 	heap_push(m, m->current, m->now + ns);
+	/* A task that would be the next to run anyway goes on without the
+	 * two context switches (each a system call in swapcontext()): the
+	 * same order of events, much faster for a task faulting page after
+	 * page. */
+	if (m->heap[0] == m->current && next_task(m))
+		return;
 	yield(m);
 }
 

@@ -37,6 +37,10 @@ struct sim_object {
 	bool anon;
 	uint64_t pages;
 	uint64_t resident;
+	uint64_t dirty;           /* pages dirty */
+	/* On the machine's list of files with dirty pages, in the order
+	 * they were first dirtied (the flusher's b_dirty list). */
+	uint32_t dirty_prev, dirty_next;
 	struct sim_slot *slots;
 };
 
@@ -119,6 +123,7 @@ struct sim_machine {
 	size_t nheap, heap_cap;
 	uint64_t seq;
 	struct sim_task *current;
+	uint64_t run_until;       /* the bound of the sim_run() running */
 	struct sim_task *all_tasks;
 	ucontext_t main_uc;
 	unsigned cpu_busy;        /* tasks in sim_cpu() now */
@@ -143,6 +148,8 @@ struct sim_machine {
 	/* Objects. */
 	struct sim_object *objs;
 	uint32_t nobjs, objs_cap;
+	uint32_t objs_free;       /* no object below it is free */
+	uint32_t dirty_head, dirty_tail; /* files with dirty pages */
 	/* Groups, by id; [0] is the root. */
 	struct sim_memcg *memcg[SIM_MAX_GROUPS];
 	unsigned nmemcg;

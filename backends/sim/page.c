@@ -83,6 +83,24 @@ static void mark_accessed(struct sim_machine *m, uint32_t pfn)
 	}
 }
 
+/* A dirty page of file id was cleaned or freed: the file leaves the
+ * dirty list with its last one. */
+static void obj_undirty(struct sim_machine *m, uint32_t id)
+{
+	struct sim_object *o = &m->objs[id];
+
+	if (--o->dirty)
+		return;
+	if (o->dirty_prev != SIM_NOPAGE)
+		m->objs[o->dirty_prev].dirty_next = o->dirty_next;
+	else
+		m->dirty_head = o->dirty_next;
+	if (o->dirty_next != SIM_NOPAGE)
+		m->objs[o->dirty_next].dirty_prev = o->dirty_prev;
+	else
+		m->dirty_tail = o->dirty_prev;
+}
+
 /* ---------------------------------------------------------------- pages */
 
 uint32_t sim_page_alloc(struct sim_machine *m)
@@ -107,6 +125,7 @@ void sim_page_release(struct sim_machine *m, uint32_t pfn)
 	if (p->flags & PG_DIRTY) {
 		g->dirty--;
 		m->dirty--;
+		obj_undirty(m, p->obj);
 	}
 	if (p->flags & PG_WRITEBACK) {
 		g->writeback--;
@@ -180,8 +199,9 @@ static sim_obj obj_new(struct sim_machine *m, uint64_t pages, bool anon)
 	uint32_t i;
 	uint64_t k;
 
-	for (i = 0; i < m->nobjs && m->objs[i].used; i++)
+	for (i = m->objs_free; i < m->nobjs && m->objs[i].used; i++)
 		;
+	m->objs_free = i + 1;
 	if (i == m->nobjs) {
 		if (m->nobjs == m->objs_cap) {
 			objs = realloc(m->objs, (m->objs_cap * 2 + 16) *
@@ -207,6 +227,7 @@ static sim_obj obj_new(struct sim_machine *m, uint64_t pages, bool anon)
 	o->anon = anon;
 	o->pages = pages;
 	o->resident = 0;
+	o->dirty = 0;
 	return i;
 }
 
@@ -239,6 +260,8 @@ void sim_obj_free(struct sim_machine *m, sim_obj id)
 	o->slots = NULL;
 	o->used = false;
 	o->pages = o->resident = 0;
+	if (id < m->objs_free)
+		m->objs_free = id;
 }
 
 uint64_t sim_obj_pages(const struct sim_machine *m, sim_obj o)
@@ -282,6 +305,23 @@ static void install(struct sim_machine *m, struct sim_memcg *g, sim_obj o,
 	g->counter[SIM_PGALLOC]++;
 }
 
+/* A page of file id became dirty: the file joins the end of the dirty
+ * list with its first one. */
+static void obj_dirty(struct sim_machine *m, uint32_t id)
+{
+	struct sim_object *o = &m->objs[id];
+
+	if (o->dirty++)
+		return;
+	o->dirty_next = SIM_NOPAGE;
+	o->dirty_prev = m->dirty_tail;
+	if (m->dirty_tail != SIM_NOPAGE)
+		m->objs[m->dirty_tail].dirty_next = id;
+	else
+		m->dirty_head = id;
+	m->dirty_tail = id;
+}
+
 static void set_dirty(struct sim_machine *m, uint32_t pfn)
 {
 	struct sim_page *p = sim_page(m, pfn);
@@ -292,6 +332,7 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 	p->wb_done_ns = m->now; /* dirtied at, until written back */
 	m->memcg[p->memcg]->dirty++;
 	m->dirty++;
+	obj_dirty(m, p->obj);
 }
 
 /* Reads (or, for a write, creates) the missing pages of [off, off + n).
@@ -376,30 +417,36 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 	return 0;
 }
 
-/* Writes back up to n dirty pages, each file in page order as the
- * flusher does (writeback_inodes), only those dirtied before older_than
- * (SIM_UNLIMITED: any), only object `obj` if obj >= 0. Contiguous pages
- * merge into one disk request. Returns the pages submitted. */
+/* Writes back up to n dirty pages, the files in the order they were
+ * first dirtied and each in page order, as the flusher does
+ * (writeback_sb_inodes() on b_io, filled from b_dirty oldest first),
+ * only those dirtied before older_than (SIM_UNLIMITED: any), only object
+ * `obj` if obj >= 0. Contiguous pages merge into one disk request.
+ * Returns the pages submitted. */
 static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			  uint64_t older_than, int obj)
 {
-	uint64_t done = 0, k;
+	uint64_t done = 0, k, left;
 	struct sim_object *o;
 	struct sim_page *p;
-	uint32_t i, pfn;
+	uint32_t i, next, pfn;
 
-	for (i = 0; i < m->nobjs && done < n; i++) {
+	for (i = obj >= 0 ? (uint32_t)obj : m->dirty_head;
+	     i != SIM_NOPAGE && done < n; i = next) {
 		o = &m->objs[i];
-		if (!o->used || o->anon || (obj >= 0 && i != (uint32_t)obj))
-			continue;
-		for (k = 0; k < o->pages && done < n; k++) {
+		/* Taken first: the file leaves the list once clean. */
+		next = obj >= 0 ? SIM_NOPAGE : o->dirty_next;
+		left = o->dirty;
+		for (k = 0; k < o->pages && left && done < n; k++) {
 			pfn = o->slots[k].pfn;
 			if (pfn == SIM_NOPAGE)
 				continue;
 			p = &m->pages[pfn];
-			if (!(p->flags & PG_DIRTY) ||
-			    (older_than != SIM_UNLIMITED &&
-			     p->wb_done_ns > older_than))
+			if (!(p->flags & PG_DIRTY))
+				continue;
+			left--;
+			if (older_than != SIM_UNLIMITED &&
+			    p->wb_done_ns > older_than)
 				continue;
 			sim_writeback_start(m, pfn,
 					    sim_disk_submit(m, i, k, 1));
@@ -433,6 +480,7 @@ void sim_writeback_start(struct sim_machine *m, uint32_t pfn,
 	p->flags &= ~PG_DIRTY;
 	g->dirty--;
 	m->dirty--;
+	obj_undirty(m, p->obj);
 	p->flags |= PG_WRITEBACK;
 	p->wb_done_ns = done_ns;
 	g->writeback++;
@@ -498,7 +546,7 @@ static uint64_t dirty_limit(const struct sim_machine *m, uint64_t ppm)
 static void flusher(struct sim_task *t, void *arg)
 {
 	struct sim_machine *m = arg;
-	uint64_t bg;
+	uint64_t bg, last_old_flush = 0;
 
 	(void)t;
 	for (;;) {
@@ -507,9 +555,14 @@ static void flusher(struct sim_task *t, void *arg)
 		bg = dirty_limit(m, DIRTY_BACKGROUND_PPM);
 		if (m->dirty > bg)
 			writeback(m, m->dirty - bg, SIM_UNLIMITED, -1);
-		if (m->now > DIRTY_EXPIRE_NS)
+		/* wb_check_old_data_flush(): the expired pages once an
+		 * interval, not at every wake-up by a writer. */
+		if (m->now > DIRTY_EXPIRE_NS &&
+		    m->now - last_old_flush >= WRITEBACK_INTERVAL_NS) {
+			last_old_flush = m->now;
 			writeback(m, SIM_UNLIMITED, m->now - DIRTY_EXPIRE_NS,
 				  -1);
+		}
 	}
 }
 
