@@ -387,7 +387,9 @@ void sim_sleep(struct sim_machine *m, uint64_t ns)
 	yield(m);
 }
 
-void sim_cpu(struct sim_machine *m, uint64_t ns)
+/* ns of CPU for the running task (the time it uses, not the time it
+ * waits for a CPU, is what the task's stats count). */
+static void use_cpu(struct sim_machine *m, uint64_t ns)
 {
 	unsigned busy = m->cpu_busy + 1;
 
@@ -398,6 +400,20 @@ void sim_cpu(struct sim_machine *m, uint64_t ns)
 	m->cpu_busy++;
 	sim_sleep(m, ns);
 	m->cpu_busy--;
+}
+
+void sim_cpu(struct sim_machine *m, uint64_t ns)
+{
+	if (m->current)
+		m->current->stats.user_ns += ns;
+	use_cpu(m, ns);
+}
+
+void sim_kernel_cpu(struct sim_machine *m, uint64_t ns)
+{
+	if (m->current)
+		m->current->stats.sys_ns += ns;
+	use_cpu(m, ns);
 }
 
 uint64_t sim_disk_submit(struct sim_machine *m, sim_obj obj, uint64_t index,
@@ -502,8 +518,11 @@ struct sim_memcg *sim_charge_target(struct sim_machine *m)
 	return m->current ? m->current->memcg : sim_root(m);
 }
 
-void sim_account_reclaim(struct sim_machine *m, uint64_t ns)
+void sim_account_reclaim(struct sim_machine *m, uint64_t work_ns,
+			 uint64_t wait_ns)
 {
-	if (m->current)
-		m->current->stats.direct_reclaim_ns += ns;
+	if (!m->current)
+		return;
+	m->current->stats.direct_reclaim_ns += work_ns + wait_ns;
+	m->current->stats.sys_ns += work_ns;
 }

@@ -168,8 +168,10 @@ void sim_stall_begin(struct sim_machine *m);
 void sim_stall_end(struct sim_machine *m);
 /* The group a charge made now goes to: the current task's, or the root. */
 struct sim_memcg *sim_charge_target(struct sim_machine *m);
-/* Adds ns of reclaim time to the current task's stats. */
-void sim_account_reclaim(struct sim_machine *m, uint64_t ns);
+/* Adds direct reclaim to the current task's stats: work_ns of work
+ * (system time) and wait_ns of congestion waits. */
+void sim_account_reclaim(struct sim_machine *m, uint64_t work_ns,
+			 uint64_t wait_ns);
 
 /* memcg.c */
 void sim_memcg_free_all(struct sim_machine *m);

@@ -392,7 +392,7 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 		if (refaults)
 			sim_stall_end(m);
 	}
-	sim_cpu(m, total * m->costs.minor_fault_ns);
+	sim_kernel_cpu(m, total * m->costs.minor_fault_ns);
 	sim_memcg_handle_high(m, g, total);
 	return 0;
 }
@@ -667,7 +667,7 @@ static bool huge_fault(struct sim_machine *m, struct sim_memcg *g,
 		install(m, g, o, k, SIM_LRU_ACTIVE_ANON, PG_ANON);
 	sim_memcg_count(g, SIM_THP_FAULT_ALLOC, 1);
 	sim_memcg_count(g, SIM_PGFAULT, 1);
-	sim_cpu(m, m->costs.hpage_fault_ns);
+	sim_kernel_cpu(m, m->costs.hpage_fault_ns);
 	sim_memcg_handle_high(m, g, SIM_HPAGE_NR);
 	return true;
 }

@@ -156,8 +156,10 @@ void sim_task_move(struct sim_task *t, struct sim_memcg *g);
  * sim_advance(). */
 void sim_sleep(struct sim_machine *m, uint64_t ns);
 /* The running task uses ns of CPU: longer when more tasks want CPU than
- * the machine has. */
+ * the machine has. sim_cpu() is the task's own work (user time),
+ * sim_kernel_cpu() work the kernel does for it (system time). */
 void sim_cpu(struct sim_machine *m, uint64_t ns);
+void sim_kernel_cpu(struct sim_machine *m, uint64_t ns);
 /* The running task does a disk transfer of `pages` pages; the disk serves
  * requests one at a time in order. Returns the ns it waited. */
 uint64_t sim_disk_io(struct sim_machine *m, uint64_t pages);
@@ -177,6 +179,10 @@ struct sim_task_stats {
 	uint64_t throttle_count;       /* throttle sleeps */
 	uint64_t stall_ns;             /* memstall: reclaim, refault I/O,
 					  throttling (PSI) */
+	uint64_t user_ns;              /* CPU used in sim_cpu() */
+	uint64_t sys_ns;               /* CPU used in the kernel: faults,
+					  sim_kernel_cpu(), the work of
+					  direct reclaim (not its waits) */
 };
 const struct sim_task_stats *sim_task_stats(const struct sim_task *t);
 

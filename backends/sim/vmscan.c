@@ -294,7 +294,7 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 	struct scan_control mark = sc;
 	bool global = g == sim_root(m) &&
 		      (why == SIM_RECLAIM_GLOBAL || why == SIM_RECLAIM_KSWAPD);
-	uint64_t t0 = m->now, ns, stall, scanned, reclaimed_before;
+	uint64_t t0 = m->now, work, stall, scanned, reclaimed_before;
 	int prio;
 
 	g->reclaimers++;
@@ -320,11 +320,11 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 			    sc.dirty_seen > mark.dirty_seen &&
 			    why != SIM_RECLAIM_PROACTIVE)
 				stall = m->costs.dirty_stall_ns;
-			ns = cost(m, g, &sc, &mark) + stall;
+			work = cost(m, g, &sc, &mark);
 			if (direct(why))
-				sim_account_reclaim(m, ns);
-			if (ns)
-				sim_sleep(m, ns);
+				sim_account_reclaim(m, work, stall);
+			if (work + stall)
+				sim_sleep(m, work + stall);
 		}
 		/* memory.low is ignored when nothing else could be
 		 * reclaimed (mem_cgroup_protected(), memory.events low). */
