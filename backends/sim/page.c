@@ -672,41 +672,84 @@ static bool huge_fault(struct sim_machine *m, struct sim_memcg *g,
 	return true;
 }
 
+/* swapin_readahead() (mm/swap_state.c): a swap-in reads the aligned
+ * block of 1 << page_cluster (3) swap slots around the faulting entry in
+ * one request. The model has no swap slots: the region's pages around
+ * the faulting one stand for them, as pages evicted together off an LRU
+ * list took neighbouring slots. */
+#define SWAP_READAHEAD 8u
+
+/* Pages of [start, end) of obj out in swap. */
+static uint64_t swapped_out(const struct sim_object *obj, uint64_t start,
+			    uint64_t end)
+{
+	uint64_t i, n = 0;
+
+	for (i = start; i < end; i++)
+		n += obj->slots[i].pfn == SIM_NOPAGE &&
+		     (obj->slots[i].shadow & SLOT_SWAPPED);
+	return n;
+}
+
+/* Brings page k of o back from swap with up to `nr` - 1 pages of its
+ * readahead block [start, end), which go to the inactive list. Returns
+ * the pages read. */
+static uint64_t swap_in(struct sim_machine *m, struct sim_memcg *g,
+			sim_obj o, uint64_t k, uint64_t start, uint64_t end,
+			uint64_t nr)
+{
+	struct sim_slot *s = m->objs[o].slots;
+	uint64_t i, read = 1;
+
+	install(m, g, o, k, refault(m, g, s[k].shadow, true), PG_ANON);
+	m->swap_used--;
+	for (i = start; i < end && read < nr; i++) {
+		if (s[i].pfn != SIM_NOPAGE || !(s[i].shadow & SLOT_SWAPPED))
+			continue;
+		install(m, g, o, i, SIM_LRU_INACTIVE_ANON, PG_ANON);
+		m->swap_used--;
+		read++;
+	}
+	sim_memcg_count(g, SIM_PGMAJFAULT, 1);
+	sim_memcg_count(g, SIM_PSWPIN, read);
+	sim_stall_begin(m);
+	if (m->cfg.swap_kind == SIM_SWAP_ZSWAP)
+		sim_kernel_cpu(m, read * m->costs.zswap_load_page_ns);
+	else
+		sim_disk_io(m, read);
+	sim_stall_end(m);
+	return read;
+}
+
 static int small_fault(struct sim_machine *m, struct sim_memcg *g,
 		       sim_obj o, uint64_t k)
 {
-	struct sim_slot *s;
-	int lru = SIM_LRU_ACTIVE_ANON, r;
-	bool swapped;
+	uint64_t start = k - k % SWAP_READAHEAD, end, nr = 1, used = 1;
+	struct sim_slot *s = &m->objs[o].slots[k];
+	int r;
 
-	r = charge(m, g, 1, false);
+	end = start + SWAP_READAHEAD < m->objs[o].pages ?
+	      start + SWAP_READAHEAD : m->objs[o].pages;
+	if (s->shadow & SLOT_SWAPPED)
+		nr = swapped_out(&m->objs[o], start, end);
+	r = charge(m, g, nr, false);
 	if (r < 0)
 		return r;
 	s = &m->objs[o].slots[k]; /* the table may have moved */
 	if (s->pfn != SIM_NOPAGE) {
 		/* Faulted in by another task while this one reclaimed. */
-		sim_memcg_uncharge(g, 1);
+		sim_memcg_uncharge(g, nr);
 		return 0;
 	}
-	swapped = s->shadow & SLOT_SWAPPED;
-	if (swapped) {
-		lru = refault(m, g, s->shadow, true);
-		m->swap_used--;
-	}
-	install(m, g, o, k, lru, PG_ANON);
+	if (s->shadow & SLOT_SWAPPED)
+		used = swap_in(m, g, o, k, start, end, nr);
+	else
+		install(m, g, o, k, SIM_LRU_ACTIVE_ANON, PG_ANON);
+	if (used < nr)
+		sim_memcg_uncharge(g, nr - used);
 	sim_memcg_count(g, SIM_PGFAULT, 1);
-	if (swapped) {
-		sim_memcg_count(g, SIM_PGMAJFAULT, 1);
-		sim_memcg_count(g, SIM_PSWPIN, 1);
-		sim_stall_begin(m);
-		if (m->cfg.swap_kind == SIM_SWAP_ZSWAP)
-			sim_cpu(m, m->costs.zswap_load_page_ns);
-		else
-			sim_disk_io(m, 1);
-		sim_stall_end(m);
-	}
-	sim_cpu(m, m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, 1);
+	sim_kernel_cpu(m, m->costs.minor_fault_ns);
+	sim_memcg_handle_high(m, g, used);
 	return 0;
 }
 
