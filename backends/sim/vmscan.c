@@ -145,7 +145,13 @@ static void shrink_lruvec(struct sim_machine *m, struct sim_memcg *g,
 			g->lru_size[SIM_LRU_ACTIVE_ANON];
 	uint64_t nr_file = file >> sc->priority, nr_anon = 0, chunk;
 
-	if (can_swap(m, sc)) {
+	if (can_swap(m, sc) && !sc->priority) {
+		/* get_scan_count(): at priority 0 the system is close to
+		 * OOM, so no balancing: both lists whole (SCAN_EQUAL since
+		 * 3.9; before, the fractions were skipped at priority 0
+		 * alike). */
+		nr_anon = anon;
+	} else if (can_swap(m, sc)) {
 		nr_anon = anon >> sc->priority;
 		/* get_scan_count(): plenty of inactive cache is trimmed
 		 * alone; otherwise by swappiness. */
@@ -219,29 +225,25 @@ static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
 	return sc->scanned - before;
 }
 
-/* Before the 2013 rework: mem_cgroup_soft_limit_reclaim() took the group
- * furthest above its soft limit and reclaimed it at priority 0, in
- * SWAP_CLUSTER_MAX steps, until a quarter of its excess was gone
- * (mem_cgroup_soft_reclaim()), before normal reclaim ran. */
-static void soft_reclaim_old(struct sim_machine *m, struct scan_control *sc)
+static uint64_t soft_excess(const struct sim_memcg *c)
 {
-	struct sim_memcg *victim = NULL, *c;
-	uint64_t excess = 0, goal, start = sc->reclaimed, total = 0;
-	struct scan_control soft;
-	unsigned i, loops;
+	return over_soft(c) ? c->usage - c->knob[SIM_KNOB_SOFT] : 0;
+}
 
-	for (i = 1; i < m->nmemcg; i++) {
-		c = m->memcg[i];
-		if (over_soft(c) &&
-		    c->usage - c->knob[SIM_KNOB_SOFT] > excess) {
-			excess = c->usage - c->knob[SIM_KNOB_SOFT];
-			victim = c;
-		}
-	}
-	if (!victim)
-		return;
-	goal = excess >> 2;
-	for (loops = 0; loops < SOFT_MAX_LOOPS && total < goal; loops++) {
+/* mem_cgroup_soft_reclaim(): the victim's subtree at priority 0, one
+ * SWAP_CLUSTER_MAX target at a time (mem_cgroup_shrink_node_zone()),
+ * until a quarter of its excess is freed, its excess is gone, a round
+ * freed nothing, or MEM_CGROUP_MAX_RECLAIM_LOOPS rounds. Returns the
+ * pages freed. */
+static uint64_t soft_reclaim_victim(struct sim_machine *m,
+				    struct sim_memcg *victim,
+				    struct scan_control *sc)
+{
+	uint64_t goal = soft_excess(victim) >> 2, total = 0;
+	struct scan_control soft;
+	unsigned loops;
+
+	for (loops = 0; loops < SOFT_MAX_LOOPS; loops++) {
 		soft = *sc;
 		soft.priority = 0;
 		soft.nr_to_reclaim = SIM_SWAP_CLUSTER_MAX;
@@ -251,12 +253,41 @@ static void soft_reclaim_old(struct sim_machine *m, struct scan_control *sc)
 		sc->moved = soft.moved;
 		sc->swapped = soft.swapped;
 		sc->dirty_seen = soft.dirty_seen;
-		sc->calls++;
-		if (!soft.reclaimed)
-			break;
 		total += soft.reclaimed;
+		if (!total || total >= goal || !over_soft(victim))
+			break;
 	}
-	sc->reclaimed = start + total;
+	sc->reclaimed += total;
+	return total;
+}
+
+/* The design before the 2013 rework (mm/memcontrol.c
+ * mem_cgroup_soft_limit_reclaim(), from 2.6.32; the rework was not
+ * merged, and this pass is still cgroup v1's): before each priority of
+ * global reclaim, the group furthest above its soft limit is reclaimed
+ * at priority 0 (mem_cgroup_soft_reclaim()); if it gives nothing, the
+ * next furthest, until one does. */
+static void soft_reclaim_old(struct sim_machine *m, struct scan_control *sc)
+{
+	bool tried[SIM_MAX_GROUPS] = { false };
+	struct sim_memcg *victim, *c;
+	uint64_t excess;
+	unsigned i;
+
+	do {
+		victim = NULL;
+		excess = 0;
+		for (i = 1; i < m->nmemcg; i++) {
+			c = m->memcg[i];
+			if (!tried[i] && soft_excess(c) > excess) {
+				excess = soft_excess(c);
+				victim = c;
+			}
+		}
+		if (!victim)
+			return;
+		tried[victim->id] = true;
+	} while (!soft_reclaim_victim(m, victim, sc));
 }
 
 /* Time the work done since *mark cost, with lock contention among the
@@ -300,13 +331,16 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 	g->reclaimers++;
 	if (direct(why))
 		sim_stall_begin(m);
-	if (global && m->soft_mode == SIM_SOFT_OLD)
-		soft_reclaim_old(m, &sc);
 	for (;;) {
 		for (prio = SIM_DEF_PRIORITY;
 		     prio >= 0 && sc.reclaimed < sc.nr_to_reclaim; prio--) {
 			sc.priority = prio;
 			reclaimed_before = sc.reclaimed;
+			/* shrink_zones() (direct) and balance_pgdat()
+			 * (kswapd): soft-limit reclaim first, at each
+			 * priority. */
+			if (global && m->soft_mode == SIM_SOFT_OLD)
+				soft_reclaim_old(m, &sc);
 			scanned = 0;
 			if (global && m->soft_mode == SIM_SOFT_REWORKED)
 				scanned = shrink_subtree(m, g, &sc, true);
