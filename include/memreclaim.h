@@ -383,14 +383,15 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *group,
 
 /* Sets the group's soft limit: the usage above which mr_ctx_reclaim()
  * takes from the group first, before it takes from any group at or below
- * its own (see mr_soft_limit_plan()). The kernel's cgroup v1
- * memory.soft_limit_in_bytes, with the policy of the 2013 rework of
- * soft-limit reclaim (Michal Hocko, "memcg: soft limit reclaim rework"):
- * groups over their soft limit first, in proportion to their excess, then
- * all, at the same priority. The library keeps it in the group's policy
- * and never writes it to the cgroup (v1's memory.soft_limit_in_bytes is
- * deprecated, and the kernel acts on it only in its global reclaim; v2
- * has no soft limit), nor reads it from there.
+ * its own (see mr_soft_limit_plan()). It means what cgroup v1's
+ * memory.soft_limit_in_bytes means, acted on with the policy of the 2013
+ * rework of soft-limit reclaim (Michal Hocko, "memcg: soft limit reclaim
+ * rework"): groups over their soft limit first, in proportion to their
+ * excess, then all, at the same priority. The library keeps it in the
+ * group's policy and never writes it to the cgroup (v1's
+ * memory.soft_limit_in_bytes is deprecated, and the kernel acts on it
+ * only in its global reclaim; v2 has no soft limit), nor reads it from
+ * there.
  * soft_limit_bytes: 0 .. MR_UNLIMITED, in bytes; MR_UNLIMITED (the
  * default) means no soft limit, 0 makes all of the group's usage excess.
  * Errors: -EINVAL (group NULL), -ENOMEM, -ECHILD.
@@ -465,8 +466,8 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *group, uint64_t bytes,
  * calling thread, in soft-limit order: the groups over their soft limit
  * (mr_group_set_soft_limit()) give first, in proportion to their excess,
  * and only what their excess cannot cover comes from all groups, in
- * proportion to their usage (mr_soft_limit_plan(), on the usage read at
- * the start). Each group's share is reclaimed as mr_group_reclaim()
+ * proportion to what they have left (mr_soft_limit_plan(), on the usage
+ * read at the start of the round). Each group's share is reclaimed as mr_group_reclaim()
  * reclaims, in the group's batches, with the same loop and bail-out for
  * every group, one group after the other in the order they were opened,
  * counted under MR_REASON_SOFT. When groups fall short of their share
