@@ -163,6 +163,24 @@ START_TEST(worker_misuse)
 }
 END_TEST
 
+START_TEST(ctx_reclaim_misuse)
+{
+	uint64_t freed = 7;
+
+	ck_assert_int_eq(mr_ctx_reclaim(NULL, 4096, 0, &freed), -EINVAL);
+	ck_assert_int_eq(mr_ctx_reclaim(NULL, 0, 0, NULL), -EINVAL);
+	ck_assert_uint_eq(freed, 7);
+	/* No group: nothing could be freed; nothing asked: done. */
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 4096, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, MR_UNLIMITED, MR_UNLIMITED, NULL),
+			 -EAGAIN);
+	freed = 7;
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 0, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 0);
+}
+END_TEST
+
 START_TEST(dispatch_misuse)
 {
 	int fd;
@@ -208,6 +226,7 @@ START_TEST(after_fork)
 		bad |= mr_ctx_worker_stop(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_fd(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_dispatch(ctx, 0) != -ECHILD;
+		bad |= mr_ctx_reclaim(ctx, 4096, 0, NULL) != -ECHILD;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -431,6 +450,7 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, null_group);
 	tcase_add_test(tc, worker_misuse);
 	tcase_add_test(tc, dispatch_misuse);
+	tcase_add_test(tc, ctx_reclaim_misuse);
 	tcase_add_test(tc, worker_sched_not_inherited);
 	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);
