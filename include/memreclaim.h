@@ -12,7 +12,8 @@
  *    -EAGAIN a reclaim that freed nothing, -ECHILD a handle used in a child
  *    after fork(), -ERANGE a margin that does not fit below the limit,
  *    -EBUSY another manager holds the group (its margin, or a reclaim step
- *    for longer than the wait), -EALREADY / -ESRCH the worker already runs /
+ *    for longer than the wait) or the context's worker is busy (its thread
+ *    runs, or a dispatch does), -EALREADY / -ESRCH the worker already runs /
  *    does not run, -EEXIST a group that already exists. mr_strerror()
  *    describes each.
  *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller).
@@ -127,10 +128,13 @@ typedef struct mr_group mr_group_t;
 /* Opens the memory cgroup whose directory is the absolute path `path`
  * (e.g. "/sys/fs/cgroup/memory/db") and adds it to ctx.
  *
- * backend: "cgroup1" (cgroup v1 memory controller), or "auto" or NULL. With
+ * backend: "cgroup1" (cgroup v1 memory controller), "sim" (a group of the
+ * simulator bound to ctx with mr_ctx_set_sim(); path is then the group's
+ * path in the simulated hierarchy, e.g. "/web"), or "auto" or NULL. With
  * NULL the environment variable MEMRECLAIM_BACKEND is used if set; "auto"
  * picks from the filesystem of path (statfs magic, then the memory files
- * present). Names of backends not built into this version are unknown.
+ * present) and never picks "sim". Names of backends not built into this
+ * version are unknown.
  *
  * On cgroup v1, a limit left lowered by a manager that died in the middle
  * of a reclaim step (see the journal in docs/design.md) is restored here,
@@ -143,9 +147,10 @@ typedef struct mr_group mr_group_t;
  *
  * Errors: -EINVAL (ctx, path or ret NULL; path not absolute, containing
  * "." or ".." components, or longer than PATH_MAX; unknown backend name),
- * -ENOENT (no such directory), -ENOTDIR (a file, e.g. a control file,
- * not the group's directory), -ENODEV (no backend recognises the path, or
- * the named backend does not), -EACCES/-EPERM (cannot open its files),
+ * -ENOENT (no such directory, or no such simulated group), -ENOTDIR (a
+ * file, e.g. a control file, not the group's directory), -ENODEV (no
+ * backend recognises the path, or the named backend does not; "sim" on a
+ * context bound to no simulator), -EACCES/-EPERM (cannot open its files),
  * -ENOMEM, -EIO (a control file could not be parsed, or the group's journal
  * holds an invalid record or another group's: it is kept for a person to
  * inspect, and the group is not opened), -ELOOP (the state directory or
@@ -380,6 +385,31 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *group,
 					      uint64_t max_bytes,
 					      uint32_t max_ppm);
 
+/* Sets the group's soft limit: the usage above which mr_ctx_reclaim()
+ * takes from the group first, before it takes from any group at or below
+ * its own (see mr_soft_limit_plan()). It means what cgroup v1's
+ * memory.soft_limit_in_bytes means, acted on with the policy of the 2013
+ * rework of soft-limit reclaim (Michal Hocko, "memcg: soft limit reclaim
+ * rework"): groups over their soft limit first, in proportion to their
+ * excess, then all, at the same priority. The library keeps it in the
+ * group's policy and never writes it to the cgroup (v1's
+ * memory.soft_limit_in_bytes is deprecated, and the kernel acts on it
+ * only in its global reclaim; v2 has no soft limit), nor reads it from
+ * there.
+ * soft_limit_bytes: 0 .. MR_UNLIMITED, in bytes; MR_UNLIMITED (the
+ * default) means no soft limit, 0 makes all of the group's usage excess.
+ * Errors: -EINVAL (group NULL), -ENOMEM, -ECHILD.
+ * MT-safe: published with RCU; a mr_ctx_reclaim() that has read the old
+ * value plans with it. */
+MR_EXPORT int mr_group_set_soft_limit(mr_group_t *group,
+				      uint64_t soft_limit_bytes);
+
+/* Reads the group's soft limit (MR_UNLIMITED: none) into
+ * *soft_limit_bytes. Works in a child after fork() too (it reads memory
+ * only). Errors: -EINVAL (NULL argument). MT-safe. */
+MR_EXPORT int mr_group_read_soft_limit(mr_group_t *group,
+				       uint64_t *soft_limit_bytes);
+
 /* Default proportional batch, as memreclaimd --batch auto uses it: a
  * quarter of the excess, at most 64 MiB and at most 1/8 of the limit. */
 #define MR_BATCH_DEFAULT_SHARE_PPM 250000u
@@ -395,14 +425,16 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *group,
 enum mr_reason {
 	MR_REASON_MARGIN = 0,    /* the worker keeping the margin */
 	MR_REASON_REQUESTED = 1, /* mr_group_reclaim() */
+	MR_REASON_SOFT = 2,      /* mr_ctx_reclaim(), in soft-limit order */
 };
 
 /* Reclaims up to `bytes` from the group in batches of the group's target
  * batch, now, in the calling thread. Stops when `bytes` are freed, when
- * timeout_ns has passed since the call (a batch already started
- * finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a row free
- * nothing. timeout_ns 0 or MR_UNLIMITED means no time bound, and so does
- * any timeout too large to add to the CLOCK_MONOTONIC time of the call
+ * timeout_ns has passed since the call in the group's clock
+ * (CLOCK_MONOTONIC; virtual time on the simulator; a batch already
+ * started finishes), or when MR_RECLAIM_MAX_EMPTY_BATCHES batches in a
+ * row free nothing. timeout_ns 0 or MR_UNLIMITED means no time bound, and
+ * so does any timeout too large to add to the clock's time of the call
  * (the deadline saturates instead of wrapping around). Freeing fewer
  * bytes than asked is normal and a success.
  * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). *freed_bytes (may be
@@ -434,6 +466,52 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *group, uint64_t bytes,
 /* Batches in a row that may free nothing before a reclaim gives up. */
 #define MR_RECLAIM_MAX_EMPTY_BATCHES 3
 
+/* Reclaims `bytes` from the context's groups together, now, in the
+ * calling thread, in soft-limit order: the groups over their soft limit
+ * (mr_group_set_soft_limit()) give first, in proportion to their excess,
+ * and only what their excess cannot cover comes from all groups, in
+ * proportion to what they have left (mr_soft_limit_plan(), on the usage
+ * read at the start of the round). Each group's share is reclaimed as mr_group_reclaim()
+ * reclaims, in the group's batches, with the same loop and bail-out for
+ * every group, one group after the other in the order they were opened,
+ * counted under MR_REASON_SOFT. When groups fall short of their share
+ * (nothing more reclaimable, removed, an error), one more round is
+ * planned, for what is still missing, over the groups that gave their
+ * whole share; then the call returns: it never loops.
+ *
+ * From the 2013 rework of memcg soft-limit reclaim (Michal Hocko, "memcg:
+ * soft limit reclaim rework"): soft-limit reclaim as a pass of the normal
+ * reclaim at the same priority, over the groups above their soft limit
+ * first, then over all, with no priority-0 last-resort pass. (The
+ * kernel's own soft-limit reclaim, mem_cgroup_soft_limit_reclaim(), cgroup
+ * v1 only, instead picks the group furthest over its soft limit and
+ * reclaims it in a loop of its own.)
+ *
+ * Works on every backend; groups whose backend cannot reclaim, groups
+ * removed (-ENOENT) and groups that fail are left out, and the second
+ * round asks the others for what they did not give. The groups are taken
+ * as disjoint: a context that holds a group and one of its descendants
+ * counts the descendant's usage in both.
+ *
+ * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). timeout_ns bounds the
+ * time spent reclaiming, summed over the groups, each group's part in the
+ * group's clock (CLOCK_MONOTONIC; virtual time on the simulator; a batch
+ * already started finishes, and no group is started once it is spent);
+ * 0 or MR_UNLIMITED means no time bound. *freed_bytes (may be NULL)
+ * receives the sum of the groups' falls in usage, each as
+ * mr_group_reclaim() counts it; it may exceed bytes.
+ *
+ * Returns 0 when something was freed (freeing less than asked is normal)
+ * or bytes was 0, -EAGAIN when nothing could be freed (no group had
+ * anything reclaimable, or there is none), -EINVAL (ctx NULL), -ECHILD,
+ * -ENOMEM, or, when nothing was freed, the first error of a group other
+ * than -ENOENT (-EBUSY: another manager held it for longer than 200 ms;
+ * -EIO; the errno of a failed write).
+ * MT-safe: each group's reclaim is serialised with the worker's and with
+ * mr_group_reclaim(). */
+MR_EXPORT int mr_ctx_reclaim(mr_ctx_t *ctx, uint64_t bytes,
+			     uint64_t timeout_ns, uint64_t *freed_bytes);
+
 /* Statistics of one reclaim reason; the caller sets size. */
 struct mr_reclaim_stats {
 	size_t size;
@@ -441,7 +519,9 @@ struct mr_reclaim_stats {
 	uint64_t empty_calls;  /* of which freed nothing */
 	uint64_t asked_bytes;  /* sum of the batches asked */
 	uint64_t freed_bytes;  /* sum of the bytes freed */
-	uint64_t elapsed_ns;   /* time spent in the calls, CLOCK_MONOTONIC */
+	uint64_t elapsed_ns;   /* time spent in the calls, in the group's
+				  clock (CLOCK_MONOTONIC; virtual time on
+				  the simulator) */
 };
 
 /* Reads the statistics of `reason` for the group, counted since open.
@@ -510,7 +590,8 @@ MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
  * A group whose cgroup was removed (a backend call answers -ENOENT) gets
  * one warning ("cgroup is gone; no longer served") and is no longer
  * served; its handle stays valid until mr_group_close().
- * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -ENOMEM,
+ * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -EBUSY (a
+ * mr_ctx_worker_dispatch() on ctx runs: one worker per context), -ENOMEM,
  * -EAGAIN (no thread could be created), -ECHILD. MT-safe. */
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
 
@@ -522,6 +603,51 @@ MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx);
 
 /* The worker's safety-net wake-up period. */
 #define MR_WORKER_SAFETY_NS 1000000000ULL
+
+/* The worker in the caller's own event loop, instead of its thread: for
+ * runtimes with an epoll loop of their own, and for the simulator, which
+ * runs the worker as a task in virtual time. A context has one worker:
+ * the thread of mr_ctx_worker_start() or these calls, never both. */
+
+/* A pollable fd for the context's worker: the context's epoll fd, so it
+ * nests in the caller's own epoll set. It polls readable (POLLIN) while a
+ * group's event is pending (cgroup v1: usage crossed limit - margin) or
+ * the context was woken (a policy changed, a group was added), until
+ * mr_ctx_worker_dispatch() has taken them. The same fd for the context's
+ * life; the caller only polls it (never reads, writes or closes it).
+ * Errors: -EINVAL (ctx NULL), -ECHILD. MT-safe. */
+MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
+
+/* flags of mr_ctx_worker_dispatch() */
+#define MR_DISPATCH_ALL (1u << 0) /* serve every group: the safety tick */
+
+/* Runs one round of the margin worker in the calling thread, without
+ * waiting for events: what the worker thread does each time it wakes up.
+ * Serves the groups whose events are pending, and every group when the
+ * context was woken, when the last round left a group above its margin,
+ * or when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
+ * polls readable, and with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS, the
+ * caller's safety tick (it catches a limit changed by someone else and a
+ * group that stayed above its mark because nothing was reclaimable, as
+ * the thread's timeout does). flags: 0 or MR_DISPATCH_ALL.
+ *
+ * Each group is served as by the thread (see mr_ctx_worker_start()):
+ * reclaim down to limit - margin - hysteresis, in a pass of at most
+ * 100 ms of the group's clock, counted under MR_REASON_MARGIN. The call
+ * blocks for as long as its passes (a v1 step included) and waits for a
+ * mr_group_reclaim() running on a group it serves. It runs at the
+ * caller's scheduling: mr_ctx_set_worker_sched() is the thread's alone,
+ * and the call never changes the calling thread's class (no SCHED_IDLE
+ * boost).
+ *
+ * Returns 1 when a group is still above its margin after its pass (call
+ * again soon: the next call serves every group), 0 when none is.
+ * Errors: -EINVAL (ctx NULL, unknown flags), -ECHILD, -EBUSY (the worker
+ * thread of mr_ctx_worker_start() runs, or another dispatch on ctx does:
+ * one worker per context), or the errno of a failed epoll_wait(). While
+ * a dispatch runs, mr_ctx_worker_start() answers -EBUSY.
+ * MT-safe. */
+MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags);
 
 /* ------------------------------------------------------------------ */
 /* Policy math: pure functions, no state, MT-safe, async-signal-safe    */
@@ -639,6 +765,38 @@ MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
 			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
 			    uint64_t budget_bytes, int *advice);
 
+/* The soft-limit plan: how many bytes to reclaim from each of n groups so
+ * that goal_bytes are freed among them, as mr_ctx_reclaim() plans. From
+ * the 2013 rework of memcg soft-limit reclaim (Michal Hocko, "memcg: soft
+ * limit reclaim rework"): soft reclaim as a pass of the normal reclaim at
+ * the same priority, over the groups above their soft limit first, then
+ * over all, with no priority-0 last-resort pass.
+ *
+ * First the groups over their soft limit give, in proportion to their
+ * excess usage_bytes[i] - soft_limit_bytes[i], each at most its excess.
+ * If goal_bytes is larger than the total excess, the rest comes from all
+ * groups in proportion to what they have left once the excess is taken
+ * (their usage up to their soft limit), each at most that. So
+ * share_bytes[i] <= usage_bytes[i], and the shares sum to
+ * min(goal_bytes, the total usage) exactly.
+ *
+ * In each pass a share is the integer part of its proportion, computed in
+ * 128 bits (no input overflows, 2^64 - 1 included), plus one byte for the
+ * groups with the largest remainders until the pass's bytes are all given
+ * (the largest remainder method), equal remainders to the lower index:
+ * deterministic, and never above a group's cap.
+ *
+ * n: the number of groups, 0 .. SIZE_MAX (0 writes nothing).
+ * usage_bytes, soft_limit_bytes: n values each, in bytes; a soft limit of
+ * MR_UNLIMITED, or at or above the usage, means no excess.
+ * goal_bytes: 0 .. MR_UNLIMITED. share_bytes: n values written, in bytes;
+ * it must not overlap the inputs.
+ * Errors: -EINVAL (an array NULL with n > 0).
+ * MT-safe, async-signal-safe (no allocation: where the remainders are cut
+ * is found by bisection, at most 128 scans of the n groups). */
+MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
+				 const uint64_t *soft_limit_bytes,
+				 uint64_t goal_bytes, uint64_t *share_bytes);
 /* ------------------------------------------------------------------ */
 /* The simulator                                                        */
 /* ------------------------------------------------------------------ */

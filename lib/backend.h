@@ -67,7 +67,9 @@ struct mri_backend {
 	/* MRI_CAP_RECLAIM. One reclaim call to the kernel asking for at most
 	 * `bytes`; the backend may ask for less (cgroup1: at most half the
 	 * reclaimable page cache). *asked_bytes receives what was asked of
-	 * the kernel, *freed_bytes the fall in usage (clamped at 0). Returns
+	 * the kernel, *freed_bytes what the call freed: the fall in usage
+ * (clamped at 0) where the backend cannot tell more (cgroup1), the pages
+ * reclaimed where it can (sim). Returns
 	 * 0 (freed may still be 0), -EAGAIN when nothing is reclaimable (no
 	 * call was made), -EBUSY when another process holds the group's
 	 * reclaim lock, -ENOENT, or a write's errno. */
@@ -97,8 +99,13 @@ struct mri_backend {
 	 * polling readable. Does not block. */
 	int (*event_ack)(void *priv);
 
-	/* Optional. The clock the group lives in, in ns (a simulated group
-	 * lives in a virtual clock); NULL: CLOCK_MONOTONIC. */
+	/* Optional. The clock the group lives in, in ns: the core measures
+	 * and bounds every time spent for the group in it (reclaim deadlines,
+	 * the worker's passes, elapsed_ns of the statistics). A simulated
+	 * group lives in a virtual clock that moves only as the simulation
+	 * runs; a real one in CLOCK_MONOTONIC, which NULL stands for.
+	 * Monotonic, never fails, does not block; may be called from any
+	 * thread, concurrently with every other op. */
 	uint64_t (*now_ns)(void *priv);
 };
 

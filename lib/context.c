@@ -240,6 +240,30 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx)
 		return;
 }
 
+int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
+{
+	struct mr_group *g;
+	size_t count = 0;
+
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&ctx->lock);
+	for (g = ctx->groups; g; g = g->next)
+		count++;
+	if (count) {
+		*ids = malloc(count * sizeof(**ids));
+		if (!*ids) {
+			pthread_mutex_unlock(&ctx->lock);
+			return -ENOMEM;
+		}
+	}
+	/* The list has the newest first. */
+	for (g = ctx->groups; g; g = g->next)
+		(*ids)[count - ++*n] = g->id;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
 struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id)
 {
 	struct mr_group *g;

@@ -14,6 +14,7 @@
 static const struct mri_policy default_policy = {
 	.batch_proportional = false,
 	.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
+	.soft_limit_bytes = MR_UNLIMITED,
 };
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
@@ -66,12 +67,9 @@ static void group_free(struct mr_group *g)
 MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 			    const char *backend, mr_group_t **ret)
 {
-	struct mri_open_env env;
-	struct epoll_event ev = { .events = EPOLLIN };
 	const struct mri_backend *be = NULL;
 	char norm[PATH_MAX];
-	struct mr_group *g;
-	int r, fd;
+	int r;
 
 	if (!ctx || !path || !ret)
 		return -EINVAL;
@@ -84,6 +82,16 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	r = choose_backend(backend, norm, &be);
 	if (r < 0)
 		return r;
+	return mri_group_open(ctx, norm, be, ret);
+}
+
+int mri_group_open(mr_ctx_t *ctx, const char *path,
+		   const struct mri_backend *be, struct mr_group **ret)
+{
+	struct mri_open_env env;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct mr_group *g;
+	int r, fd;
 
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -93,7 +101,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	g->ctx = ctx;
 	g->be = be;
 	g->armed_threshold_bytes = MR_UNLIMITED;
-	g->path = strdup(norm);
+	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
 	if (!g->path || !g->priv || !g->policy) {
@@ -384,6 +392,33 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *g,
 	    max_bytes < MR_SWAP_CLUSTER_MAX_BYTES || max_ppm > 1000000)
 		return -EINVAL;
 	return update_policy(g, edit_batch, &a);
+}
+
+static int edit_soft_limit(struct mr_group *g, struct mri_policy *p,
+			   const void *arg)
+{
+	(void)g;
+	p->soft_limit_bytes = *(const uint64_t *)arg;
+	return 0;
+}
+
+MR_EXPORT int mr_group_set_soft_limit(mr_group_t *g, uint64_t soft_limit_bytes)
+{
+	if (!g)
+		return -EINVAL;
+	return update_policy(g, edit_soft_limit, &soft_limit_bytes);
+}
+
+MR_EXPORT int mr_group_read_soft_limit(mr_group_t *g,
+				       uint64_t *soft_limit_bytes)
+{
+	struct mri_policy p;
+
+	if (!g || !soft_limit_bytes)
+		return -EINVAL;
+	mri_group_policy(g, &p);
+	*soft_limit_bytes = p.soft_limit_bytes;
+	return 0;
 }
 
 MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,

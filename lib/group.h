@@ -23,9 +23,12 @@ struct mri_policy {
 	uint32_t share_ppm;        /* proportional mode */
 	uint64_t max_bytes;
 	uint32_t max_ppm;
+	uint64_t soft_limit_bytes; /* MR_UNLIMITED: none */
 };
 
-#define MRI_NREASONS 2
+#define MRI_NREASONS 3
+_Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
+	       "a statistics slot for each enum mr_reason");
 
 struct mri_reason_stats {
 	_Atomic uint64_t calls;
@@ -71,14 +74,20 @@ struct mr_ctx {
 	uint64_t next_id;
 	int epfd;                         /* groups' event fds + wakefd */
 	int wakefd;                       /* eventfd: wakes the worker */
-	/* Serialises worker start/stop; guards the four fields below. Never
-	 * taken by the worker itself. */
+	/* Serialises worker start/stop and the start and end of a dispatch;
+	 * guards the five fields below. Never taken by the worker thread,
+	 * nor held across a round. */
 	pthread_mutex_t worker_lock;
 	bool worker_running;
+	bool dispatching;                 /* mr_ctx_worker_dispatch() runs */
 	pthread_t worker;
 	int sched;
 	int nice;
 	atomic_bool worker_stop;
+	/* The last round left a group above its margin: the next one serves
+	 * every group. Only the worker (the thread, or the one dispatch that
+	 * runs) touches it. */
+	bool serve_all;
 };
 
 /* epoll key of ctx->wakefd. Group ids start at 1. */
@@ -92,6 +101,11 @@ int mri_ctx_check_fork(const mr_ctx_t *ctx);
 
 /* Wakes the worker (if running) so it re-reads policies. */
 void mri_ctx_wake_worker(mr_ctx_t *ctx);
+
+/* The ids of ctx's groups, in the order they were opened, in a new array
+ * in *ids (NULL when there are none) and their number in *n. Returns 0 or
+ * -ENOMEM. */
+int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
 /* Looks a group up by id and takes a reference (the group is not freed
  * until mri_ctx_put_group()), or returns NULL. Takes and drops ctx->lock:
@@ -114,7 +128,7 @@ void mri_group_policy(struct mr_group *g, struct mri_policy *out);
 
 /* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
  * usage of floor_bytes, whichever comes first, in batches of the group's
- * policy; stops at deadline_ns (CLOCK_MONOTONIC, 0: none), after
+ * policy; stops at deadline_ns (the group's clock, 0: none), after
  * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
  * nothing reclaimable, or when *stop becomes true (stop may be NULL).
  * Counts under `reason`. Caller holds g->reclaim_lock. Returns 0 if
@@ -125,9 +139,13 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		const atomic_bool *stop, uint64_t *freed_bytes);
 
 /* The margin pass of the worker for one group (lib/worker.c); caller
- * holds g->reclaim_lock. Returns true if usage is still above the margin
+ * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early.
+ * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
+ * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
+ * is the caller's own. Returns true if usage is still above the margin
  * and another pass is due at once. */
-bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop);
+bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
+		     bool boost_idle);
 
 /* The margin in bytes for a given limit (margin_bytes, or margin_ppm of
  * the limit). */
@@ -143,6 +161,21 @@ int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t mri_now_ns(void);
+
+/* Now in the group's clock (its backend's now_ns, or CLOCK_MONOTONIC):
+ * every time measured or bounded for a group is taken from here. */
+uint64_t mri_group_now_ns(struct mr_group *g);
+
+/* The deadline timeout_ns after now_ns, or 0 (no deadline) for a timeout
+ * of 0 or one that does not fit in the clock's range (MR_UNLIMITED
+ * included): the sum would wrap to a time already passed. */
+uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
+
+/* Opens the group at `path` (normalised) with backend `be` and adds it
+ * to ctx: mr_group_open() once the backend is chosen; tests open groups
+ * of a fake backend with it. */
+int mri_group_open(mr_ctx_t *ctx, const char *path,
+		   const struct mri_backend *be, struct mr_group **ret);
 
 /* Takes the group off its ctx's list, closes and frees it. Call with
  * mri_fork_hold() held and no ctx->lock. */

@@ -2,12 +2,13 @@
 /*
  * The policy math: pure functions of their arguments, with no state, no
  * allocation and no system call, so the allocator fast path and signal
- * handlers may call them. All products are computed in 128 bits and
- * saturate, so no 64-bit input overflows.
+ * handlers may call them. All products and sums are computed in 128 bits
+ * and saturate or stay exact, so no 64-bit input overflows.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include "memreclaim.h"
 
@@ -235,5 +236,107 @@ MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
 		*advice = MR_THP_ADVICE_SMALL;
 		break;
 	}
+	return 0;
+}
+
+/* Group i's weight in a pass of the soft-limit plan: its excess over its
+ * soft limit in the first pass, what is left of its usage once that is
+ * taken in the second. */
+static uint64_t plan_weight(const uint64_t *usage, const uint64_t *soft,
+			    size_t i, bool excess)
+{
+	uint64_t e = usage[i] > soft[i] ? usage[i] - soft[i] : 0;
+
+	return excess ? e : usage[i] - e;
+}
+
+/* Groups whose remainder goal * weight mod total is at least t. */
+static uint64_t remainders_at_least(size_t n, const uint64_t *usage,
+				    const uint64_t *soft, bool excess,
+				    uint64_t goal, u128 total, u128 t)
+{
+	uint64_t count = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		count += (u128)goal * plan_weight(usage, soft, i, excess) %
+			 total >= t;
+	return count;
+}
+
+/* Adds to each share[i] its part of goal (0 < goal <= total, the sum of
+ * the weights) in proportion to its weight, by the largest remainder
+ * method: floor(goal * w / total) each, then the bytes left over one each
+ * to the largest remainders goal * w mod total, ties to the lowest index.
+ * A part never exceeds its weight: a remainder is non-zero only where the
+ * exact part is not an integer, so it is below the weight. Fewer bytes
+ * are left over than there are non-zero remainders, so the cut t (the
+ * largest value that at least `left` remainders reach) is at least 1; it
+ * is found by bisection over [1, total), at most 128 scans, not by
+ * sorting, which would need memory. */
+static void apportion(size_t n, const uint64_t *usage, const uint64_t *soft,
+		      bool excess, uint64_t goal, u128 total, uint64_t *share)
+{
+	uint64_t q, given = 0, left;
+	u128 lo = 1, hi = total - 1, mid, rem;
+	size_t i, pass;
+
+	for (i = 0; i < n; i++) {
+		q = (uint64_t)((u128)goal * plan_weight(usage, soft, i, excess) /
+			       total);
+		share[i] += q;
+		given += q;
+	}
+	left = goal - given;
+	if (!left)
+		return;
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (remainders_at_least(n, usage, soft, excess, goal, total,
+					mid) >= left)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	/* Fewer than `left` remainders are above the cut: all of them get
+	 * a byte, then those at the cut, from the lowest index. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n && left; i++) {
+			rem = (u128)goal * plan_weight(usage, soft, i, excess) %
+			      total;
+			if (pass ? rem == lo : rem > lo) {
+				share[i]++;
+				left--;
+			}
+		}
+	}
+}
+
+MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
+				 const uint64_t *soft_limit_bytes,
+				 uint64_t goal_bytes, uint64_t *share_bytes)
+{
+	u128 excess = 0, rest = 0;
+	uint64_t first, second;
+	size_t i;
+
+	if (n && (!usage_bytes || !soft_limit_bytes || !share_bytes))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		share_bytes[i] = 0;
+		excess += plan_weight(usage_bytes, soft_limit_bytes, i, true);
+		rest += plan_weight(usage_bytes, soft_limit_bytes, i, false);
+	}
+	/* Groups over their soft limit first, in proportion to their
+	 * excess; then, for what the excess does not cover, all groups in
+	 * proportion to what they have left. */
+	first = (uint64_t)min_u128(goal_bytes, excess);
+	if (first)
+		apportion(n, usage_bytes, soft_limit_bytes, true, first, excess,
+			  share_bytes);
+	second = (uint64_t)min_u128(goal_bytes - first, rest);
+	if (second)
+		apportion(n, usage_bytes, soft_limit_bytes, false, second, rest,
+			  share_bytes);
 	return 0;
 }

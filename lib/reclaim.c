@@ -20,6 +20,18 @@ uint64_t mri_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t mri_group_now_ns(struct mr_group *g)
+{
+	return g->be->now_ns ? g->be->now_ns(g->priv) : mri_now_ns();
+}
+
+uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns)
+{
+	if (!timeout_ns || timeout_ns > UINT64_MAX - now_ns)
+		return 0;
+	return now_ns + timeout_ns;
+}
+
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)
 {
@@ -66,7 +78,8 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	for (calls = 0; total < bytes; calls++) {
 		/* The first batch always runs; later ones only in time. */
 		if (calls && ((stop && atomic_load(stop)) ||
-			      (deadline_ns && mri_now_ns() >= deadline_ns)))
+			      (deadline_ns &&
+			       mri_group_now_ns(g) >= deadline_ns)))
 			break;
 		excess = bytes - total;
 		if (floor_bytes) {
@@ -82,13 +95,13 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		}
 		batch = batch_bytes(&p, excess, l.limit_bytes);
 		asked = freed = 0;
-		t0 = mri_now_ns();
+		t0 = mri_group_now_ns(g);
 		r = g->be->reclaim(g->priv, batch, &asked, &freed);
 		/* -EAGAIN: nothing reclaimable, no call made; -EBUSY: another
 		 * manager holds the group; else the group is gone or broken. */
 		if (r < 0)
 			break;
-		count(g, reason, asked, freed, mri_now_ns() - t0);
+		count(g, reason, asked, freed, mri_group_now_ns(g) - t0);
 		total += freed;
 		if (freed) {
 			empty = 0;
@@ -106,7 +119,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 			       uint64_t timeout_ns, uint64_t *freed_bytes)
 {
-	uint64_t freed = 0, deadline = 0, now;
+	uint64_t freed = 0, deadline;
 	int r;
 
 	if (!g)
@@ -114,13 +127,7 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 	r = mri_ctx_check_fork(g->ctx);
 	if (r < 0)
 		return r;
-	/* A deadline past the clock's range (MR_UNLIMITED included) is no
-	 * deadline: the sum would wrap to a time already passed. */
-	if (timeout_ns) {
-		now = mri_now_ns();
-		if (timeout_ns <= UINT64_MAX - now)
-			deadline = now + timeout_ns;
-	}
+	deadline = mri_deadline_ns(mri_group_now_ns(g), timeout_ns);
 	pthread_mutex_lock(&g->reclaim_lock);
 	r = mri_reclaim(g, MR_REASON_REQUESTED, bytes, 0, deadline, NULL,
 			&freed);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The margin worker: one thread per context that keeps each group's usage
- * a margin below its limit (memcg async reclaim, 2011). It sleeps in
- * epoll_wait on the groups' usage-threshold events and a wake-up eventfd;
- * the timeout is only a safety net, never a poll loop.
+ * The margin worker: keeps each group's usage a margin below its limit
+ * (memcg async reclaim, 2011). Its work comes in rounds: take the pending
+ * events off the context's epoll set (the groups' usage-threshold events
+ * and a wake-up eventfd) and serve the groups they name. A round runs
+ * either on the context's own thread, which sleeps in epoll_wait between
+ * rounds with a timeout that is only a safety net, never a poll loop, or
+ * in a caller's event loop through mr_ctx_worker_dispatch().
  */
 #include "config.h"
 
@@ -226,7 +229,8 @@ static int margin_reachable(struct mr_group *g, uint64_t usage,
 	return 0;
 }
 
-bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
+bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
+		     bool boost_idle)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
@@ -289,9 +293,10 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 		return false;
 	}
 
-	boosted = boost(g->ctx);
+	boosted = boost_idle && boost(g->ctx);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
-			mri_now_ns() + PASS_NS, stop, &freed);
+			mri_deadline_ns(mri_group_now_ns(g), PASS_NS), stop,
+			&freed);
 	unboost(g->ctx, boosted);
 	if (r < 0) {
 		if (!is_gone(g, r))
@@ -309,28 +314,10 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop)
 	return usage > high_mark;
 }
 
-/* Ids of all groups of ctx, in a new array; NULL with *n = 0 if none. */
-static uint64_t *all_ids(mr_ctx_t *ctx, size_t *n)
-{
-	struct mr_group *g;
-	uint64_t *ids = NULL;
-	size_t count = 0;
-
-	pthread_mutex_lock(&ctx->lock);
-	for (g = ctx->groups; g; g = g->next)
-		count++;
-	if (count)
-		ids = malloc(count * sizeof(*ids));
-	*n = 0;
-	if (ids) {
-		for (g = ctx->groups; g; g = g->next)
-			ids[(*n)++] = g->id;
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	return ids;
-}
-
-static bool serve(mr_ctx_t *ctx, uint64_t id)
+/* One margin pass over the group `id`, if it is still open. thread: the
+ * pass runs on the worker thread (its stop flag ends a reclaim early, and
+ * a SCHED_IDLE worker is boosted), not in a caller's dispatch. */
+static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread)
 {
 	struct mr_group *g = mri_ctx_get_group(ctx, id);
 	bool again;
@@ -343,53 +330,133 @@ static bool serve(mr_ctx_t *ctx, uint64_t id)
 	/* Acked even when gone: the kernel signals the removal once. */
 	if (g->be->caps & MRI_CAP_THRESHOLD)
 		g->be->event_ack(g->priv);
-	again = mri_keep_margin(g, &ctx->worker_stop);
+	again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL, thread);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	mri_ctx_put_group(ctx, g);
+	return again;
+}
+
+#define ROUND_EVENTS 32
+
+/* One round of the worker, the thread's and mr_ctx_worker_dispatch()'s
+ * alike: takes the pending events off the epoll set without waiting and
+ * serves the groups they name; every group instead when `all`, when the
+ * context was woken (a policy changed, a group was added, the worker is
+ * to stop) or when the last round left a group above its margin. Events
+ * beyond ROUND_EVENTS stay pending (the epoll set is level-triggered) for
+ * the next round. Returns 1 if a group is still above its margin after
+ * its pass, 0 if not, or the negative errno of epoll_wait(). */
+static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
+{
+	struct epoll_event evs[ROUND_EVENTS];
+	bool again = false;
+	uint64_t drain, *ids;
+	size_t n, i;
+	int nev, k;
+
+	nev = epoll_wait(ctx->epfd, evs, ROUND_EVENTS, 0);
+	if (nev < 0) {
+		if (errno != EINTR)
+			return -errno;
+		nev = 0;
+	}
+	all |= ctx->serve_all;
+	for (k = 0; k < nev; k++) {
+		if (evs[k].data.u64 == MRI_WAKE_ID) {
+			if (read(ctx->wakefd, &drain, sizeof(drain)) < 0)
+				drain = 0;
+			all = true;
+		}
+	}
+	if (all) {
+		if (mri_ctx_group_ids(ctx, &ids, &n) < 0) {
+			/* No memory for the list now: the next round
+			 * tries again. */
+			ctx->serve_all = true;
+			return 0;
+		}
+		for (i = 0; i < n; i++)
+			again |= serve(ctx, ids[i], thread);
+		free(ids);
+	} else {
+		for (k = 0; k < nev; k++)
+			again |= serve(ctx, evs[k].data.u64, thread);
+	}
+	ctx->serve_all = again;
 	return again;
 }
 
 static void *worker_main(void *arg)
 {
 	mr_ctx_t *ctx = arg;
-	struct epoll_event evs[32];
-	bool all = true, again = false;
-	uint64_t drain, *ids;
-	size_t n, i;
-	int nev, k;
+	struct epoll_event ev;
+	bool all = true;
+	int r, err = 0;
 
 	apply_sched(ctx);
 	while (!atomic_load(&ctx->worker_stop)) {
-		if (all) {
-			ids = all_ids(ctx, &n);
-			for (i = 0; i < n; i++)
-				again |= serve(ctx, ids[i]);
-			free(ids);
-			all = false;
-		}
-		nev = epoll_wait(ctx->epfd, evs, 32,
-				 again ? 0 : (int)(MR_WORKER_SAFETY_NS / 1000000));
-		if (nev < 0 && errno != EINTR) {
-			mri_log(&ctx->log, MR_LOG_ERR, "worker: epoll_wait: %s",
-				mr_strerror(errno));
+		r = worker_round(ctx, all, true);
+		if (r < 0) {
+			err = r;
 			break;
 		}
-		if (nev <= 0 || again) {
-			/* The safety net, or a group still above its margin. */
-			all = true;
-			again = false;
+		/* A group still above its margin: the next round, which
+		 * serves every group, at once. And no sleep when the worker
+		 * is to stop: the round may have taken the wake-up. */
+		if (r > 0 || atomic_load(&ctx->worker_stop))
+			continue;
+		/* Sleeps until an event or a wake-up is pending (the round
+		 * takes it: the set is level-triggered) or the safety net:
+		 * a limit changed by someone else, a group that stayed
+		 * above its mark because nothing was reclaimable. */
+		r = epoll_wait(ctx->epfd, &ev, 1,
+			       (int)(MR_WORKER_SAFETY_NS / 1000000));
+		if (r < 0 && errno != EINTR) {
+			err = -errno;
+			break;
 		}
-		for (k = 0; k < nev; k++) {
-			if (evs[k].data.u64 == MRI_WAKE_ID) {
-				if (read(ctx->wakefd, &drain, sizeof(drain)) < 0)
-					drain = 0;
-				all = true;
-			} else if (!all) {
-				again |= serve(ctx, evs[k].data.u64);
-			}
-		}
+		all = r == 0;
 	}
+	if (err)
+		mri_log(&ctx->log, MR_LOG_ERR, "worker: epoll_wait: %s",
+			mr_strerror(err));
 	return NULL;
+}
+
+MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx)
+{
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	return r < 0 ? r : ctx->epfd;
+}
+
+MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags)
+{
+	int r;
+
+	if (!ctx || (flags & ~MR_DISPATCH_ALL))
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	/* One worker per context: two would race for the events and the
+	 * wake-up, and each take the other's reclaim for its own. */
+	pthread_mutex_lock(&ctx->worker_lock);
+	if (ctx->worker_running || ctx->dispatching)
+		r = -EBUSY;
+	else
+		ctx->dispatching = true;
+	pthread_mutex_unlock(&ctx->worker_lock);
+	if (r < 0)
+		return r;
+	r = worker_round(ctx, flags & MR_DISPATCH_ALL, false);
+	pthread_mutex_lock(&ctx->worker_lock);
+	ctx->dispatching = false;
+	pthread_mutex_unlock(&ctx->worker_lock);
+	return r;
 }
 
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
@@ -405,9 +472,10 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&ctx->worker_lock);
-	if (ctx->worker_running) {
+	if (ctx->worker_running || ctx->dispatching) {
+		r = ctx->worker_running ? -EALREADY : -EBUSY;
 		pthread_mutex_unlock(&ctx->worker_lock);
-		return -EALREADY;
+		return r;
 	}
 	atomic_store(&ctx->worker_stop, false);
 	/* The worker takes no signal: the program's handling is its own. */

@@ -81,7 +81,7 @@ START_TEST(open_bad_backends)
 	/* Unknown names, and names of backends not built in this version. */
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "cgroup3",
 				       &g), -EINVAL);
-	/* The simulator, with no simulator bound to the context. */
+	/* The simulator, on a context bound to none. */
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "sim", &g),
 			 -ENODEV);
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "", &g),
@@ -132,6 +132,9 @@ START_TEST(null_group)
 	ck_assert_int_eq(mr_group_set_batch_fixed(NULL, 4096), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_proportional(NULL, 1, 1 << 20, 0),
 			 -EINVAL);
+	ck_assert_int_eq(mr_group_set_soft_limit(NULL, 4096), -EINVAL);
+	ck_assert_int_eq(mr_group_set_soft_limit(NULL, MR_UNLIMITED), -EINVAL);
+	ck_assert_int_eq(mr_group_read_soft_limit(NULL, &u), -EINVAL);
 	ck_assert_uint_eq(u, 7);
 }
 END_TEST
@@ -353,6 +356,49 @@ START_TEST(worker_misuse)
 }
 END_TEST
 
+START_TEST(ctx_reclaim_misuse)
+{
+	uint64_t freed = 7;
+
+	ck_assert_int_eq(mr_ctx_reclaim(NULL, 4096, 0, &freed), -EINVAL);
+	ck_assert_int_eq(mr_ctx_reclaim(NULL, 0, 0, NULL), -EINVAL);
+	ck_assert_uint_eq(freed, 7);
+	/* No group: nothing could be freed; nothing asked: done. */
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 4096, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, MR_UNLIMITED, MR_UNLIMITED, NULL),
+			 -EAGAIN);
+	freed = 7;
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 0, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 0);
+}
+END_TEST
+
+START_TEST(dispatch_misuse)
+{
+	int fd;
+
+	ck_assert_int_eq(mr_ctx_worker_fd(NULL), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(NULL, 0), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(NULL, MR_DISPATCH_ALL),
+			 -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 1u << 1), -EINVAL);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, ~0u), -EINVAL);
+	fd = mr_ctx_worker_fd(ctx);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mr_ctx_worker_fd(ctx), fd);
+	/* A context without groups: nothing to serve. */
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* One worker per context. */
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), -EBUSY);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(mr_ctx_worker_fd(ctx), fd);
+}
+END_TEST
+
 START_TEST(after_fork)
 {
 	mr_group_t *g = NULL;
@@ -371,6 +417,9 @@ START_TEST(after_fork)
 		       -ECHILD;
 		bad |= mr_ctx_worker_start(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_stop(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_fd(ctx) != -ECHILD;
+		bad |= mr_ctx_worker_dispatch(ctx, 0) != -ECHILD;
+		bad |= mr_ctx_reclaim(ctx, 4096, 0, NULL) != -ECHILD;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -597,6 +646,8 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, sim_ctx_misuse);
 	tcase_add_test(tc, sim_scenario_misuse);
 	tcase_add_test(tc, worker_misuse);
+	tcase_add_test(tc, dispatch_misuse);
+	tcase_add_test(tc, ctx_reclaim_misuse);
 	tcase_add_test(tc, worker_sched_not_inherited);
 	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);

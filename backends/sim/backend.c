@@ -154,7 +154,7 @@ static int sim_reclaim_op(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	struct sim_priv *p = priv;
 	struct sim_machine *m = p->sim->m;
 	struct sim_reclaim_result res;
-	uint64_t pages = sim_pages(bytes), before, after, reclaimable;
+	uint64_t pages = sim_pages(bytes), reclaimable;
 
 	if (!pages)
 		pages = 1;
@@ -165,11 +165,11 @@ static int sim_reclaim_op(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 			       sim_memcg_lru(p->g, SIM_LRU_ACTIVE_ANON);
 	if (!reclaimable)
 		return -EAGAIN;
-	before = sim_memcg_usage(p->g);
 	sim_reclaim(m, p->g, pages, SIM_RECLAIM_PROACTIVE, true, false, &res);
-	after = sim_memcg_usage(p->g);
+	/* What the call reclaimed, exactly: the fall in usage would count
+	 * against it what the group's tasks charged while it ran. */
 	*asked_bytes = sim_bytes(pages);
-	*freed_bytes = before > after ? sim_bytes(before - after) : 0;
+	*freed_bytes = sim_bytes(res.reclaimed);
 	return 0;
 }
 

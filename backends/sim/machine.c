@@ -176,6 +176,7 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg)
 							    SIM_NOPAGE;
 	}
 	m->free_head = 0;
+	m->disk_last_obj = SIM_NOPAGE;
 	m->nr_free = cfg->ram_pages;
 	if (sim_memcg_create(m, "/", NULL) < 0) {
 		sim_machine_free(m);
@@ -240,10 +241,13 @@ void sim_run(struct sim_machine *m, uint64_t until_ns)
 		t = m->heap[0];
 		if (until_ns != SIM_UNLIMITED && t->wake_ns > until_ns)
 			break;
-		heap_pop(m);
 		if (t->wake_ns > m->now)
 			m->now = t->wake_ns;
+		/* Before the pop: a completion wakes its waiters, and a
+		 * waiter whose timeout is this very moment must still be in
+		 * the heap then, not half-way to running. */
 		sim_writeback_complete(m);
+		t = heap_pop(m);
 		m->current = t;
 		swapcontext(&m->main_uc, &t->uc);
 		m->current = NULL;
@@ -378,18 +382,26 @@ void sim_cpu(struct sim_machine *m, uint64_t ns)
 	m->cpu_busy--;
 }
 
-uint64_t sim_disk_submit(struct sim_machine *m, uint64_t pages)
+uint64_t sim_disk_submit(struct sim_machine *m, sim_obj obj, uint64_t index,
+			 uint64_t pages)
 {
 	uint64_t start = m->disk_free_ns > m->now ? m->disk_free_ns : m->now;
 
-	m->disk_free_ns = start + m->costs.disk_latency_ns +
-			  pages * m->costs.disk_page_ns;
+	/* The I/O scheduler merges a request that continues the one queued
+	 * last: no new seek. */
+	if (obj == SIM_NOPAGE || obj != m->disk_last_obj ||
+	    index != m->disk_last_end || m->disk_free_ns <= m->now)
+		start += m->costs.disk_latency_ns;
+	m->disk_free_ns = start + pages * m->costs.disk_page_ns;
+	m->disk_last_obj = obj;
+	m->disk_last_end = index + pages;
 	return m->disk_free_ns;
 }
 
 uint64_t sim_disk_io(struct sim_machine *m, uint64_t pages)
 {
-	uint64_t done = sim_disk_submit(m, pages), waited = done - m->now;
+	uint64_t done = sim_disk_submit(m, SIM_NOPAGE, 0, pages);
+	uint64_t waited = done - m->now;
 
 	sim_sleep(m, waited);
 	return waited;

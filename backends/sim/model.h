@@ -127,6 +127,8 @@ struct sim_machine {
 	ucontext_t main_uc;
 	unsigned cpu_busy;        /* tasks in sim_cpu() now */
 	uint64_t disk_free_ns;    /* the disk is busy until then */
+	sim_obj disk_last_obj;    /* the request queued last, for merging */
+	uint64_t disk_last_end;
 	/* Pages. */
 	struct sim_page *pages;
 	uint32_t free_head;
@@ -153,9 +155,11 @@ struct sim_machine {
 };
 
 /* machine.c */
-/* Queues a disk request of `pages` pages without waiting; returns when it
+/* Queues a disk request for pages [index, index + pages) of object obj
+ * (SIM_NOPAGE: not mergeable) without waiting; returns when it
  * completes. */
-uint64_t sim_disk_submit(struct sim_machine *m, uint64_t pages);
+uint64_t sim_disk_submit(struct sim_machine *m, sim_obj obj, uint64_t index,
+			 uint64_t pages);
 void sim_stall_begin(struct sim_machine *m);
 void sim_stall_end(struct sim_machine *m);
 /* The group a charge made now goes to: the current task's, or the root. */

@@ -27,8 +27,6 @@
 #define DIRTY_PPM 200000ULL
 #define DIRTY_EXPIRE_NS 30000000000ULL
 #define WRITEBACK_INTERVAL_NS 5000000000ULL
-/* Pages per writeback request of the flusher. */
-#define WRITEBACK_CHUNK 1024u
 
 /* ---------------------------------------------------------------- LRU */
 
@@ -305,7 +303,7 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 {
 	struct sim_memcg *g = sim_charge_target(m);
 	struct sim_object *obj = &m->objs[o];
-	uint64_t k, missing, installed, total = 0;
+	uint64_t k, missing, installed, total = 0, first = off + n;
 	bool refaults = false;
 	int lru, r;
 
@@ -331,6 +329,8 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			}
 			install(m, g, o, k, lru, 0);
 			installed++;
+			if (k < first)
+				first = k;
 		}
 		if (installed < missing)
 			sim_memcg_uncharge(g, missing - installed);
@@ -347,7 +347,7 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 		sim_memcg_count(g, SIM_PGMAJFAULT, 1);
 		if (refaults)
 			sim_stall_begin(m);
-		sim_disk_io(m, total);
+		sim_sleep(m, sim_disk_submit(m, o, first, total) - m->now);
 		if (refaults)
 			sim_stall_end(m);
 	}
@@ -376,27 +376,35 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 	return 0;
 }
 
-/* Writes back up to n dirty pages, oldest first if only those dirtied
- * before `older_than` count (SIM_UNLIMITED: any); returns the pages
- * submitted. The disk takes them as requests of WRITEBACK_CHUNK. */
+/* Writes back up to n dirty pages, each file in page order as the
+ * flusher does (writeback_inodes), only those dirtied before older_than
+ * (SIM_UNLIMITED: any), only object `obj` if obj >= 0. Contiguous pages
+ * merge into one disk request. Returns the pages submitted. */
 static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			  uint64_t older_than, int obj)
 {
-	uint64_t done = 0, batch = 0, when = 0, pfn;
+	uint64_t done = 0, k;
+	struct sim_object *o;
 	struct sim_page *p;
+	uint32_t i, pfn;
 
-	for (pfn = 0; pfn < m->cfg.ram_pages && done < n; pfn++) {
-		p = &m->pages[pfn];
-		if (p->lru == 0xff || !(p->flags & PG_DIRTY) ||
-		    (obj >= 0 && p->obj != (sim_obj)obj) ||
-		    (older_than != SIM_UNLIMITED && p->wb_done_ns > older_than))
+	for (i = 0; i < m->nobjs && done < n; i++) {
+		o = &m->objs[i];
+		if (!o->used || o->anon || (obj >= 0 && i != (uint32_t)obj))
 			continue;
-		if (batch == 0)
-			when = sim_disk_submit(m, WRITEBACK_CHUNK);
-		sim_writeback_start(m, (uint32_t)pfn, when);
-		if (++batch == WRITEBACK_CHUNK)
-			batch = 0;
-		done++;
+		for (k = 0; k < o->pages && done < n; k++) {
+			pfn = o->slots[k].pfn;
+			if (pfn == SIM_NOPAGE)
+				continue;
+			p = &m->pages[pfn];
+			if (!(p->flags & PG_DIRTY) ||
+			    (older_than != SIM_UNLIMITED &&
+			     p->wb_done_ns > older_than))
+				continue;
+			sim_writeback_start(m, pfn,
+					    sim_disk_submit(m, i, k, 1));
+			done++;
+		}
 	}
 	return done;
 }
@@ -457,6 +465,28 @@ void sim_writeback_complete(struct sim_machine *m)
 		sim_wake_all(m, &m->writeback_wq);
 }
 
+/* Sleeps until the next writeback completes (nothing is queued to wake
+ * the sleeper at that time otherwise), or returns at once when nothing
+ * is under writeback. */
+static void wait_writeback(struct sim_machine *m)
+{
+	struct sim_wb *e;
+	struct sim_page *p;
+	uint64_t i;
+
+	for (i = m->wb_head; i < m->wb_tail; i++) {
+		e = &m->wb_queue[i % m->wb_cap];
+		p = &m->pages[e->pfn];
+		if (!(p->flags & PG_WRITEBACK) || p->wb_done_ns != e->done_ns)
+			continue;
+		sim_stall_begin(m);
+		sim_wait(m, &m->writeback_wq,
+			 e->done_ns > m->now ? e->done_ns - m->now : 0);
+		sim_stall_end(m);
+		return;
+	}
+}
+
 static uint64_t dirty_limit(const struct sim_machine *m, uint64_t ppm)
 {
 	return m->cfg.ram_pages * ppm / 1000000;
@@ -501,12 +531,10 @@ static void balance_dirty(struct sim_machine *m)
 	if (m->dirty > dirty_limit(m, DIRTY_BACKGROUND_PPM))
 		wake_flusher(m);
 	while (m->current && m->dirty + m->writeback > limit) {
-		if (!m->writeback)
-			writeback(m, m->dirty + m->writeback - limit,
-				  SIM_UNLIMITED, -1);
-		sim_stall_begin(m);
-		sim_wait(m, &m->writeback_wq, SIM_UNLIMITED);
-		sim_stall_end(m);
+		if (!m->writeback &&
+		    !writeback(m, m->dirty - limit, SIM_UNLIMITED, -1))
+			break;
+		wait_writeback(m);
 	}
 }
 
@@ -549,7 +577,7 @@ void sim_file_sync(struct sim_machine *m, sim_obj o)
 				PG_WRITEBACK);
 		if (!busy)
 			break;
-		sim_wait(m, &m->writeback_wq, SIM_UNLIMITED);
+		wait_writeback(m);
 	}
 }
 

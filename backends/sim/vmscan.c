@@ -89,7 +89,8 @@ static void shrink_inactive(struct sim_machine *m, struct sim_memcg *g,
 			sc->dirty_seen++;
 			if (!sc->clean_only)
 				sim_writeback_start(m, pfn,
-						    sim_disk_submit(m, 1));
+						    sim_disk_submit(m, p->obj,
+								    p->index, 1));
 			move(m, pfn, lru);
 		} else if (!file && (p->flags & PG_REFERENCED)) {
 			/* A referenced anon page is mapped and used:

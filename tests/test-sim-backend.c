@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The library on the simulator backend: groups opened through a context
+ * bound to a simulator, and the library's policies behaving on it as their
+ * pure-function tests say (margin, batches, THP decision).
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memreclaim.h"
+#include "sim.h"
+
+#define KiB 1024ULL
+#define MiB (1024 * KiB)
+#define PAGES(b) ((b) / 4096)
+
+static mr_sim_t *sim;
+static mr_ctx_t *ctx;
+
+static void setup(void)
+{
+	struct mr_sim_config c = {
+		.size = sizeof(c),
+		.seed = 7,
+		.ram_bytes = 512 * MiB,
+		.cpus = 4,
+		.costs = "today",
+	};
+
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+}
+
+static void teardown(void)
+{
+	mr_ctx_free(ctx);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+}
+
+/* A task that reads a file through once, `passes` times. */
+struct reader {
+	sim_obj file;
+	uint64_t pages;
+	unsigned passes;
+	struct sim_libworker *worker; /* stopped at the end, if any */
+};
+
+static void read_file(struct sim_task *t, void *arg)
+{
+	struct reader *r = arg;
+	uint64_t off;
+	unsigned pass;
+
+	(void)t;
+	for (pass = 0; pass < r->passes; pass++) {
+		for (off = 0; off < r->pages; off += 32)
+			ck_assert_int_eq(sim_file_read(sim->m, r->file, off,
+						       32), 0);
+	}
+	if (r->worker)
+		sim_libworker_stop(r->worker);
+}
+
+/* Fills group `path` with `bytes` of clean page cache. */
+static void fill(const char *path, uint64_t bytes)
+{
+	static struct reader r;
+
+	r = (struct reader){
+		.file = sim_file_new(sim->m, PAGES(bytes)),
+		.pages = PAGES(bytes),
+		.passes = 1,
+	};
+	ck_assert(sim_task_spawn(sim->m, "fill", sim_memcg_find(sim->m, path),
+				 0, read_file, &r));
+	sim_run(sim->m, SIM_UNLIMITED);
+}
+
+START_TEST(open_and_read)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_memstat st = { .size = sizeof(st) };
+	mr_group_t *g = NULL, *child = NULL;
+	uint64_t usage;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/b"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/a", MR_SIM_MAX, 64 * MiB), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/a/b", MR_SIM_MAX, 128 * MiB),
+			 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a/c", "sim", &g), -ENOENT);
+	ck_assert_ptr_null(g);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
+	ck_assert_str_eq(mr_group_backend(g), "sim");
+	ck_assert_int_eq(mr_group_open(ctx, "/a/b", "sim", &child), 0);
+	fill("/a/b", 16 * MiB);
+
+	ck_assert_int_eq(mr_group_read_usage(g, &usage), 0);
+	ck_assert_uint_eq(usage, 16 * MiB);
+	ck_assert_int_eq(mr_group_read_limits(child, &l), 0);
+	ck_assert_uint_eq(l.usage_bytes, 16 * MiB);
+	ck_assert_uint_eq(l.limit_bytes, 64 * MiB);
+	ck_assert_uint_eq(l.own_limit_bytes, 128 * MiB);
+	ck_assert(l.flags & MR_LIMITS_ANCESTOR_BINDS);
+	ck_assert_int_eq(mr_group_read_memstat(g, &st), 0);
+	ck_assert(st.present & (1ULL << MR_MEMSTAT_INACTIVE_FILE));
+	ck_assert_uint_eq(st.file_bytes, 16 * MiB);
+	ck_assert_uint_eq(st.anon_bytes, 0);
+	ck_assert(st.present & (1ULL << MR_MEMSTAT_PGSCAN));
+
+	/* A simulator with groups open is not freed, nor swapped. */
+	ck_assert_int_eq(mr_sim_free(sim), -EBUSY);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), -EBUSY);
+	ck_assert_int_eq(mr_group_close(child), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), -ENODEV);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+}
+END_TEST
+
+START_TEST(reclaim_in_virtual_time)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t freed, t0, usage;
+	mr_group_t *g;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/g", "sim", &g), 0);
+	/* Nothing to reclaim yet. */
+	ck_assert_int_eq(mr_group_reclaim(g, MiB, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	fill("/g", 32 * MiB);
+
+	/* The fixed batch: one call per 32 pages, exactly. */
+	t0 = mr_sim_now_ns(sim);
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), 0);
+	/* The kernel's reclaim frees whole SWAP_CLUSTER_MAX chunks: at most
+	 * one batch more than asked. */
+	ck_assert_uint_ge(freed, 4 * MiB);
+	ck_assert_uint_lt(freed, 4 * MiB + MR_SWAP_CLUSTER_MAX_BYTES);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_le(st.calls, 4 * MiB / MR_SWAP_CLUSTER_MAX_BYTES);
+	ck_assert_uint_eq(st.freed_bytes, freed);
+	/* The time is the simulator's, and the calls cost some. */
+	ck_assert_uint_gt(mr_sim_now_ns(sim), t0);
+	ck_assert_uint_eq(st.elapsed_ns, mr_sim_now_ns(sim) - t0);
+	ck_assert_int_eq(mr_group_read_usage(g, &usage), 0);
+	ck_assert_uint_eq(usage, 32 * MiB - freed);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* The proportional batch asks, call after call, what
+ * mr_batch_proportional_bytes() says for the remaining excess. */
+START_TEST(proportional_batch_as_the_pure_function)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t freed, excess, calls = 0, b;
+	mr_group_t *g;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 256 * MiB), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/g", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_proportional(g,
+				MR_BATCH_DEFAULT_SHARE_PPM,
+				MR_BATCH_DEFAULT_MAX_BYTES,
+				MR_BATCH_DEFAULT_MAX_PPM), 0);
+	fill("/g", 200 * MiB);
+	for (excess = 150 * MiB; excess; excess -= b, calls++)
+		b = mr_batch_proportional_bytes(excess, 256 * MiB,
+						MR_BATCH_DEFAULT_SHARE_PPM,
+						MR_BATCH_DEFAULT_MAX_BYTES,
+						MR_BATCH_DEFAULT_MAX_PPM);
+	ck_assert_int_eq(mr_group_reclaim(g, 150 * MiB, 0, &freed), 0);
+	ck_assert_uint_ge(freed, 150 * MiB);
+	ck_assert_uint_lt(freed, 150 * MiB + MR_SWAP_CLUSTER_MAX_BYTES);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	/* Each call frees what it asks, give or take a chunk, so the calls
+	 * follow the pure function's sequence (a chunk more here and there
+	 * can save a call or two). */
+	ck_assert_uint_le(st.calls, calls);
+	ck_assert_uint_ge(st.calls + 2, calls);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* The margin worker, as a simulated task, keeps charges off the limit:
+ * a reader streaming twice its limit never meets it. */
+START_TEST(margin_keeps_charges_off_the_limit)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_limits l = { .size = sizeof(l) };
+	static struct reader r;
+	mr_group_t *g;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/g", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 4 * MiB), 0);
+	r = (struct reader){
+		.file = sim_file_new(sim->m, PAGES(128 * MiB)),
+		.pages = PAGES(128 * MiB),
+		.passes = 2,
+		.worker = sim_libworker_start(sim, ctx),
+	};
+	ck_assert_ptr_nonnull(r.worker);
+	ck_assert(sim_task_spawn(sim->m, "reader",
+				 sim_memcg_find(sim->m, "/g"), 0, read_file,
+				 &r));
+	sim_run(sim->m, SIM_UNLIMITED);
+
+	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
+	ck_assert_uint_eq(l.limit_hits, 0);
+	ck_assert_uint_le(l.usage_bytes, 64 * MiB - 8 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st),
+			 0);
+	ck_assert_uint_gt(st.calls, 0);
+	/* It freed about everything read beyond the limit. */
+	ck_assert_uint_ge(st.freed_bytes, 256 * MiB - 64 * MiB);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* Reclaim across a context's groups takes first from the group above its
+ * soft limit, then from all in proportion (mr_soft_limit_plan()). */
+START_TEST(soft_limit_order)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t freed, ua, ub;
+	mr_group_t *a, *b;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/b"), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &a), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/b", "sim", &b), 0);
+	fill("/a", 40 * MiB);
+	fill("/b", 40 * MiB);
+	ck_assert_int_eq(mr_group_set_soft_limit(a, 8 * MiB), 0);
+
+	/* Within /a's excess: /b is not touched. */
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 16 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(mr_group_read_usage(a, &ua), 0);
+	ck_assert_int_eq(mr_group_read_usage(b, &ub), 0);
+	ck_assert_uint_eq(ub, 40 * MiB);
+	ck_assert_uint_le(ua, 24 * MiB);
+	ck_assert_uint_gt(ua, 24 * MiB - MR_SWAP_CLUSTER_MAX_BYTES);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(a, MR_REASON_SOFT, &st),
+			 0);
+	ck_assert_uint_eq(st.freed_bytes, 40 * MiB - ua);
+
+	/* Beyond it: the rest of /a's excess, then both in proportion. */
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 32 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(mr_group_read_usage(a, &ua), 0);
+	ck_assert_int_eq(mr_group_read_usage(b, &ub), 0);
+	ck_assert_uint_lt(ua, 8 * MiB);
+	ck_assert_uint_lt(ub, 40 * MiB);
+	ck_assert_uint_ge(freed, 32 * MiB);
+	ck_assert_int_eq(mr_group_close(a), 0);
+	ck_assert_int_eq(mr_group_close(b), 0);
+}
+END_TEST
+
+/* One margin keeper per group, across handles. */
+START_TEST(one_keeper)
+{
+	mr_group_t *a, *b;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/g", "sim", &a), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/g", "sim", &b), 0);
+	ck_assert_int_eq(mr_group_set_margin(a, 8 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_set_margin(b, 8 * MiB, 0, 0), -EBUSY);
+	ck_assert_int_eq(mr_group_close(a), 0);
+	ck_assert_int_eq(mr_group_set_margin(b, 8 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_close(b), 0);
+}
+END_TEST
+
+/* A usage threshold makes the group's event fd readable, as on v1. */
+START_TEST(threshold_event)
+{
+	struct pollfd p = { .events = POLLIN };
+	mr_group_t *g;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/g", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 16 * MiB, 0, 0), 0);
+	p.fd = mr_ctx_worker_fd(ctx);
+	ck_assert_int_ge(p.fd, 0);
+	/* The first round arms the threshold at limit - margin. */
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	fill("/g", 56 * MiB);
+	ck_assert_int_eq(poll(&p, 1, 0), 1);
+	/* The round reclaims to the margin. */
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_uint_le(sim_memcg_usage(sim_memcg_find(sim->m, "/g")),
+			  PAGES(48 * MiB));
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* The THP decision on the simulator is mr_thp_decide()'s: in a group
+ * full of clean cache at its limit, FALLBACK never charges a huge page,
+ * RECLAIM_FULL and CLEAN_CACHE reclaim for every one. */
+static sim_obj thp_anon;
+
+static void fault_anon(struct sim_task *t, void *arg)
+{
+	uint64_t off;
+
+	(void)t;
+	(void)arg;
+	for (off = 0; off < PAGES(8 * MiB); off++)
+		ck_assert_int_eq(sim_anon_touch(sim->m, thp_anon, off, 1,
+						true), 0);
+}
+
+static void thp_run(int policy, uint64_t *alloc, uint64_t *fallback)
+{
+	struct sim_memcg *g;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 32 * MiB), 0);
+	fill("/g", 32 * MiB);
+	g = sim_memcg_find(sim->m, "/g");
+	sim_memcg_set_thp_mode(sim->m, SIM_THP_LIBRARY, policy);
+	thp_anon = sim_anon_new(sim->m, PAGES(8 * MiB));
+	ck_assert(sim_task_spawn(sim->m, "fault", g, 0, fault_anon, NULL));
+	sim_run(sim->m, SIM_UNLIMITED);
+	*alloc = sim_memcg_counter(g, SIM_THP_FAULT_ALLOC);
+	*fallback = sim_memcg_counter(g, SIM_THP_FAULT_FALLBACK);
+}
+
+START_TEST(thp_fallback)
+{
+	uint64_t alloc, fallback;
+
+	thp_run(MR_THP_FALLBACK, &alloc, &fallback);
+	ck_assert_uint_eq(alloc, 0);
+	ck_assert_uint_eq(fallback, 4);
+}
+END_TEST
+
+START_TEST(thp_reclaim_full)
+{
+	uint64_t alloc, fallback;
+
+	thp_run(MR_THP_RECLAIM_FULL, &alloc, &fallback);
+	ck_assert_uint_eq(alloc, 4);
+	ck_assert_uint_eq(fallback, 0);
+}
+END_TEST
+
+START_TEST(thp_clean_cache)
+{
+	uint64_t alloc, fallback;
+
+	thp_run(MR_THP_CLEAN_CACHE, &alloc, &fallback);
+	ck_assert_uint_eq(alloc, 4);
+	ck_assert_uint_eq(fallback, 0);
+}
+END_TEST
+
+Suite *sim_backend_suite(void)
+{
+	Suite *s = suite_create("sim-backend");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, open_and_read);
+	tcase_add_test(tc, reclaim_in_virtual_time);
+	tcase_add_test(tc, proportional_batch_as_the_pure_function);
+	tcase_add_test(tc, margin_keeps_charges_off_the_limit);
+	tcase_add_test(tc, soft_limit_order);
+	tcase_add_test(tc, one_keeper);
+	tcase_add_test(tc, threshold_event);
+	tcase_add_test(tc, thp_fallback);
+	tcase_add_test(tc, thp_reclaim_full);
+	tcase_add_test(tc, thp_clean_cache);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_backend_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
