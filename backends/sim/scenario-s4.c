@@ -68,29 +68,32 @@ static int set_batch(mr_group_t *g, const struct policy *p)
 					       MR_BATCH_DEFAULT_MAX_PPM);
 }
 
-/* Fills the cache, GROUP's own or spread evenly over nchild children,
- * with one dd per group, all at once. */
-static int fill(mr_sim_t *sim, unsigned nchild, struct sim_dd *dd)
+/* Creates GROUP and, with nchild, that many children of it, and fills
+ * the cache with one dd in each (in GROUP itself without children), all
+ * at once. leaves[] receives the groups the dds ran in. */
+static int fill(mr_sim_t *sim, unsigned nchild, struct sim_memcg **leaves)
 {
 	struct sim_machine *m = sim->m;
-	char path[32];
+	struct sim_dd dd[NCHILD];
 	unsigned i, n = nchild ? nchild : 1;
+	char path[32];
 	int r;
 
 	r = mr_sim_create_group(sim, GROUP);
 	for (i = 0; r == 0 && i < n; i++) {
-		snprintf(path, sizeof(path), GROUP "/c%u", i);
-		if (nchild)
+		if (nchild) {
+			snprintf(path, sizeof(path), GROUP "/c%u", i);
 			r = mr_sim_create_group(sim, path);
-		if (r < 0)
-			break;
+			if (r < 0)
+				break;
+		}
+		leaves[i] = sim_memcg_find(m, nchild ? path : GROUP);
 		dd[i] = (struct sim_dd){
 			.file_pages = CACHE_PAGES / n +
 				      (i < CACHE_PAGES % n ? 1 : 0),
 			.block_pages = DD_BLOCK_PAGES,
 		};
-		r = sim_dd_spawn(m, sim_memcg_find(m, nchild ? path : GROUP),
-				 0, &dd[i]);
+		r = sim_dd_spawn(m, leaves[i], 0, &dd[i]);
 	}
 	if (r < 0)
 		return r;
@@ -154,10 +157,9 @@ static int run_one(uint64_t seed, const struct sim_costs *costs,
 		.cpus = CPUS,
 		.costs = costs->name,
 	};
-	struct sim_dd dd[NCHILD];
-	struct sim_memcg *c;
+	struct sim_memcg *leaves[NCHILD];
 	mr_sim_t *sim;
-	char path[32], why[256];
+	char why[256];
 	unsigned i;
 	int r;
 
@@ -165,18 +167,13 @@ static int run_one(uint64_t seed, const struct sim_costs *costs,
 	r = mr_sim_new(&cfg, &sim);
 	if (r < 0)
 		return r;
-	r = fill(sim, nchild, dd);
-	for (i = 0; r == 0 && i < nchild; i++) {
-		snprintf(path, sizeof(path), GROUP "/c%u", i);
-		out->child_freed[i] =
-			sim_memcg_usage(sim_memcg_find(sim->m, path));
-	}
+	r = fill(sim, nchild, leaves);
+	for (i = 0; r == 0 && i < nchild; i++)
+		out->child_freed[i] = sim_memcg_usage(leaves[i]);
 	if (r == 0)
 		r = shrink_group(sim, p, out);
 	for (i = 0; r == 0 && i < nchild; i++) {
-		snprintf(path, sizeof(path), GROUP "/c%u", i);
-		c = sim_memcg_find(sim->m, path);
-		out->child_left[i] = sim_memcg_usage(c);
+		out->child_left[i] = sim_memcg_usage(leaves[i]);
 		out->child_freed[i] -= out->child_left[i];
 	}
 	if (r == 0)
@@ -185,7 +182,8 @@ static int run_one(uint64_t seed, const struct sim_costs *costs,
 	return r;
 }
 
-/* The largest over the smallest of what the children gave. */
+/* The largest over the smallest of what the children gave; a child that
+ * gave nothing counts as one page (JSON has no infinity). */
 static double spread(const struct shrink *s)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -197,7 +195,7 @@ static double spread(const struct shrink *s)
 		if (s->child_freed[i] > hi)
 			hi = s->child_freed[i];
 	}
-	return lo ? (double)hi / (double)lo : (double)hi;
+	return (double)hi / (double)(lo ? lo : 1);
 }
 
 /* What was freed beyond the goal, in bytes (negative: short of it). */
