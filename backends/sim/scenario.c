@@ -13,9 +13,11 @@
 #include "scenario.h"
 
 extern const struct sim_scenario sim_scenario_s2;
+extern const struct sim_scenario sim_scenario_s4;
 
 const struct sim_scenario *const sim_scenarios[] = {
 	&sim_scenario_s2,
+	&sim_scenario_s4,
 	NULL,
 };
 
