@@ -196,12 +196,28 @@ static bool over_soft(const struct sim_memcg *c)
 	       c->usage > c->knob[SIM_KNOB_SOFT];
 }
 
+/* The rework's mem_cgroup_soft_reclaim_eligible(): c is above its soft
+ * limit, or an ancestor of it up to the reclaim root is (the ancestor's
+ * excess is its children's too). */
+static bool soft_eligible(const struct sim_memcg *c,
+			  const struct sim_memcg *root)
+{
+	for (; c; c = c->parent) {
+		if (over_soft(c))
+			return true;
+		if (c == root)
+			break;
+	}
+	return false;
+}
+
 /* shrink_node_memcgs(): the groups of g's subtree at sc->priority,
  * starting after the one the previous walk of g stopped at so that a
  * reclaim that stops at its target does not always hit the same child.
  * Each group is visited once per walk: the walk's order is fixed at its
- * start, while the cursor follows it. soft: only the groups above their
- * soft limit (the 2013 rework's first pass). Returns the pages scanned. */
+ * start, while the cursor follows it. soft: only the groups eligible for
+ * soft reclaim (the 2013 rework's first pass). Returns the pages
+ * scanned. */
 static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
 			       struct scan_control *sc, bool soft)
 {
@@ -214,7 +230,7 @@ static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
 		c = m->memcg[i];
 		if (!sim_memcg_is_ancestor(g, c) || !c->self_usage)
 			continue;
-		if (soft && !over_soft(c))
+		if (soft && !soft_eligible(c, g))
 			continue;
 		if (protected(c, sc)) {
 			sc->skipped_low = true;
