@@ -6,7 +6,10 @@
  * rework", linux-mm, May 2013). Compared: no soft limit and a soft limit
  * of 0 on both groups, each under the old soft reclaim (a separate pass at
  * priority 0 before global reclaim) and the reworked one (the groups above
- * their soft limit first, inside global reclaim, at its priority).
+ * their soft limit first, inside global reclaim, at its priority); and a
+ * soft limit of 0 kept by the library instead of the kernel, whose
+ * mr_ctx_reclaim() takes from the groups in soft-limit order when the
+ * machine runs low on free memory.
  */
 #include "config.h"
 
@@ -36,23 +39,40 @@
 /* Units a compiler's memory serves in the simulation (make: 1). */
 #define COMPILER_REUSE 8u
 
+/* The library's row: every LIB_POLL_NS a task of the machine reads its
+ * free memory (as a daemon would read MemFree), and below LIB_LOW_BYTES
+ * asks mr_ctx_reclaim() for what brings it back to LIB_HIGH_BYTES. The
+ * marks sit above kswapd's watermarks (about 6 MiB on 1 GiB), so the
+ * library, not kswapd, does most of the reclaim. */
+#define LIB_POLL_NS (50 * MS)
+#define LIB_LOW_BYTES (32 * MiB)
+#define LIB_HIGH_BYTES (64 * MiB)
+
 struct policy {
 	const char *name;
 	const char *label;
 	int soft_mode;            /* enum sim_soft_mode */
 	bool soft0;               /* soft limit 0 on both builds */
-	double ref_elapsed_s, ref_system_s, ref_user_s;
+	bool library;             /* kept by the library, not the kernel */
+	double ref_elapsed_s, ref_system_s, ref_user_s; /* 0: none */
 };
 
+/* The rows, in policies[] order. */
+enum { SOFT0_OLD, SOFT0_REWORKED, UNSET_OLD, UNSET_REWORKED, SOFT0_LIBRARY };
+
 static const struct policy policies[] = {
-	{ "soft0_old", "soft limit 0, old", SIM_SOFT_OLD, true,
+	{ "soft0_old", "soft limit 0, old", SIM_SOFT_OLD, true, false,
 	  REF_OLD_ELAPSED_S, REF_OLD_SYSTEM_S, REF_OLD_USER_S },
 	{ "soft0_reworked", "soft limit 0, reworked", SIM_SOFT_REWORKED,
-	  true, REF_NEW_ELAPSED_S, REF_NEW_SYSTEM_S, REF_NEW_USER_S },
-	{ "unset_old", "no soft limit, old", SIM_SOFT_OLD, false,
+	  true, false, REF_NEW_ELAPSED_S, REF_NEW_SYSTEM_S,
+	  REF_NEW_USER_S },
+	{ "unset_old", "no soft limit, old", SIM_SOFT_OLD, false, false,
 	  REF_UNSET_ELAPSED_S, REF_UNSET_SYSTEM_S, REF_UNSET_USER_S },
 	{ "unset_reworked", "no soft limit, reworked", SIM_SOFT_REWORKED,
-	  false, REF_UNSET_ELAPSED_S, REF_UNSET_SYSTEM_S, REF_UNSET_USER_S },
+	  false, false, REF_UNSET_ELAPSED_S, REF_UNSET_SYSTEM_S,
+	  REF_UNSET_USER_S },
+	{ "soft0_library", "soft limit 0, library", SIM_SOFT_NONE, true,
+	  true, 0, 0, 0 },
 };
 
 #define NR_POLICIES (sizeof(policies) / sizeof(policies[0]))
@@ -91,46 +111,129 @@ static void build_params(struct sim_build_params *p)
 struct run {
 	double elapsed_s, system_s, user_s;
 	double refault_file, pgscan, pgsteal, pswpin, pgmajfault;
+	double library_reclaim_s; /* the library's reclaim: its calls' time */
+	double library_freed;     /* and the pages they freed */
 };
+
+/* The library's side of soft0_library: its context on the machine, the
+ * builds' groups in it, and the task that keeps free memory. */
+struct keeper {
+	mr_sim_t *sim;
+	mr_ctx_t *ctx;
+	mr_group_t *groups[2];
+	unsigned builds;          /* builds still running */
+	int error;                /* the first failed reclaim */
+};
+
+static void keeper_task(struct sim_task *t, void *arg)
+{
+	struct keeper *k = arg;
+	struct sim_machine *m = k->sim->m;
+	uint64_t free_bytes;
+	int r;
+
+	(void)t;
+	while (k->builds) {
+		free_bytes = sim_bytes(sim_free_pages(m));
+		if (free_bytes < LIB_LOW_BYTES) {
+			r = mr_ctx_reclaim(k->ctx, LIB_HIGH_BYTES - free_bytes,
+					   0, NULL);
+			if (r < 0 && r != -EAGAIN && !k->error)
+				k->error = r;
+		}
+		sim_sleep(m, sim_machine_costs(m)->usage_read_ns +
+			     LIB_POLL_NS);
+	}
+}
+
+static void build_done(void *arg)
+{
+	struct keeper *k = arg;
+
+	k->builds--;
+}
+
+/* Opens the builds' groups in a context of the library with a soft limit
+ * of 0 each, and starts the keeper. */
+static int keeper_start(struct keeper *k, const char *const *paths)
+{
+	unsigned i;
+	int r;
+
+	r = mr_ctx_new(&k->ctx);
+	if (r == 0)
+		r = mr_ctx_set_sim(k->ctx, k->sim);
+	for (i = 0; i < 2 && r == 0; i++) {
+		r = mr_group_open(k->ctx, paths[i], "sim", &k->groups[i]);
+		if (r == 0)
+			r = mr_group_set_soft_limit(k->groups[i], 0);
+	}
+	if (r == 0 && !sim_task_spawn(k->sim->m, "soft-keeper", NULL, 0,
+				      keeper_task, k))
+		r = -ENOMEM;
+	return r;
+}
+
+/* The library's reclaim, from its own statistics (time is virtual on
+ * the simulator). */
+static int keeper_stats(struct keeper *k, struct run *out)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < 2 && r == 0; i++) {
+		r = mr_group_read_reclaim_stats(k->groups[i], MR_REASON_SOFT,
+						&st);
+		out->library_reclaim_s += st.elapsed_ns / S_NS;
+		out->library_freed += sim_pages(st.freed_bytes);
+	}
+	return r;
+}
 
 static int run_policy(uint64_t seed, const struct sim_costs *costs,
 		      const struct policy *pol, struct run *out)
 {
 	static const char *const paths[] = { "/build1", "/build2" };
-	struct sim_config cfg = {
+	struct mr_sim_config cfg = {
+		.size = sizeof(cfg),
 		.seed = seed,
-		.ram_pages = 1024 * MiB / SIM_PAGE_SIZE,
+		.ram_bytes = 1024 * MiB,
 		.cpus = 8,
 		/* A swap partition, as the test machine's distribution
 		 * installs it: the old pass's priority-0 scans page out
 		 * anonymous memory (see docs/simulator.md). */
-		.swap_pages = 2048 * MiB / SIM_PAGE_SIZE,
-		.swap_kind = SIM_SWAP_DISK,
-		.costs = costs,
+		.swap_bytes = 2048 * MiB,
+		.swap_kind = MR_SIM_SWAP_DISK,
+		.costs = costs->name,
 	};
 	struct sim_build *builds[2] = { NULL, NULL };
+	struct keeper k = { .builds = 2 };
 	const struct sim_build_stats *st;
 	struct sim_build_params bp;
 	struct sim_machine *m;
 	struct sim_memcg *g, *root;
 	char why[256];
 	unsigned i;
-	int r = 0;
+	int r;
 
-	m = sim_machine_new(&cfg);
-	if (!m)
-		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	r = mr_sim_new(&cfg, &k.sim);
+	if (r < 0)
+		return r;
+	m = k.sim->m;
 	sim_memcg_set_soft_mode(m, pol->soft_mode);
 	build_params(&bp);
-	memset(out, 0, sizeof(*out));
 	for (i = 0; i < 2 && r == 0; i++) {
 		r = sim_memcg_create(m, paths[i], &g);
-		if (r == 0 && pol->soft0)
+		if (r == 0 && pol->soft0 && !pol->library)
 			r = sim_memcg_set(g, SIM_KNOB_SOFT, 0);
 		if (r == 0)
-			r = sim_build_start(m, g, &bp, 0, NULL, NULL,
+			r = sim_build_start(m, g, &bp, 0, build_done, &k,
 					    &builds[i]);
 	}
+	if (r == 0 && pol->library)
+		r = keeper_start(&k, paths);
 	if (r == 0)
 		sim_run(m, SIM_UNLIMITED);
 	for (i = 0; i < 2 && r == 0; i++) {
@@ -141,6 +244,10 @@ static int run_policy(uint64_t seed, const struct sim_costs *costs,
 		out->system_s += st->sys_ns / S_NS / 2;
 		out->user_s += st->user_ns / S_NS / 2;
 	}
+	if (r == 0 && k.error)
+		r = k.error;
+	if (r == 0 && pol->library)
+		r = keeper_stats(&k, out);
 	if (r == 0 && sim_check_invariants(m, why, sizeof(why)) < 0)
 		r = -EIO;
 	root = sim_root(m);
@@ -151,11 +258,12 @@ static int run_policy(uint64_t seed, const struct sim_costs *costs,
 	out->pgmajfault = sim_memcg_counter(root, SIM_PGMAJFAULT);
 	for (i = 0; i < 2; i++)
 		sim_build_free(builds[i]);
-	sim_machine_free(m);
+	mr_ctx_free(k.ctx);
+	mr_sim_free(k.sim);
 	return r;
 }
 
-static int add_figures(struct sim_report *rep, const char *policy,
+static int add_figures(struct sim_report *rep, const struct policy *pol,
 		       const struct run *x)
 {
 	const struct {
@@ -175,7 +283,13 @@ static int add_figures(struct sim_report *rep, const char *policy,
 	int r = 0;
 
 	for (i = 0; i < sizeof(f) / sizeof(f[0]) && r == 0; i++)
-		r = sim_report_add(rep, policy, f[i].name, f[i].value);
+		r = sim_report_add(rep, pol->name, f[i].name, f[i].value);
+	if (r == 0 && pol->library)
+		r = sim_report_add(rep, pol->name, "library_reclaim_s",
+				   x->library_reclaim_s);
+	if (r == 0 && pol->library)
+		r = sim_report_add(rep, pol->name, "library_freed_pages",
+				   x->library_freed);
 	return r;
 }
 
@@ -186,10 +300,24 @@ static void fmt_elapsed(char *buf, size_t len, double s)
 		 s - 60 * (unsigned)(s / 60));
 }
 
+/* The reference's elapsed, system and user time for the row, or "-". */
+static void ref_cell(char *buf, size_t len, const struct policy *pol)
+{
+	char el[16];
+
+	if (!pol->ref_elapsed_s) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_elapsed(el, sizeof(el), pol->ref_elapsed_s);
+	snprintf(buf, len, "%s, %.1f s, %.1f s", el, pol->ref_system_s,
+		 pol->ref_user_s);
+}
+
 static int print_table(struct sim_report *rep, const struct sim_costs *costs,
 		       const struct run *runs)
 {
-	char el[16], ref[16];
+	char el[16], ref[64];
 	size_t i;
 	int r;
 
@@ -202,14 +330,13 @@ static int print_table(struct sim_report *rep, const struct sim_costs *costs,
 		"|---|---|---|---|---|---|---|---|---|\n", costs->name);
 	for (i = 0; i < NR_POLICIES && r == 0; i++) {
 		fmt_elapsed(el, sizeof(el), runs[i].elapsed_s);
-		fmt_elapsed(ref, sizeof(ref), policies[i].ref_elapsed_s);
+		ref_cell(ref, sizeof(ref), &policies[i]);
 		r = sim_report_printf(rep,
 			"| %s | %s | %.1f s | %.1f s | %.0f | %.0f | %.0f | "
-			"%.0f | %s, %.1f s, %.1f s |\n",
+			"%.0f | %s |\n",
 			policies[i].label, el, runs[i].system_s,
 			runs[i].user_s, runs[i].refault_file,
-			runs[i].pswpin, runs[i].pgscan, runs[i].pgsteal, ref,
-			policies[i].ref_system_s, policies[i].ref_user_s);
+			runs[i].pswpin, runs[i].pgscan, runs[i].pgsteal, ref);
 	}
 	if (r == 0)
 		r = sim_report_printf(rep,
@@ -223,10 +350,20 @@ static int print_table(struct sim_report *rep, const struct sim_costs *costs,
 			"reference's also waited on make's serial steps "
 			"(links)\nand cold metadata reads, left out here, "
 			"hence its longer times. Counters are\nthe "
-			"machine's, both builds.\n\n",
-			runs[1].elapsed_s / runs[0].elapsed_s,
-			runs[3].elapsed_s / runs[2].elapsed_s,
-			COMPILER_REUSE, COMPILER_REUSE);
+			"machine's, both builds. The library's row: no soft "
+			"limit in the kernel;\nthe library's "
+			"mr_ctx_reclaim() in soft-limit order whenever free "
+			"memory is below\n%llu MiB: %.0f of the pages "
+			"stolen, in %.1f s of its own time; the reference "
+			"has no\nsuch row.\n\n",
+			runs[SOFT0_REWORKED].elapsed_s /
+			runs[SOFT0_OLD].elapsed_s,
+			runs[UNSET_REWORKED].elapsed_s /
+			runs[UNSET_OLD].elapsed_s,
+			COMPILER_REUSE, COMPILER_REUSE,
+			(unsigned long long)(LIB_LOW_BYTES / MiB),
+			runs[SOFT0_LIBRARY].library_freed,
+			runs[SOFT0_LIBRARY].library_reclaim_s);
 	return r;
 }
 
@@ -242,7 +379,7 @@ static int run(uint64_t seed, const struct sim_costs *costs,
 	for (i = 0; i < NR_POLICIES && r == 0; i++) {
 		r = run_policy(seed, costs, &policies[i], &runs[i]);
 		if (r == 0)
-			r = add_figures(rep, policies[i].name, &runs[i]);
+			r = add_figures(rep, &policies[i], &runs[i]);
 	}
 	if (r == 0)
 		r = print_table(rep, costs, runs);
@@ -252,8 +389,8 @@ static int run(uint64_t seed, const struct sim_costs *costs,
 		rep->verdict = MR_SIM_NO_REFERENCE;
 		return 0;
 	}
-	soft0 = runs[1].elapsed_s / runs[0].elapsed_s;
-	unset = runs[3].elapsed_s / runs[2].elapsed_s;
+	soft0 = runs[SOFT0_REWORKED].elapsed_s / runs[SOFT0_OLD].elapsed_s;
+	unset = runs[UNSET_REWORKED].elapsed_s / runs[UNSET_OLD].elapsed_s;
 	ok = sim_report_band(rep, soft0 <= 0.85,
 			     "soft limit 0: reworked elapsed %.2fx of old "
 			     "(at most 0.85x)", soft0);
