@@ -217,11 +217,12 @@ enum sim_thp_mode {
 };
 
 /* Soft-limit reclaim under machine pressure (S2). NONE: soft limits are
- * ignored; OLD: a separate pass over the groups above their soft limit,
- * largest excess first, lowering the priority down to 0 before normal
- * reclaim (mm/memcontrol.c mem_cgroup_soft_limit_reclaim before 3.12);
- * REWORKED: inside normal reclaim, the groups above their soft limit
- * first, then all, at the same priority (the 2013 rework). */
+ * ignored; OLD: before each priority of global reclaim, a separate pass
+ * at priority 0 over the group furthest above its soft limit
+ * (mm/memcontrol.c mem_cgroup_soft_limit_reclaim(), cgroup v1's since
+ * 2.6.32); REWORKED: inside normal reclaim, the groups above their soft
+ * limit first, then all, at the same priority (Michal Hocko's 2013
+ * rework, not merged). */
 enum sim_soft_mode {
 	SIM_SOFT_NONE = 0,
 	SIM_SOFT_OLD = 1,
