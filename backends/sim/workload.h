@@ -48,9 +48,9 @@ int sim_dd_spawn(struct sim_machine *m, struct sim_memcg *g,
  * headers (page cache re-read by every unit, so they stay hot), runs the
  * compiler (its anonymous memory walked compiler_passes times, each walk
  * followed by a share of the unit's CPU time), and writes its object file
- * (dirty page cache, written back by the flusher). The compiler's memory and CPU time
- * vary from unit to unit, uniformly between half and one and a half times
- * their mean.
+ * (dirty page cache, written back by the flusher). A compiler's memory
+ * and each walk's CPU time vary, uniformly between half and one and a
+ * half times their mean.
  *
  * make runs a compiler process per unit. A job may instead keep one
  * compiler's memory for compiler_reuse units (faulted in by the first,
