@@ -37,6 +37,9 @@ struct sim_object {
 	bool anon;
 	uint64_t pages;
 	uint64_t resident;
+	/* No page below this index is dirty: writeback starts there, as
+	 * the kernel's looks up only pages tagged dirty. */
+	uint64_t dirty_from;
 	struct sim_slot *slots;
 };
 
@@ -138,6 +141,7 @@ struct sim_machine {
 	uint64_t wb_head, wb_tail, wb_cap; /* ring: [head, tail) mod cap */
 	struct sim_waitq writeback_wq; /* woken when writeback completes */
 	struct sim_task *flusher, *kswapd;
+	bool flusher_idle;        /* asleep with nothing dirty: no timer */
 	struct sim_waitq flusher_wq, kswapd_wq;
 	uint64_t wmark_min, wmark_low, wmark_high; /* free pages */
 	/* Objects. */

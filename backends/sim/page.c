@@ -207,6 +207,7 @@ static sim_obj obj_new(struct sim_machine *m, uint64_t pages, bool anon)
 	o->anon = anon;
 	o->pages = pages;
 	o->resident = 0;
+	o->dirty_from = pages;
 	return i;
 }
 
@@ -292,6 +293,8 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 	p->wb_done_ns = m->now; /* dirtied at, until written back */
 	m->memcg[p->memcg]->dirty++;
 	m->dirty++;
+	if (p->index < m->objs[p->obj].dirty_from)
+		m->objs[p->obj].dirty_from = p->index;
 }
 
 /* Reads (or, for a write, creates) the missing pages of [off, off + n).
@@ -383,7 +386,7 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			  uint64_t older_than, int obj)
 {
-	uint64_t done = 0, k;
+	uint64_t done = 0, k, left;
 	struct sim_object *o;
 	struct sim_page *p;
 	uint32_t i, pfn;
@@ -392,19 +395,24 @@ static uint64_t writeback(struct sim_machine *m, uint64_t n,
 		o = &m->objs[i];
 		if (!o->used || o->anon || (obj >= 0 && i != (uint32_t)obj))
 			continue;
-		for (k = 0; k < o->pages && done < n; k++) {
+		left = o->pages; /* the first page that stays dirty */
+		for (k = o->dirty_from; k < o->pages && done < n; k++) {
 			pfn = o->slots[k].pfn;
 			if (pfn == SIM_NOPAGE)
 				continue;
 			p = &m->pages[pfn];
-			if (!(p->flags & PG_DIRTY) ||
-			    (older_than != SIM_UNLIMITED &&
-			     p->wb_done_ns > older_than))
+			if (!(p->flags & PG_DIRTY))
 				continue;
-			sim_writeback_start(m, pfn,
-					    sim_disk_submit(m, i, k, 1));
-			done++;
+			if (older_than == SIM_UNLIMITED ||
+			    p->wb_done_ns <= older_than) {
+				sim_writeback_start(m, pfn,
+						    sim_disk_submit(m, i, k, 1));
+				done++;
+			}
+			if ((p->flags & PG_DIRTY) && k < left)
+				left = k;
 		}
+		o->dirty_from = k < left ? k : left;
 	}
 	return done;
 }
@@ -499,15 +507,20 @@ static void flusher(struct sim_task *t, void *arg)
 {
 	struct sim_machine *m = arg;
 	uint64_t bg;
+	bool idle;
 
 	(void)t;
 	for (;;) {
+		idle = m->flusher_idle = !m->dirty;
 		sim_wait(m, &m->flusher_wq,
-			 m->dirty ? WRITEBACK_INTERVAL_NS : SIM_UNLIMITED);
+			 idle ? SIM_UNLIMITED : WRITEBACK_INTERVAL_NS);
+		m->flusher_idle = false;
 		bg = dirty_limit(m, DIRTY_BACKGROUND_PPM);
 		if (m->dirty > bg)
 			writeback(m, m->dirty - bg, SIM_UNLIMITED, -1);
-		if (m->now > DIRTY_EXPIRE_NS)
+		/* Woken from idle by the first page dirtied, nothing is old
+		 * yet: the periodic timer starts (wb_wakeup_delayed()). */
+		if (!idle && m->now > DIRTY_EXPIRE_NS)
 			writeback(m, SIM_UNLIMITED, m->now - DIRTY_EXPIRE_NS,
 				  -1);
 	}
@@ -557,7 +570,9 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 		mark_accessed(m, obj->slots[k].pfn);
 		set_dirty(m, obj->slots[k].pfn);
 	}
-	if (!m->flusher || m->flusher_wq.head)
+	/* Only an idle flusher needs a write to start its timer; above
+	 * the background threshold balance_dirty() wakes it at once. */
+	if (!m->flusher || m->flusher_idle)
 		wake_flusher(m);
 	balance_dirty(m);
 	return 0;
