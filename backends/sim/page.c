@@ -355,7 +355,6 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			sim_stall_end(m);
 	}
 	sim_cpu(m, total * m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, total);
 	return 0;
 }
 
@@ -369,14 +368,14 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
 	r = file_fault(m, o, off, n, false);
-	if (r < 0)
-		return r;
 	obj = &m->objs[o];
-	for (k = off; k < off + n; k++) {
+	for (k = off; k < off + n && r == 0; k++) {
 		if (obj->slots[k].pfn != SIM_NOPAGE)
 			mark_accessed(m, obj->slots[k].pfn);
 	}
-	return 0;
+	/* The return to user space. */
+	sim_memcg_handle_high(m);
+	return r;
 }
 
 /* Writes back up to n dirty pages, each file in page order as the
@@ -561,8 +560,10 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
 	r = file_fault(m, o, off, n, true);
-	if (r < 0)
+	if (r < 0) {
+		sim_memcg_handle_high(m);
 		return r;
+	}
 	obj = &m->objs[o];
 	for (k = off; k < off + n; k++) {
 		if (obj->slots[k].pfn == SIM_NOPAGE)
@@ -575,6 +576,8 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (!m->flusher || m->flusher_idle)
 		wake_flusher(m);
 	balance_dirty(m);
+	/* The return to user space. */
+	sim_memcg_handle_high(m);
 	return 0;
 }
 
@@ -630,7 +633,7 @@ static bool huge_fault(struct sim_machine *m, struct sim_memcg *g,
 	sim_memcg_count(g, SIM_THP_FAULT_ALLOC, 1);
 	sim_memcg_count(g, SIM_PGFAULT, 1);
 	sim_cpu(m, m->costs.hpage_fault_ns);
-	sim_memcg_handle_high(m, g, SIM_HPAGE_NR);
+	sim_memcg_handle_high(m);
 	return true;
 }
 
@@ -668,7 +671,7 @@ static int small_fault(struct sim_machine *m, struct sim_memcg *g,
 		sim_stall_end(m);
 	}
 	sim_cpu(m, m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, 1);
+	sim_memcg_handle_high(m);
 	return 0;
 }
 

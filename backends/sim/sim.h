@@ -175,6 +175,10 @@ struct sim_task_stats {
 					  machine) */
 	uint64_t throttle_ns;          /* slept above memory.high */
 	uint64_t throttle_count;       /* throttle sleeps */
+	uint64_t throttle_max_ns;      /* the longest throttle sleep */
+	uint64_t throttle_unjust_count; /* throttle sleeps taken although no
+					  level was above its high after
+					  reclaim (the 5.6 defect) */
 	uint64_t stall_ns;             /* memstall: reclaim, refault I/O,
 					  throttling (PSI) */
 };
@@ -240,6 +244,8 @@ enum sim_counter {
 	SIM_ACTIVATE_FILE,
 	SIM_THP_FAULT_ALLOC,
 	SIM_THP_FAULT_FALLBACK,
+	SIM_THP_SWPOUT,                /* anon pages swapped out by reclaim
+					  for huge-page charges */
 	SIM_FAILCNT,                   /* charges that met max */
 	SIM_EV_LOW,                    /* memory.events */
 	SIM_EV_HIGH,
@@ -363,6 +369,7 @@ enum sim_reclaim_ctx {
 struct sim_reclaim_result {
 	uint64_t scanned;
 	uint64_t reclaimed;
+	uint64_t swapped;         /* of reclaimed: anon pages to swap */
 	uint64_t ns;              /* virtual time it cost */
 };
 
