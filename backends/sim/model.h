@@ -151,6 +151,7 @@ struct sim_machine {
 	struct sim_waitq writeback_wq; /* woken when writeback completes */
 	struct sim_task *flusher, *kswapd;
 	bool flusher_idle;        /* asleep with nothing dirty: no timer */
+	uint64_t last_old_flush_ns; /* the flusher's last pass for old data */
 	struct sim_waitq flusher_wq, kswapd_wq;
 	uint64_t wmark_min, wmark_low, wmark_high; /* free pages */
 	/* Objects. */

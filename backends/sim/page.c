@@ -501,7 +501,8 @@ static uint64_t dirty_limit(const struct sim_machine *m, uint64_t ppm)
 
 /* The flusher: every 5 s, pages dirty for 30 s; at once, everything above
  * the background threshold. Sleeps without a timeout while nothing is
- * dirty, so a machine with no work ends. */
+ * dirty, so a machine with no work ends; the first page dirtied then
+ * starts its timer (wb_wakeup_delayed()). */
 static void flusher(struct sim_task *t, void *arg)
 {
 	struct sim_machine *m = arg;
@@ -517,11 +518,14 @@ static void flusher(struct sim_task *t, void *arg)
 		bg = dirty_limit(m, DIRTY_BACKGROUND_PPM);
 		if (m->dirty > bg)
 			writeback(m, m->dirty - bg, SIM_UNLIMITED, -1);
-		/* Woken from idle by the first page dirtied, nothing is old
-		 * yet: the periodic timer starts (wb_wakeup_delayed()). */
-		if (!idle && m->now > DIRTY_EXPIRE_NS)
+		/* wb_check_old_data_flush(): pages dirty for 30 s, at most
+		 * once in 5 s, whatever woke the flusher. */
+		if (m->now > DIRTY_EXPIRE_NS &&
+		    m->now >= m->last_old_flush_ns + WRITEBACK_INTERVAL_NS) {
+			m->last_old_flush_ns = m->now;
 			writeback(m, SIM_UNLIMITED, m->now - DIRTY_EXPIRE_NS,
 				  -1);
+		}
 	}
 }
 
