@@ -383,7 +383,7 @@ static void limit_reclaim(struct sim_machine *m, struct sim_memcg *over,
 }
 
 /* One reclaim for a huge-page charge: its anon swap-outs are counted as
- * the huge page's (the review concern of S5). */
+ * the huge page's (what the 2014 fix's review feared). */
 static uint64_t thp_limit_reclaim(struct sim_machine *m,
 				  struct sim_memcg *over, uint64_t nr,
 				  bool clean_only)
@@ -395,8 +395,9 @@ static uint64_t thp_limit_reclaim(struct sim_machine *m,
 	return res.reclaimed;
 }
 
-/* The time a huge page saves its task: the small faults it replaces. The
- * budget MR_THP_BUDGET may spend in reclaim for it. */
+/* MR_THP_BUDGET's budget: what reclaim frees, at the group's measured
+ * limit-reclaim rate, in the time the huge page saves its task (the small
+ * faults it replaces). 0 before the group has reclaimed at all. */
 static uint64_t thp_budget_pages(const struct sim_machine *m,
 				 const struct sim_memcg *over)
 {
