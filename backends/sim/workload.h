@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Workloads of the simulator: programs made of simulated tasks, built on
- * sim.h only, for the reference scenarios and anything else that wants
- * them (the trace replay, tests). Each starts its tasks on a machine and
- * fills a result struct as they run; the caller runs the machine.
+ * Workloads of the simulator: tasks that reproduce what the programs of
+ * the reference experiments did to memory, built on sim.h only, so that
+ * scenarios, the trace replay and the tests can reuse them. One section
+ * per workload, each implemented in workload-<name>.c.
  */
 #ifndef MR_SIM_WORKLOAD_H
 #define MR_SIM_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "sim.h"
 
 /* ------------------------------------------------------------- backup */
 
-/* tar piping into gzip (S3): tar reads a tree of files one after the
- * other and copies them into a pipe; gzip takes pages out of the pipe,
- * compresses them and writes the archive. Both run in one group. */
+/* workload-backup.c: tar piping into gzip (S3). tar reads a tree of files
+ * one after the other and copies them into a pipe; gzip takes pages out
+ * of the pipe, compresses them and writes the archive. Both run in one
+ * group; the caller runs the machine, the result fills as they run. */
 struct sim_backup_params {
 	uint64_t files;          /* files in the tree */
 	uint64_t tree_pages;     /* their mean total size (sizes are drawn
@@ -50,10 +54,10 @@ void sim_backup_free(struct sim_backup *b);
 
 /* ------------------------------------------------------------- thp */
 
-/* A file writer beside an anonymous faulter (S5): the faulter maps a
- * range, touches it in 4 KiB steps (with THP, each aligned 2 MiB range is
- * first tried as a huge page) and unmaps it; the writer writes a file
- * linearly from the start, in write_pages writes, starting over (a new
+/* workload-thp.c: a file writer beside an anonymous faulter (S5). The
+ * faulter maps a range, touches it in 4 KiB steps (with THP, each aligned
+ * 2 MiB range is first tried as a huge page) and unmaps it; the writer
+ * writes a file linearly, in write_pages writes, starting over (a new
  * file) at its end, until the faulter is done. The faulter starts once
  * the writer has written prefill_pages, so the group is full of cache. */
 struct sim_thp_params {
