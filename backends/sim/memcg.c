@@ -579,13 +579,13 @@ static uint64_t reclaim_high(struct sim_machine *m, struct sim_memcg *g,
 
 /* The 5.6 calculate_high_delay() (e26733e0d0ec, 5.6-rc7; fixed by
  * 9b8b17541f13, "mm, memcg: do not high throttle allocators based on
- * wraparound", 5.7-rc1) in its own unsigned 64-bit arithmetic, at HZ 1000:
- * every level below the root counts,
- * and one whose usage is below its high gives a wrapped usage - high.
- * For a finite high that is about 2^64 / high, whose square overflows to
- * a large number of jiffies: the 2 s clamp, slept by a task whose
- * reclaim has just brought usage under high. A high of "max" is
- * PAGE_COUNTER_MAX there, and its wrapped overage comes out near 0. */
+ * wraparound", 5.7-rc1) in its own unsigned 64-bit arithmetic, at HZ
+ * 1000: every level below the root counts, the group itself included, and
+ * one whose usage is below its high gives a wrapped usage - high. For a
+ * finite high that is about 2^64 / high, whose square overflows to a large
+ * number of jiffies: the 2 s clamp, slept by a task whose reclaim has just
+ * brought usage under high. A high of "max" is PAGE_COUNTER_MAX there, and
+ * its wrapped overage comes out near 0. */
 #define PAGE_COUNTER_MAX_56 (INT64_MAX / SIM_PAGE_SIZE)
 #define HZ_56 1000ULL
 static uint64_t delay_buggy_56(const struct sim_memcg *g, uint64_t nr_pages)
@@ -615,8 +615,8 @@ static uint64_t delay_buggy_56(const struct sim_memcg *g, uint64_t nr_pages)
 }
 
 /* Since 5.8: the largest overage of g and its ancestors below the root
- * through the curve (the library's mr_throttle_delay_ns(); the kernel's
- * own is its MR_THROTTLE_KERNEL), 0 at or below high. */
+ * through the curve (the library's mr_throttle_delay_ns(), whose
+ * MR_THROTTLE_KERNEL is the kernel's own), 0 at or below high. */
 static uint64_t delay_curve(const struct sim_machine *m,
 			    const struct sim_memcg *g, uint64_t nr_pages)
 {

@@ -196,9 +196,10 @@ enum sim_knob {
 	SIM_NR_KNOBS,
 };
 
-/* How memory.high's penalty is computed: the kernel's since 5.8, or the
- * 5.6-era defect: the penalty taken from an ancestor whose usage is below
- * its high wraps around and sleeps the 2 s maximum (S3). */
+/* How memory.high's penalty is computed: the kernel's since 5.8 with the
+ * curve given, or the 5.6-era defect: a level (the group or an ancestor)
+ * whose usage is below its high gives a wrapped overage, and the task
+ * sleeps the 2 s maximum after reclaim brought it under high (S3). */
 enum sim_high_mode {
 	SIM_HIGH_KERNEL = 0,
 	SIM_HIGH_BUGGY_56 = 1,
