@@ -207,6 +207,7 @@ static sim_obj obj_new(struct sim_machine *m, uint64_t pages, bool anon)
 	o->anon = anon;
 	o->pages = pages;
 	o->resident = 0;
+	o->dirty_from = pages;
 	return i;
 }
 
@@ -306,6 +307,8 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 	p->wb_done_ns = m->now; /* dirtied at, until written back */
 	m->memcg[p->memcg]->dirty++;
 	m->dirty++;
+	if (p->index < m->objs[p->obj].dirty_from)
+		m->objs[p->obj].dirty_from = p->index;
 }
 
 /* Reads (or, for a write, creates) the missing pages of [off, off + n).
@@ -366,7 +369,6 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			sim_stall_end(m);
 	}
 	sim_cpu(m, total * m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, total);
 	return 0;
 }
 
@@ -380,14 +382,14 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
 	r = file_fault(m, o, off, n, false);
-	if (r < 0)
-		return r;
 	obj = &m->objs[o];
-	for (k = off; k < off + n; k++) {
+	for (k = off; k < off + n && r == 0; k++) {
 		if (obj->slots[k].pfn != SIM_NOPAGE)
 			mark_accessed(m, obj->slots[k].pfn);
 	}
-	return 0;
+	/* The return to user space. */
+	sim_memcg_handle_high(m);
+	return r;
 }
 
 /* Writes back up to n dirty pages, each file in page order as the
@@ -397,7 +399,7 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			  uint64_t older_than, int obj)
 {
-	uint64_t done = 0, k;
+	uint64_t done = 0, k, left;
 	struct sim_object *o;
 	struct sim_page *p;
 	uint32_t i, pfn;
@@ -406,19 +408,24 @@ static uint64_t writeback(struct sim_machine *m, uint64_t n,
 		o = &m->objs[i];
 		if (!o->used || o->anon || (obj >= 0 && i != (uint32_t)obj))
 			continue;
-		for (k = 0; k < o->pages && done < n; k++) {
+		left = o->pages; /* the first page that stays dirty */
+		for (k = o->dirty_from; k < o->pages && done < n; k++) {
 			pfn = o->slots[k].pfn;
 			if (pfn == SIM_NOPAGE)
 				continue;
 			p = &m->pages[pfn];
-			if (!(p->flags & PG_DIRTY) ||
-			    (older_than != SIM_UNLIMITED &&
-			     p->wb_done_ns > older_than))
+			if (!(p->flags & PG_DIRTY))
 				continue;
-			sim_writeback_start(m, pfn,
-					    sim_disk_submit(m, i, k, 1));
-			done++;
+			if (older_than == SIM_UNLIMITED ||
+			    p->wb_done_ns <= older_than) {
+				sim_writeback_start(m, pfn,
+						    sim_disk_submit(m, i, k, 1));
+				done++;
+			}
+			if ((p->flags & PG_DIRTY) && k < left)
+				left = k;
 		}
+		o->dirty_from = k < left ? k : left;
 	}
 	return done;
 }
@@ -508,22 +515,31 @@ static uint64_t dirty_limit(const struct sim_machine *m, uint64_t ppm)
 
 /* The flusher: every 5 s, pages dirty for 30 s; at once, everything above
  * the background threshold. Sleeps without a timeout while nothing is
- * dirty, so a machine with no work ends. */
+ * dirty, so a machine with no work ends; the first page dirtied then
+ * starts its timer (wb_wakeup_delayed()). */
 static void flusher(struct sim_task *t, void *arg)
 {
 	struct sim_machine *m = arg;
 	uint64_t bg;
+	bool idle;
 
 	(void)t;
 	for (;;) {
+		idle = m->flusher_idle = !m->dirty;
 		sim_wait(m, &m->flusher_wq,
-			 m->dirty ? WRITEBACK_INTERVAL_NS : SIM_UNLIMITED);
+			 idle ? SIM_UNLIMITED : WRITEBACK_INTERVAL_NS);
+		m->flusher_idle = false;
 		bg = dirty_limit(m, DIRTY_BACKGROUND_PPM);
 		if (m->dirty > bg)
 			writeback(m, m->dirty - bg, SIM_UNLIMITED, -1);
-		if (m->now > DIRTY_EXPIRE_NS)
+		/* wb_check_old_data_flush(): pages dirty for 30 s, at most
+		 * once in 5 s, whatever woke the flusher. */
+		if (m->now > DIRTY_EXPIRE_NS &&
+		    m->now >= m->last_old_flush_ns + WRITEBACK_INTERVAL_NS) {
+			m->last_old_flush_ns = m->now;
 			writeback(m, SIM_UNLIMITED, m->now - DIRTY_EXPIRE_NS,
 				  -1);
+		}
 	}
 }
 
@@ -562,8 +578,10 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
 	r = file_fault(m, o, off, n, true);
-	if (r < 0)
+	if (r < 0) {
+		sim_memcg_handle_high(m);
 		return r;
+	}
 	obj = &m->objs[o];
 	for (k = off; k < off + n; k++) {
 		if (obj->slots[k].pfn == SIM_NOPAGE)
@@ -571,9 +589,13 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 		mark_accessed(m, obj->slots[k].pfn);
 		set_dirty(m, obj->slots[k].pfn);
 	}
-	if (!m->flusher || m->flusher_wq.head)
+	/* Only an idle flusher needs a write to start its timer; above
+	 * the background threshold balance_dirty() wakes it at once. */
+	if (!m->flusher || m->flusher_idle)
 		wake_flusher(m);
 	balance_dirty(m);
+	/* The return to user space. */
+	sim_memcg_handle_high(m);
 	return 0;
 }
 
@@ -629,7 +651,7 @@ static bool huge_fault(struct sim_machine *m, struct sim_memcg *g,
 	sim_memcg_count(g, SIM_THP_FAULT_ALLOC, 1);
 	sim_memcg_count(g, SIM_PGFAULT, 1);
 	sim_cpu(m, m->costs.hpage_fault_ns);
-	sim_memcg_handle_high(m, g, SIM_HPAGE_NR);
+	sim_memcg_handle_high(m);
 	return true;
 }
 
@@ -667,7 +689,7 @@ static int small_fault(struct sim_machine *m, struct sim_memcg *g,
 		sim_stall_end(m);
 	}
 	sim_cpu(m, m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, 1);
+	sim_memcg_handle_high(m);
 	return 0;
 }
 
