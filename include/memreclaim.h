@@ -825,7 +825,7 @@ enum mr_sim_swap {
 struct mr_sim_config {
 	size_t size;
 	uint64_t seed;
-	uint64_t ram_bytes;     /* 16 MiB .. 16 TiB; 0: 1 GiB */
+	uint64_t ram_bytes;     /* 16 MiB .. 8 TiB; 0: 1 GiB */
 	uint32_t cpus;          /* 1 .. 4096; 0: 2 */
 	uint64_t swap_bytes;    /* 0: no swap */
 	int swap_kind;          /* enum mr_sim_swap; NONE with swap_bytes 0 */

@@ -164,7 +164,10 @@ START_TEST(sim_new_misuse)
 	c = sim_config();
 	c.ram_bytes = (16ULL << 20) - 4096;
 	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
-	c.ram_bytes = (16ULL << 40) + 4096;
+	c.ram_bytes = (8ULL << 40) + 4096;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	/* 16 TiB is 2^32 pages: beyond the page numbers (was -ENOMEM). */
+	c.ram_bytes = 16ULL << 40;
 	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
 	c = sim_config();
 	c.cpus = 4097;

@@ -9,7 +9,8 @@
 #include "sim.h"
 
 #define MIN_RAM_BYTES (16ULL << 20)
-#define MAX_RAM_BYTES (16ULL << 40)
+/* Page numbers are 32-bit. */
+#define MAX_RAM_BYTES (8ULL << 40)
 #define MAX_CPUS 4096u
 
 MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret)

@@ -361,6 +361,7 @@ void sim_task_move(struct sim_task *t, struct sim_memcg *g)
 
 	sim_memcg_psi_change(t->memcg, -stalled, -1);
 	t->memcg = g;
+	t->charge_stock = 0; /* the stock is of the old group */
 	sim_memcg_psi_change(g, stalled, 1);
 }
 

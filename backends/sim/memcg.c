@@ -15,7 +15,7 @@
 
 /* mm/memcontrol.c MAX_RECLAIM_RETRIES (5 before 5.9, 16 since). */
 #define RECLAIM_RETRIES 5
-/* mm/memcontrol.c: a throttle sleep shorter than this is skipped. */
+/* mm/memcontrol.c: a throttle sleep of this or less is skipped. */
 #define MIN_THROTTLE_NS 10000000ULL
 
 struct sim_memcg *sim_root(struct sim_machine *m)
@@ -371,71 +371,164 @@ void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n)
 	sim_memcg_usage_changed(g);
 }
 
-/* Direct reclaim at a limit, in the running task. */
-static uint64_t limit_reclaim(struct sim_machine *m, struct sim_memcg *over,
-			      uint64_t nr, bool clean_only)
+/* Direct reclaim at a limit, in the running task; the rate it achieved
+ * is remembered for MR_THP_BUDGET. Fills *res. */
+static void limit_reclaim(struct sim_machine *m, struct sim_memcg *over,
+			  uint64_t nr, bool clean_only,
+			  struct sim_reclaim_result *res)
+{
+	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, clean_only, res);
+	over->limit_reclaimed += res->reclaimed;
+	over->limit_reclaim_ns += res->ns;
+}
+
+/* One reclaim for a huge-page charge: its anon swap-outs are counted as
+ * the huge page's (what the 2014 fix's review feared). */
+static uint64_t thp_limit_reclaim(struct sim_machine *m,
+				  struct sim_memcg *over, uint64_t nr,
+				  bool clean_only)
 {
 	struct sim_reclaim_result res;
 
-	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, clean_only, &res);
+	limit_reclaim(m, over, nr, clean_only, &res);
+	sim_memcg_count(over, SIM_THP_SWPOUT, res.swapped);
 	return res.reclaimed;
 }
 
-/* The huge-page charge of 512 pages that does not fit under `over`.
- * Returns true when the group now has room for it. */
-static bool thp_make_room(struct sim_machine *m, struct sim_memcg *over)
+/* MR_THP_BUDGET's budget: what reclaim frees, at the group's measured
+ * limit-reclaim rate, in the time the huge page saves its task (the small
+ * faults it replaces). 0 before the group has reclaimed at all. */
+static uint64_t thp_budget_pages(const struct sim_machine *m,
+				 const struct sim_memcg *over)
 {
-	uint64_t shortfall, loops;
-	int advice, r;
+	uint64_t save_ns = (SIM_HPAGE_NR - 1) * m->costs.minor_fault_ns;
+
+	if (!over->limit_reclaim_ns || save_ns <= m->costs.hpage_fault_ns)
+		return 0;
+	return (uint64_t)((unsigned __int128)over->limit_reclaimed *
+			  (save_ns - m->costs.hpage_fault_ns) /
+			  over->limit_reclaim_ns);
+}
+
+/* The reclaim of a huge-page charge (512 pages, GFP_TRANSHUGE: no OOM,
+ * __GFP_NORETRY) that does not fit under `over`. Returns false when the
+ * policy gives up at once, true when it reclaimed (the caller then looks
+ * at the room). */
+static bool thp_reclaim(struct sim_machine *m, struct sim_memcg *over)
+{
+	uint64_t shortfall, total = 0, clean = 0, budget = 0;
+	unsigned loop;
+	int advice;
 
 	switch (m->thp_mode) {
 	case SIM_THP_OLD:
-		/* Before the 2014 fix: mem_cgroup_reclaim() looped in
-		 * SWAP_CLUSTER_MAX batches only until the group had room
-		 * for one small page, then the huge charge failed. */
-		for (loops = 0; loops < 100 && room(over) < 1; loops++) {
-			if (!limit_reclaim(m, over, SIM_SWAP_CLUSTER_MAX,
-					   false))
+		/* 3.17 mem_cgroup_reclaim(): SWAP_CLUSTER_MAX at a time
+		 * until there is room for one page, at most
+		 * MEM_CGROUP_MAX_RECLAIM_LOOPS times, and no more once two
+		 * rounds freed nothing at all. */
+		for (loop = 0; loop < 100; loop++) {
+			total += thp_limit_reclaim(m, over,
+						   SIM_SWAP_CLUSTER_MAX, false);
+			if (room(over) >= 1 || (loop && !total))
 				break;
 		}
-		return room(over) >= SIM_HPAGE_NR;
+		return true;
 	case SIM_THP_FULL:
-		shortfall = SIM_HPAGE_NR - room(over);
-		limit_reclaim(m, over, shortfall, false);
-		return room(over) >= SIM_HPAGE_NR;
+		/* The 2014 fix (mm: memcontrol: fix transparent huge page
+		 * allocations under pressure): try_to_free_mem_cgroup_pages()
+		 * with the whole charge as its goal. */
+		thp_limit_reclaim(m, over, SIM_HPAGE_NR, false);
+		return true;
 	default:
+		/* The library's policy in place of the goal: it asks for
+		 * the shortfall, only of clean cache for MR_THP_CLEAN_CACHE,
+		 * within the time the huge page saves for MR_THP_BUDGET. */
 		shortfall = SIM_HPAGE_NR - room(over);
-		r = mr_thp_decide(m->thp_policy, sim_bytes(SIM_HPAGE_NR),
+		if (m->thp_policy == MR_THP_CLEAN_CACHE)
+			clean = sim_memcg_clean_cache(over);
+		if (m->thp_policy == MR_THP_BUDGET)
+			budget = thp_budget_pages(m, over);
+		if (mr_thp_decide(m->thp_policy, sim_bytes(SIM_HPAGE_NR),
 				  sim_bytes(over->usage),
 				  sim_bytes(over->knob[SIM_KNOB_MAX]), 0,
-				  sim_bytes(sim_memcg_clean_cache(over)), 0,
-				  &advice);
-		if (r < 0 || advice == MR_THP_ADVICE_SMALL)
+				  sim_bytes(clean), sim_bytes(budget),
+				  &advice) < 0 ||
+		    advice == MR_THP_ADVICE_SMALL)
 			return false;
-		limit_reclaim(m, over, shortfall,
-			      m->thp_policy == MR_THP_CLEAN_CACHE);
-		return room(over) >= SIM_HPAGE_NR;
+		thp_limit_reclaim(m, over,
+				  shortfall > SIM_SWAP_CLUSTER_MAX ?
+				  shortfall : SIM_SWAP_CLUSTER_MAX,
+				  m->thp_policy == MR_THP_CLEAN_CACHE);
+		return true;
+	}
+}
+
+/* MEMCG_CHARGE_BATCH of 5.6 to 6.0 (64 since 6.1): the era of S3. */
+#define CHARGE_BATCH 32
+
+static bool above_high(const struct sim_memcg *g)
+{
+	return g->knob[SIM_KNOB_HIGH] != SIM_UNLIMITED &&
+	       g->usage > g->knob[SIM_KNOB_HIGH];
+}
+
+/* try_charge(): a task charges batches and keeps the surplus in a per-CPU
+ * stock that its next charges consume without a look at the limits; a
+ * batch charged while a level from g up is above its high is added to
+ * the pages the task reclaims on its return to user space. The model's
+ * usage stays exact: only the cadence of that check is the kernel's. */
+static void note_over_high(struct sim_machine *m, struct sim_memcg *g,
+			   uint64_t n)
+{
+	struct sim_task *t = m->current;
+	uint64_t need, charged;
+
+	if (!t)
+		return;
+	if (t->charge_stock >= n) {
+		t->charge_stock -= n;
+		return;
+	}
+	need = n - t->charge_stock;
+	charged = (need + CHARGE_BATCH - 1) / CHARGE_BATCH * CHARGE_BATCH;
+	t->charge_stock = charged - need;
+	for (; g; g = g->parent) {
+		if (above_high(g)) {
+			t->nr_pages_over_high += charged;
+			return;
+		}
 	}
 }
 
 int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 			 uint64_t n, bool huge)
 {
+	struct sim_reclaim_result res;
 	struct sim_memcg *over;
 	unsigned retries = RECLAIM_RETRIES;
+	bool drained = false;
 	uint64_t nr;
 
 	while ((over = over_max(g, n))) {
 		sim_memcg_count(over, SIM_FAILCNT, 1);
 		sim_memcg_count(over, SIM_EV_MAX, 1);
 		if (huge) {
-			if (!thp_make_room(m, over))
+			if (!thp_reclaim(m, over))
 				return -ENOMEM;
+			if (room(over) >= n)
+				continue;
+			/* Since the 2014 fix a miss drains the per-CPU
+			 * stocks and tries once more; then __GFP_NORETRY
+			 * fails the charge and the fault falls back. */
+			if (m->thp_mode == SIM_THP_OLD || drained)
+				return -ENOMEM;
+			drained = true;
 			continue;
 		}
 		/* try_to_free_mem_cgroup_pages(): at least SWAP_CLUSTER_MAX */
 		nr = n > SIM_SWAP_CLUSTER_MAX ? n : SIM_SWAP_CLUSTER_MAX;
-		if (limit_reclaim(m, over, nr, false))
+		limit_reclaim(m, over, nr, false, &res);
+		if (res.reclaimed)
 			continue;
 		if (!--retries) {
 			sim_memcg_count(over, SIM_EV_OOM, 1);
@@ -444,6 +537,7 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 		}
 	}
 	commit_charge(g, n);
+	note_over_high(m, g, n);
 	return 0;
 }
 
@@ -462,56 +556,121 @@ void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
 		};
 }
 
-/* The delay for the charge, from the worst level above high. The 5.6-era
- * defect took every level's usage - high as unsigned: a level below its
- * high wrapped around to the maximum penalty. */
-static uint64_t high_delay(struct sim_machine *m, struct sim_memcg *g,
-			   uint64_t charged)
+/* mm/memcontrol.c reclaim_high(): each level from g up, below the root,
+ * that is above its high reclaims nr pages (at least SWAP_CLUSTER_MAX,
+ * as try_to_free_mem_cgroup_pages() does). Returns the pages reclaimed. */
+static uint64_t reclaim_high(struct sim_machine *m, struct sim_memcg *g,
+			     uint64_t nr)
+{
+	struct sim_reclaim_result res;
+	uint64_t total = 0;
+
+	for (; g && g->parent; g = g->parent) {
+		if (!above_high(g))
+			continue;
+		sim_memcg_count(g, SIM_EV_HIGH, 1);
+		sim_reclaim(m, g, nr > SIM_SWAP_CLUSTER_MAX ? nr :
+			    SIM_SWAP_CLUSTER_MAX, SIM_RECLAIM_HIGH, true, false,
+			    &res);
+		total += res.reclaimed;
+	}
+	return total;
+}
+
+/* The 5.6 calculate_high_delay() (e26733e0d0ec, 5.6-rc7; fixed by
+ * 9b8b17541f13, "mm, memcg: do not high throttle allocators based on
+ * wraparound", 5.7-rc1) in its own unsigned 64-bit arithmetic, at HZ
+ * 1000: every level below the root counts, the group itself included, and
+ * one whose usage is below its high gives a wrapped usage - high. For a
+ * finite high that is about 2^64 / high, whose square overflows to a large
+ * number of jiffies: the 2 s clamp, slept by a task whose reclaim has just
+ * brought usage under high. A high of "max" is PAGE_COUNTER_MAX there, and
+ * its wrapped overage comes out near 0. */
+#define PAGE_COUNTER_MAX_56 (INT64_MAX / SIM_PAGE_SIZE)
+#define HZ_56 1000ULL
+static uint64_t delay_buggy_56(const struct sim_memcg *g, uint64_t nr_pages)
+{
+	uint64_t usage, high, overage, max_overage = 0, jiffies;
+
+	for (; g && g->parent; g = g->parent) {
+		usage = g->usage;
+		high = g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED ?
+		       PAGE_COUNTER_MAX_56 : g->knob[SIM_KNOB_HIGH];
+		if (high < 1)
+			high = 1;
+		overage = usage - high;
+		overage <<= 20;                 /* DELAY_PRECISION_SHIFT */
+		overage /= high;
+		if (overage > max_overage)
+			max_overage = overage;
+	}
+	if (!max_overage)
+		return 0;
+	jiffies = max_overage * max_overage * HZ_56;
+	jiffies >>= 20 + 14;            /* PRECISION + SCALING_SHIFT */
+	jiffies = jiffies * nr_pages / CHARGE_BATCH;
+	if (jiffies > 2 * HZ_56)        /* MEMCG_MAX_HIGH_DELAY_JIFFIES */
+		jiffies = 2 * HZ_56;
+	return jiffies * (1000000000ULL / HZ_56);
+}
+
+/* Since 5.8: the largest overage of g and its ancestors below the root
+ * through the curve (the library's mr_throttle_delay_ns(), whose
+ * MR_THROTTLE_KERNEL is the kernel's own), 0 at or below high. */
+static uint64_t delay_curve(const struct sim_machine *m,
+			    const struct sim_memcg *g, uint64_t nr_pages)
 {
 	uint64_t worst = 0, d;
 
-	for (; g; g = g->parent) {
+	for (; g && g->parent; g = g->parent) {
 		if (g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED)
 			continue;
-		if (m->high_mode == SIM_HIGH_BUGGY_56 &&
-		    g->usage < g->knob[SIM_KNOB_HIGH])
-			return m->high_curve.max_delay_ns;
-		if (mr_throttle_delay_ns(&m->high_curve,
-					 sim_bytes(g->usage),
+		if (mr_throttle_delay_ns(&m->high_curve, sim_bytes(g->usage),
 					 sim_bytes(g->knob[SIM_KNOB_HIGH]),
-					 sim_bytes(charged), &d) == 0 &&
+					 sim_bytes(nr_pages), &d) == 0 &&
 		    d > worst)
 			worst = d;
 	}
 	return worst;
 }
 
-void sim_memcg_handle_high(struct sim_machine *m, struct sim_memcg *g,
-			   uint64_t charged)
+/* mem_cgroup_handle_over_high(): reclaim the batches charged above high,
+ * then sleep the penalty unless it is 10 ms or less (HZ / 100). 5.6 did
+ * one reclaim; since 5.8 (b3ff92916af3, "mm, memcg: reclaim more
+ * aggressively before high allocator throttling") it reclaims
+ * SWAP_CLUSTER_MAX more while that makes progress, or up to
+ * MAX_RECLAIM_RETRIES times without, before it sleeps. */
+void sim_memcg_handle_high(struct sim_machine *m)
 {
-	struct sim_reclaim_result res;
-	struct sim_memcg *c;
-	bool excursion = false;
-	uint64_t delay;
+	struct sim_task *t = m->current;
+	int retries = RECLAIM_RETRIES;
+	uint64_t nr, to_reclaim, reclaimed, delay;
+	struct sim_memcg *g, *c;
+	bool unjust = true;
 
-	/* reclaim_high(): each level above high reclaims its excess. */
-	for (c = g; c; c = c->parent) {
-		if (c->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED ||
-		    c->usage <= c->knob[SIM_KNOB_HIGH])
-			continue;
-		excursion = true;
-		sim_memcg_count(c, SIM_EV_HIGH, 1);
-		sim_reclaim(m, c, c->usage - c->knob[SIM_KNOB_HIGH],
-			    SIM_RECLAIM_HIGH, true, false, &res);
+	if (!t || !t->nr_pages_over_high)
+		return;
+	nr = to_reclaim = t->nr_pages_over_high;
+	t->nr_pages_over_high = 0;
+	g = t->memcg;
+	for (;;) {
+		reclaimed = reclaim_high(m, g, to_reclaim);
+		delay = m->high_mode == SIM_HIGH_BUGGY_56 ?
+			delay_buggy_56(g, nr) : delay_curve(m, g, nr);
+		if (delay <= MIN_THROTTLE_NS)
+			return;
+		if (m->high_mode == SIM_HIGH_BUGGY_56 ||
+		    !(reclaimed || retries-- > 0))
+			break;
+		to_reclaim = SIM_SWAP_CLUSTER_MAX;
 	}
-	if (!excursion || !m->current)
-		return;
-	/* mem_cgroup_handle_over_high(): the penalty after reclaim. */
-	delay = high_delay(m, g, charged);
-	if (delay < MIN_THROTTLE_NS)
-		return;
-	m->current->stats.throttle_ns += delay;
-	m->current->stats.throttle_count++;
+	for (c = g; c && c->parent; c = c->parent)
+		unjust = unjust && !above_high(c);
+	t->stats.throttle_ns += delay;
+	t->stats.throttle_count++;
+	t->stats.throttle_unjust_count += unjust;
+	if (delay > t->stats.throttle_max_ns)
+		t->stats.throttle_max_ns = delay;
 	sim_stall_begin(m);
 	sim_sleep(m, delay);
 	sim_stall_end(m);

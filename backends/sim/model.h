@@ -41,6 +41,9 @@ struct sim_object {
 	/* On the machine's list of files with dirty pages, in the order
 	 * they were first dirtied (the flusher's b_dirty list). */
 	uint32_t dirty_prev, dirty_next;
+	/* No page below this index is dirty: writeback starts there, as
+	 * the kernel's looks up only pages tagged dirty. */
+	uint64_t dirty_from;
 	struct sim_slot *slots;
 };
 
@@ -82,6 +85,9 @@ struct sim_memcg {
 	 * one stopped at (the kernel keeps that position in the reclaim
 	 * root: mem_cgroup_iter() with a reclaim cookie). A group id. */
 	unsigned reclaim_cursor;
+	/* Direct reclaim at this group's max so far: the measured rate a
+	 * huge-page charge's time budget is converted with (MR_THP_BUDGET). */
+	uint64_t limit_reclaimed, limit_reclaim_ns;
 	/* PSI (kernel/sched/psi.c, simplified to whole tasks): how many of
 	 * the group's tasks are stalled on memory, how many exist, and the
 	 * totals. */
@@ -111,6 +117,12 @@ struct sim_task {
 	bool done;
 	unsigned stall_depth;     /* nested memstall sections */
 	uint64_t stall_start_ns;
+	/* mm/memcontrol.c try_charge(): what is left of the charge batch
+	 * the task charged last (the per-CPU stock), and the pages of the
+	 * batches it charged while a level was above its high, reclaimed
+	 * on its return to user space (memcg_nr_pages_over_high). */
+	uint64_t charge_stock;
+	uint64_t nr_pages_over_high;
 	struct sim_task_stats stats;
 	struct sim_task *all_next;
 };
@@ -147,6 +159,8 @@ struct sim_machine {
 	uint64_t wb_head, wb_tail, wb_cap; /* ring: [head, tail) mod cap */
 	struct sim_waitq writeback_wq; /* woken when writeback completes */
 	struct sim_task *flusher, *kswapd;
+	bool flusher_idle;        /* asleep with nothing dirty: no timer */
+	uint64_t last_old_flush_ns; /* the flusher's last pass for old data */
 	struct sim_waitq flusher_wq, kswapd_wq;
 	uint64_t wmark_min, wmark_low, wmark_high; /* free pages */
 	/* Objects. */
@@ -189,9 +203,10 @@ void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n);
 void sim_memcg_count(struct sim_memcg *g, int counter, uint64_t n);
 /* Usage moved: runs threshold callbacks that were crossed. */
 void sim_memcg_usage_changed(struct sim_memcg *g);
-/* After a charge: memory.high reclaim and throttling. */
-void sim_memcg_handle_high(struct sim_machine *m, struct sim_memcg *g,
-			   uint64_t charged);
+/* The running task's return to user space after a fault or a system
+ * call: memory.high reclaim and throttling for the batches it charged
+ * above high (mem_cgroup_handle_over_high()). */
+void sim_memcg_handle_high(struct sim_machine *m);
 /* Whether a is g or an ancestor of g. */
 bool sim_memcg_is_ancestor(const struct sim_memcg *a,
 			   const struct sim_memcg *g);

@@ -228,6 +228,7 @@ static sim_obj obj_new(struct sim_machine *m, uint64_t pages, bool anon)
 	o->pages = pages;
 	o->resident = 0;
 	o->dirty = 0;
+	o->dirty_from = pages;
 	return i;
 }
 
@@ -283,7 +284,21 @@ static int charge(struct sim_machine *m, struct sim_memcg *g, uint64_t n,
 
 	if (r < 0)
 		return r;
-	return sim_memcg_try_charge(m, g, n, huge);
+	r = sim_memcg_try_charge(m, g, n, huge);
+	if (r < 0)
+		return r;
+	/* The charge may have slept in reclaim while other tasks took the
+	 * free pages: make room again. sim_make_room() does not sleep after
+	 * it has seen enough free pages, so they are still there for the
+	 * caller's install(). */
+	while (m->nr_free < n) {
+		r = sim_make_room(m, n);
+		if (r < 0) {
+			sim_memcg_uncharge(g, n);
+			return r;
+		}
+	}
+	return 0;
 }
 
 /* Puts a new page for slot `index` of object o on g's list `lru`. */
@@ -333,6 +348,8 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 	m->memcg[p->memcg]->dirty++;
 	m->dirty++;
 	obj_dirty(m, p->obj);
+	if (p->index < m->objs[p->obj].dirty_from)
+		m->objs[p->obj].dirty_from = p->index;
 }
 
 /* Reads (or, for a write, creates) the missing pages of [off, off + n).
@@ -393,7 +410,6 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			sim_stall_end(m);
 	}
 	sim_kernel_cpu(m, total * m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, total);
 	return 0;
 }
 
@@ -407,14 +423,14 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
 	r = file_fault(m, o, off, n, false);
-	if (r < 0)
-		return r;
 	obj = &m->objs[o];
-	for (k = off; k < off + n; k++) {
+	for (k = off; k < off + n && r == 0; k++) {
 		if (obj->slots[k].pfn != SIM_NOPAGE)
 			mark_accessed(m, obj->slots[k].pfn);
 	}
-	return 0;
+	/* The return to user space. */
+	sim_memcg_handle_high(m);
+	return r;
 }
 
 /* Writes back up to n dirty pages, the files in the order they were
@@ -426,7 +442,7 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			  uint64_t older_than, int obj)
 {
-	uint64_t done = 0, k, left;
+	uint64_t done = 0, k, left, first;
 	struct sim_object *o;
 	struct sim_page *p;
 	uint32_t i, next, pfn;
@@ -437,7 +453,9 @@ static uint64_t writeback(struct sim_machine *m, uint64_t n,
 		/* Taken first: the file leaves the list once clean. */
 		next = obj >= 0 ? SIM_NOPAGE : o->dirty_next;
 		left = o->dirty;
-		for (k = 0; k < o->pages && left && done < n; k++) {
+		first = o->pages; /* the first page that stays dirty */
+		for (k = o->dirty_from; k < o->pages && left && done < n;
+		     k++) {
 			pfn = o->slots[k].pfn;
 			if (pfn == SIM_NOPAGE)
 				continue;
@@ -445,13 +463,16 @@ static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			if (!(p->flags & PG_DIRTY))
 				continue;
 			left--;
-			if (older_than != SIM_UNLIMITED &&
-			    p->wb_done_ns > older_than)
-				continue;
-			sim_writeback_start(m, pfn,
-					    sim_disk_submit(m, i, k, 1));
-			done++;
+			if (older_than == SIM_UNLIMITED ||
+			    p->wb_done_ns <= older_than) {
+				sim_writeback_start(m, pfn,
+						    sim_disk_submit(m, i, k, 1));
+				done++;
+			} else if (k < first) {
+				first = k;
+			}
 		}
+		o->dirty_from = k < first ? k : first;
 	}
 	return done;
 }
@@ -542,24 +563,28 @@ static uint64_t dirty_limit(const struct sim_machine *m, uint64_t ppm)
 
 /* The flusher: every 5 s, pages dirty for 30 s; at once, everything above
  * the background threshold. Sleeps without a timeout while nothing is
- * dirty, so a machine with no work ends. */
+ * dirty, so a machine with no work ends; the first page dirtied then
+ * starts its timer (wb_wakeup_delayed()). */
 static void flusher(struct sim_task *t, void *arg)
 {
 	struct sim_machine *m = arg;
-	uint64_t bg, last_old_flush = 0;
+	uint64_t bg;
+	bool idle;
 
 	(void)t;
 	for (;;) {
+		idle = m->flusher_idle = !m->dirty;
 		sim_wait(m, &m->flusher_wq,
-			 m->dirty ? WRITEBACK_INTERVAL_NS : SIM_UNLIMITED);
+			 idle ? SIM_UNLIMITED : WRITEBACK_INTERVAL_NS);
+		m->flusher_idle = false;
 		bg = dirty_limit(m, DIRTY_BACKGROUND_PPM);
 		if (m->dirty > bg)
 			writeback(m, m->dirty - bg, SIM_UNLIMITED, -1);
-		/* wb_check_old_data_flush(): the expired pages once an
-		 * interval, not at every wake-up by a writer. */
+		/* wb_check_old_data_flush(): pages dirty for 30 s, at most
+		 * once in 5 s, whatever woke the flusher. */
 		if (m->now > DIRTY_EXPIRE_NS &&
-		    m->now - last_old_flush >= WRITEBACK_INTERVAL_NS) {
-			last_old_flush = m->now;
+		    m->now >= m->last_old_flush_ns + WRITEBACK_INTERVAL_NS) {
+			m->last_old_flush_ns = m->now;
 			writeback(m, SIM_UNLIMITED, m->now - DIRTY_EXPIRE_NS,
 				  -1);
 		}
@@ -601,8 +626,10 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
 	r = file_fault(m, o, off, n, true);
-	if (r < 0)
+	if (r < 0) {
+		sim_memcg_handle_high(m);
 		return r;
+	}
 	obj = &m->objs[o];
 	for (k = off; k < off + n; k++) {
 		if (obj->slots[k].pfn == SIM_NOPAGE)
@@ -610,9 +637,13 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 		mark_accessed(m, obj->slots[k].pfn);
 		set_dirty(m, obj->slots[k].pfn);
 	}
-	if (!m->flusher || m->flusher_wq.head)
+	/* Only an idle flusher needs a write to start its timer; above
+	 * the background threshold balance_dirty() wakes it at once. */
+	if (!m->flusher || m->flusher_idle)
 		wake_flusher(m);
 	balance_dirty(m);
+	/* The return to user space. */
+	sim_memcg_handle_high(m);
 	return 0;
 }
 
@@ -668,7 +699,7 @@ static bool huge_fault(struct sim_machine *m, struct sim_memcg *g,
 	sim_memcg_count(g, SIM_THP_FAULT_ALLOC, 1);
 	sim_memcg_count(g, SIM_PGFAULT, 1);
 	sim_kernel_cpu(m, m->costs.hpage_fault_ns);
-	sim_memcg_handle_high(m, g, SIM_HPAGE_NR);
+	sim_memcg_handle_high(m);
 	return true;
 }
 
@@ -749,7 +780,7 @@ static int small_fault(struct sim_machine *m, struct sim_memcg *g,
 		sim_memcg_uncharge(g, nr - used);
 	sim_memcg_count(g, SIM_PGFAULT, 1);
 	sim_kernel_cpu(m, m->costs.minor_fault_ns);
-	sim_memcg_handle_high(m, g, used);
+	sim_memcg_handle_high(m);
 	return 0;
 }
 

@@ -177,6 +177,10 @@ struct sim_task_stats {
 					  machine) */
 	uint64_t throttle_ns;          /* slept above memory.high */
 	uint64_t throttle_count;       /* throttle sleeps */
+	uint64_t throttle_max_ns;      /* the longest throttle sleep */
+	uint64_t throttle_unjust_count; /* throttle sleeps taken although no
+					  level was above its high after
+					  reclaim (the 5.6 defect) */
 	uint64_t stall_ns;             /* memstall: reclaim, refault I/O,
 					  throttling (PSI) */
 	uint64_t user_ns;              /* CPU used in sim_cpu() */
@@ -198,9 +202,10 @@ enum sim_knob {
 	SIM_NR_KNOBS,
 };
 
-/* How memory.high's penalty is computed: the kernel's since 5.8, or the
- * 5.6-era defect: the penalty taken from an ancestor whose usage is below
- * its high wraps around and sleeps the 2 s maximum (S3). */
+/* How memory.high's penalty is computed: the kernel's since 5.8 with the
+ * curve given, or the 5.6-era defect: a level (the group or an ancestor)
+ * whose usage is below its high gives a wrapped overage, and the task
+ * sleeps the 2 s maximum after reclaim brought it under high (S3). */
 enum sim_high_mode {
 	SIM_HIGH_KERNEL = 0,
 	SIM_HIGH_BUGGY_56 = 1,
@@ -247,6 +252,8 @@ enum sim_counter {
 	SIM_ACTIVATE_FILE,
 	SIM_THP_FAULT_ALLOC,
 	SIM_THP_FAULT_FALLBACK,
+	SIM_THP_SWPOUT,                /* anon pages swapped out by reclaim
+					  for huge-page charges */
 	SIM_FAILCNT,                   /* charges that met max */
 	SIM_EV_LOW,                    /* memory.events */
 	SIM_EV_HIGH,
@@ -370,6 +377,7 @@ enum sim_reclaim_ctx {
 struct sim_reclaim_result {
 	uint64_t scanned;
 	uint64_t reclaimed;
+	uint64_t swapped;         /* of reclaimed: anon pages to swap */
 	uint64_t ns;              /* virtual time it cost */
 };
 

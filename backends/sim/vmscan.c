@@ -389,6 +389,7 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 	g->reclaimers--;
 	res->scanned = sc.scanned;
 	res->reclaimed = sc.reclaimed;
+	res->swapped = sc.swapped;
 	res->ns = m->now - t0;
 }
 

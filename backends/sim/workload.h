@@ -40,6 +40,83 @@ struct sim_dd {
 int sim_dd_spawn(struct sim_machine *m, struct sim_memcg *g,
 		 uint64_t start_ns, struct sim_dd *dd);
 
+/* ------------------------------------------------------------- backup */
+
+/* workload-backup.c: tar piping into gzip (S3). tar reads a tree of files
+ * one after the other and copies them into a pipe; gzip takes pages out
+ * of the pipe, compresses them and writes the archive. Both run in one
+ * group; the caller runs the machine, the result fills as they run. */
+struct sim_backup_params {
+	uint64_t files;          /* files in the tree */
+	uint64_t tree_pages;     /* their mean total size (sizes are drawn
+				    from an exponential distribution) */
+	uint64_t read_pages;     /* tar's reads, as readahead makes them */
+	uint64_t pipe_pages;     /* what the pipe holds */
+	uint64_t compress_ns;    /* gzip's CPU per input page */
+	uint64_t ratio;          /* input pages per archive page */
+	uint64_t write_pages;    /* gzip's writes to the archive */
+};
+
+struct sim_backup_result {
+	uint64_t start_ns, end_ns;     /* end: gzip wrote its last page */
+	uint64_t read_pages;           /* of the tree */
+	uint64_t archive_pages;
+	int error;                     /* first error of a task, or 0 */
+	struct sim_task_stats tar, gzip; /* at each task's end */
+};
+
+struct sim_backup;
+
+/* Creates the tree and the archive (files of the machine) and starts the
+ * two tasks in group g. NULL on bad parameters or when nothing could be
+ * started; a task that could not be started shows as -ENOMEM in the
+ * result's error. */
+struct sim_backup *sim_backup_start(struct sim_machine *m,
+				    struct sim_memcg *g,
+				    const struct sim_backup_params *p);
+/* What the backup did; complete once both tasks have ended. */
+const struct sim_backup_result *sim_backup_result(const struct sim_backup *b);
+/* Frees the workload's state (not the machine's files). NULL is fine. */
+void sim_backup_free(struct sim_backup *b);
+
+/* ------------------------------------------------------------- thp */
+
+/* workload-thp.c: a file writer beside an anonymous faulter (S5). The
+ * faulter maps a range, touches it in 4 KiB steps (with THP, each aligned
+ * 2 MiB range is first tried as a huge page) and unmaps it; the writer
+ * writes a file linearly, in write_pages writes, starting over (a new
+ * file) at its end, until the faulter is done. The faulter starts once
+ * the writer has written prefill_pages, so the group is full of cache. */
+struct sim_thp_params {
+	uint64_t range_pages;    /* the faulter's range, a multiple of 512 */
+	uint64_t touch_ns;       /* the faulter's work per page touched */
+	bool thp;
+	uint64_t file_pages;     /* the writer's file */
+	uint64_t write_pages;
+	uint64_t write_ns;       /* the writer's mean work per page written
+				    (each write's is drawn exponentially) */
+	uint64_t prefill_pages;
+};
+
+struct sim_thp_result {
+	uint64_t start_ns;             /* the faulter started */
+	uint64_t end_ns;               /* the faulter ended */
+	uint64_t written_pages;        /* by the writer, in all */
+	uint64_t pgalloc_pages;        /* allocated in the group while the
+					  faulter ran */
+	int error;                     /* first error of a task, or 0 */
+	struct sim_task_stats faulter, writer; /* at each task's end */
+};
+
+struct sim_thp;
+
+/* Starts the writer and the faulter in group g. NULL on allocation
+ * failure or bad parameters. */
+struct sim_thp *sim_thp_start(struct sim_machine *m, struct sim_memcg *g,
+			      const struct sim_thp_params *p);
+const struct sim_thp_result *sim_thp_result(const struct sim_thp *w);
+void sim_thp_free(struct sim_thp *w);
+
 /* ------------------------------------------------------------- build */
 
 /* workload-build.c: a parallel build (make -jN): `jobs` tasks take the
