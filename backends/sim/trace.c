@@ -705,7 +705,9 @@ static int open_block(struct parser *ps, int kind, size_t op, uint32_t req,
 	return 0;
 }
 
-/* begin NAME (or the req block's start). */
+/* begin NAME (or the req block's start). The request belongs to the
+ * block it is begun in: a req block's own request is begun just before
+ * the block opens, so only the block's end can end it. */
 static int begin_req(struct parser *ps, struct tok name, uint32_t *req)
 {
 	struct op op = { .kind = OP_BEGIN };
@@ -743,9 +745,7 @@ static int end_marker(struct parser *ps, struct tok name)
 	if (i == t->nreqs || !ps->open_line[i])
 		return fail(ps, "'end %.*s' without 'begin %.*s'", W(name),
 			    W(name));
-	if (ps->open_depth[i] != ps->depth ||
-	    (ps->blk[ps->depth].kind == BLK_REQ &&
-	     ps->blk[ps->depth].req == i))
+	if (ps->open_depth[i] != ps->depth)
 		return fail(ps, "'end %.*s' is not in the block of its "
 			    "'begin' (line %u)", W(name), ps->open_line[i]);
 	return finish_req(ps, (uint32_t)i);
@@ -773,8 +773,7 @@ static int end_block(struct parser *ps)
 	int r;
 
 	for (i = 0; i < t->nreqs; i++) {
-		if (ps->open_line[i] && ps->open_depth[i] == ps->depth &&
-		    !(b->kind == BLK_REQ && b->req == i))
+		if (ps->open_line[i] && ps->open_depth[i] == ps->depth)
 			return fail(ps, "request '%s' begun at line %u is not "
 				    "ended in this %s (line %u)", t->reqs[i],
 				    ps->open_line[i], block_name(ps, ps->depth),
