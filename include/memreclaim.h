@@ -387,14 +387,15 @@ MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *group,
 
 /* Sets the group's soft limit: the usage above which mr_ctx_reclaim()
  * takes from the group first, before it takes from any group at or below
- * its own (see mr_soft_limit_plan()). The kernel's cgroup v1
- * memory.soft_limit_in_bytes, with the policy of the 2013 rework of
- * soft-limit reclaim (Michal Hocko, "memcg: soft limit reclaim rework"):
- * groups over their soft limit first, in proportion to their excess, then
- * all, at the same priority. The library keeps it in the group's policy
- * and never writes it to the cgroup (v1's memory.soft_limit_in_bytes is
- * deprecated, and the kernel acts on it only in its global reclaim; v2
- * has no soft limit), nor reads it from there.
+ * its own (see mr_soft_limit_plan()). It means what cgroup v1's
+ * memory.soft_limit_in_bytes means, acted on with the policy of the 2013
+ * rework of soft-limit reclaim (Michal Hocko, "memcg: soft limit reclaim
+ * rework"): groups over their soft limit first, in proportion to their
+ * excess, then all, at the same priority. The library keeps it in the
+ * group's policy and never writes it to the cgroup (v1's
+ * memory.soft_limit_in_bytes is deprecated, and the kernel acts on it
+ * only in its global reclaim; v2 has no soft limit), nor reads it from
+ * there.
  * soft_limit_bytes: 0 .. MR_UNLIMITED, in bytes; MR_UNLIMITED (the
  * default) means no soft limit, 0 makes all of the group's usage excess.
  * Errors: -EINVAL (group NULL), -ENOMEM, -ECHILD.
@@ -424,6 +425,7 @@ MR_EXPORT int mr_group_read_soft_limit(mr_group_t *group,
 enum mr_reason {
 	MR_REASON_MARGIN = 0,    /* the worker keeping the margin */
 	MR_REASON_REQUESTED = 1, /* mr_group_reclaim() */
+	MR_REASON_SOFT = 2,      /* mr_ctx_reclaim(), in soft-limit order */
 };
 
 /* Reclaims up to `bytes` from the group in batches of the group's target
@@ -463,6 +465,52 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *group, uint64_t bytes,
 
 /* Batches in a row that may free nothing before a reclaim gives up. */
 #define MR_RECLAIM_MAX_EMPTY_BATCHES 3
+
+/* Reclaims `bytes` from the context's groups together, now, in the
+ * calling thread, in soft-limit order: the groups over their soft limit
+ * (mr_group_set_soft_limit()) give first, in proportion to their excess,
+ * and only what their excess cannot cover comes from all groups, in
+ * proportion to what they have left (mr_soft_limit_plan(), on the usage
+ * read at the start of the round). Each group's share is reclaimed as mr_group_reclaim()
+ * reclaims, in the group's batches, with the same loop and bail-out for
+ * every group, one group after the other in the order they were opened,
+ * counted under MR_REASON_SOFT. When groups fall short of their share
+ * (nothing more reclaimable, removed, an error), one more round is
+ * planned, for what is still missing, over the groups that gave their
+ * whole share; then the call returns: it never loops.
+ *
+ * From the 2013 rework of memcg soft-limit reclaim (Michal Hocko, "memcg:
+ * soft limit reclaim rework"): soft-limit reclaim as a pass of the normal
+ * reclaim at the same priority, over the groups above their soft limit
+ * first, then over all, with no priority-0 last-resort pass. (The
+ * kernel's own soft-limit reclaim, mem_cgroup_soft_limit_reclaim(), cgroup
+ * v1 only, instead picks the group furthest over its soft limit and
+ * reclaims it in a loop of its own.)
+ *
+ * Works on every backend; groups whose backend cannot reclaim, groups
+ * removed (-ENOENT) and groups that fail are left out, and the second
+ * round asks the others for what they did not give. The groups are taken
+ * as disjoint: a context that holds a group and one of its descendants
+ * counts the descendant's usage in both.
+ *
+ * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). timeout_ns bounds the
+ * time spent reclaiming, summed over the groups, each group's part in the
+ * group's clock (CLOCK_MONOTONIC; virtual time on the simulator; a batch
+ * already started finishes, and no group is started once it is spent);
+ * 0 or MR_UNLIMITED means no time bound. *freed_bytes (may be NULL)
+ * receives the sum of the groups' falls in usage, each as
+ * mr_group_reclaim() counts it; it may exceed bytes.
+ *
+ * Returns 0 when something was freed (freeing less than asked is normal)
+ * or bytes was 0, -EAGAIN when nothing could be freed (no group had
+ * anything reclaimable, or there is none), -EINVAL (ctx NULL), -ECHILD,
+ * -ENOMEM, or, when nothing was freed, the first error of a group other
+ * than -ENOENT (-EBUSY: another manager held it for longer than 200 ms;
+ * -EIO; the errno of a failed write).
+ * MT-safe: each group's reclaim is serialised with the worker's and with
+ * mr_group_reclaim(). */
+MR_EXPORT int mr_ctx_reclaim(mr_ctx_t *ctx, uint64_t bytes,
+			     uint64_t timeout_ns, uint64_t *freed_bytes);
 
 /* Statistics of one reclaim reason; the caller sets size. */
 struct mr_reclaim_stats {
@@ -777,7 +825,7 @@ enum mr_sim_swap {
 struct mr_sim_config {
 	size_t size;
 	uint64_t seed;
-	uint64_t ram_bytes;     /* 16 MiB .. 16 TiB; 0: 1 GiB */
+	uint64_t ram_bytes;     /* 16 MiB .. 8 TiB; 0: 1 GiB */
 	uint32_t cpus;          /* 1 .. 4096; 0: 2 */
 	uint64_t swap_bytes;    /* 0: no swap */
 	int swap_kind;          /* enum mr_sim_swap; NONE with swap_bytes 0 */

@@ -26,7 +26,9 @@ struct mri_policy {
 	uint64_t soft_limit_bytes; /* MR_UNLIMITED: none */
 };
 
-#define MRI_NREASONS 2
+#define MRI_NREASONS 3
+_Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
+	       "a statistics slot for each enum mr_reason");
 
 struct mri_reason_stats {
 	_Atomic uint64_t calls;

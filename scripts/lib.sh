@@ -11,7 +11,7 @@ mr_need_root() {
 
 # The Debian packages the build and tests need that are not installed.
 mr_missing_packages() {
-	local pkgs="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check gcc g++ make"
+	local pkgs="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make"
 	local missing="" p
 	for p in $pkgs; do
 		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then

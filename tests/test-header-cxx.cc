@@ -8,8 +8,12 @@ int main()
 {
 	mr_limits l = {};
 	l.size = sizeof(l);
+	mr_sim_config c = {};
+	c.size = sizeof(c);
+	mr_sim_t *sim = nullptr;
 	const char *v = mr_version();
-	if (!v || l.size != sizeof(mr_limits) || MR_UNLIMITED != UINT64_MAX) {
+	if (!v || l.size != sizeof(mr_limits) || MR_UNLIMITED != UINT64_MAX ||
+	    mr_sim_new(&c, &sim) != 0 || mr_sim_free(sim) != 0) {
 		std::fprintf(stderr, "header broken under C++\n");
 		return 1;
 	}

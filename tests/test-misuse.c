@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,201 @@ START_TEST(null_group)
 }
 END_TEST
 
+/* A valid simulator configuration, as the test changes it. */
+static struct mr_sim_config sim_config(void)
+{
+	struct mr_sim_config c = {
+		.size = sizeof(c),
+		.seed = 1,
+		.ram_bytes = 64ULL << 20,
+	};
+
+	return c;
+}
+
+START_TEST(sim_new_misuse)
+{
+	mr_sim_t *sim = (mr_sim_t *)&sim;
+	struct mr_sim_config c;
+
+	c = sim_config();
+	ck_assert_int_eq(mr_sim_new(NULL, &sim), -EINVAL);
+	ck_assert_int_eq(mr_sim_new(&c, NULL), -EINVAL);
+	c.size = offsetof(struct mr_sim_config, costs);
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c = sim_config();
+	c.ram_bytes = (16ULL << 20) - 4096;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.ram_bytes = (8ULL << 40) + 4096;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	/* 16 TiB is 2^32 pages: beyond the page numbers (was -ENOMEM). */
+	c.ram_bytes = 16ULL << 40;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c = sim_config();
+	c.cpus = 4097;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c = sim_config();
+	c.costs = "1999";
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.costs = "";
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	/* Swap needs both a size and a kind. */
+	c = sim_config();
+	c.swap_bytes = 16ULL << 20;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.swap_bytes = 0;
+	c.swap_kind = MR_SIM_SWAP_DISK;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.swap_bytes = 4095; /* less than a page */
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.swap_bytes = MR_UNLIMITED;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.swap_bytes = 16ULL << 20;
+	c.swap_kind = MR_SIM_SWAP_ZSWAP + 1;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	c.swap_kind = -1;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), -EINVAL);
+	/* Nothing was written on failure. */
+	ck_assert_ptr_eq(sim, (mr_sim_t *)&sim);
+	ck_assert_int_eq(mr_sim_free(NULL), 0);
+	ck_assert_uint_eq(mr_sim_now_ns(NULL), 0);
+	/* The smallest machine, with defaults (1 GiB) and with swap. */
+	c = sim_config();
+	c.ram_bytes = 16ULL << 20;
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_uint_eq(mr_sim_now_ns(sim), 0);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+	c = (struct mr_sim_config){ .size = sizeof(c) };
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+	c = sim_config();
+	c.swap_bytes = 16ULL << 20;
+	c.swap_kind = MR_SIM_SWAP_ZSWAP;
+	c.costs = "2011";
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+}
+END_TEST
+
+START_TEST(sim_group_misuse)
+{
+	struct mr_sim_config c = sim_config();
+	mr_sim_t *sim;
+	char path[32];
+	int i;
+
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_create_group(NULL, "/a"), -EINVAL);
+	ck_assert_int_eq(mr_sim_create_group(sim, NULL), -EINVAL);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/"), -EEXIST);
+	ck_assert_int_eq(mr_sim_create_group(sim, ""), -EINVAL);
+	ck_assert_int_eq(mr_sim_create_group(sim, "a"), -EINVAL);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/"), -EINVAL);
+	ck_assert_int_eq(mr_sim_create_group(sim, "//a"), -EINVAL);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/b"), -ENOENT);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), -EEXIST);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/b"), 0);
+
+	ck_assert_int_eq(mr_sim_set_knob(NULL, "/a", MR_SIM_MAX, 1 << 20),
+			 -EINVAL);
+	ck_assert_int_eq(mr_sim_set_knob(sim, NULL, MR_SIM_MAX, 1 << 20),
+			 -EINVAL);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/a", -1, 1 << 20), -EINVAL);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/a", MR_SIM_SOFT + 1, 1 << 20),
+			 -EINVAL);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/nope", MR_SIM_MAX, 1 << 20),
+			 -ENOENT);
+	for (i = MR_SIM_MAX; i <= MR_SIM_SOFT; i++) {
+		ck_assert_int_eq(mr_sim_set_knob(sim, "/a/b", i, 1 << 20), 0);
+		ck_assert_int_eq(mr_sim_set_knob(sim, "/a/b", i, MR_UNLIMITED),
+				 0);
+	}
+	/* 256 groups a machine, the root included. */
+	for (i = 0; i < 253; i++) {
+		snprintf(path, sizeof(path), "/g%d", i);
+		ck_assert_int_eq(mr_sim_create_group(sim, path), 0);
+	}
+	ck_assert_int_eq(mr_sim_create_group(sim, "/last"), -ENOSPC);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+}
+END_TEST
+
+START_TEST(sim_ctx_misuse)
+{
+	struct mr_sim_config c = sim_config();
+	mr_sim_t *sim, *other;
+	mr_group_t *g = NULL, *g2 = NULL;
+
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_new(&c, &other), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(NULL, sim), -EINVAL);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), -ENODEV);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/nope", "sim", &g), -ENOENT);
+	ck_assert_ptr_null(g);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
+	ck_assert_str_eq(mr_group_backend(g), "sim");
+	/* The simulator is chosen by name only, never by auto: "/proc"
+	 * is a group of the simulator and no cgroup on this machine. */
+	ck_assert_int_eq(mr_sim_create_group(sim, "/proc"), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/proc", "auto", &g2), -ENODEV);
+	setenv("MEMRECLAIM_BACKEND", "auto", 1);
+	ck_assert_int_eq(mr_group_open(ctx, "/proc", NULL, &g2), -ENODEV);
+	unsetenv("MEMRECLAIM_BACKEND");
+	ck_assert_ptr_null(g2);
+	/* Its groups are open: neither unbound nor freed. */
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, other), -EBUSY);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), -EBUSY);
+	ck_assert_int_eq(mr_sim_free(sim), -EBUSY);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, other), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), 0);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+	ck_assert_int_eq(mr_sim_free(other), 0);
+}
+END_TEST
+
+static void no_figure(const char *policy, const char *figure, double value,
+		      void *userdata)
+{
+	(void)policy;
+	(void)figure;
+	(void)value;
+	++*(int *)userdata;
+}
+
+START_TEST(sim_scenario_misuse)
+{
+	const char *first = mr_sim_scenario_name(0);
+	char *table = (char *)&table;
+	int verdict = 7, calls = 0;
+
+	ck_assert_ptr_null(mr_sim_scenario_name(1000));
+	ck_assert_ptr_null(mr_sim_scenario_name(UINT32_MAX));
+	ck_assert_ptr_null(mr_sim_scenario_title(NULL));
+	ck_assert_ptr_null(mr_sim_scenario_title("S9"));
+	ck_assert_ptr_null(mr_sim_scenario_title("s4"));
+	ck_assert_ptr_null(mr_sim_scenario_costs(NULL));
+	ck_assert_ptr_null(mr_sim_scenario_costs(""));
+	ck_assert_int_eq(mr_sim_run_scenario(NULL, 1, NULL, no_figure, &calls,
+					     &table, &verdict), -EINVAL);
+	ck_assert_int_eq(mr_sim_run_scenario("S9", 1, NULL, no_figure, &calls,
+					     &table, &verdict), -EINVAL);
+	if (first)
+		ck_assert_int_eq(mr_sim_run_scenario(first, 1, "1999",
+						     no_figure, &calls,
+						     &table, &verdict),
+				 -EINVAL);
+	/* Nothing was written or called on failure. */
+	ck_assert_ptr_eq(table, (char *)&table);
+	ck_assert_int_eq(verdict, 7);
+	ck_assert_int_eq(calls, 0);
+}
+END_TEST
+
 START_TEST(worker_misuse)
 {
 	ck_assert_int_eq(mr_ctx_worker_start(NULL), -EINVAL);
@@ -160,6 +356,24 @@ START_TEST(worker_misuse)
 	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
 	ck_assert_int_eq(mr_ctx_worker_stop(ctx), -ESRCH);
 	ck_assert_int_eq(mr_ctx_set_worker_sched(ctx, MR_SCHED_IDLE, 0), 0);
+}
+END_TEST
+
+START_TEST(ctx_reclaim_misuse)
+{
+	uint64_t freed = 7;
+
+	ck_assert_int_eq(mr_ctx_reclaim(NULL, 4096, 0, &freed), -EINVAL);
+	ck_assert_int_eq(mr_ctx_reclaim(NULL, 0, 0, NULL), -EINVAL);
+	ck_assert_uint_eq(freed, 7);
+	/* No group: nothing could be freed; nothing asked: done. */
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 4096, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, MR_UNLIMITED, MR_UNLIMITED, NULL),
+			 -EAGAIN);
+	freed = 7;
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 0, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 0);
 }
 END_TEST
 
@@ -208,6 +422,7 @@ START_TEST(after_fork)
 		bad |= mr_ctx_worker_stop(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_fd(ctx) != -ECHILD;
 		bad |= mr_ctx_worker_dispatch(ctx, 0) != -ECHILD;
+		bad |= mr_ctx_reclaim(ctx, 4096, 0, NULL) != -ECHILD;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -429,8 +644,13 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, open_bad_backends);
 	tcase_add_test(tc, open_not_a_cgroup);
 	tcase_add_test(tc, null_group);
+	tcase_add_test(tc, sim_new_misuse);
+	tcase_add_test(tc, sim_group_misuse);
+	tcase_add_test(tc, sim_ctx_misuse);
+	tcase_add_test(tc, sim_scenario_misuse);
 	tcase_add_test(tc, worker_misuse);
 	tcase_add_test(tc, dispatch_misuse);
+	tcase_add_test(tc, ctx_reclaim_misuse);
 	tcase_add_test(tc, worker_sched_not_inherited);
 	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);

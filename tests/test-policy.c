@@ -659,15 +659,21 @@ static void fake_group_free(struct mr_group *g)
 	free(g);
 }
 
-/* A group of ctx on the fake backend, opened like any group: on ctx's
- * list, its event fd in ctx's epoll set, with the default policy. */
-static mr_group_t *open_fake(mr_ctx_t *c, struct fake *f, const char *path)
+/* A group of ctx on a fake backend, opened like any group: on ctx's list,
+ * its event fd in ctx's epoll set, with the default policy. */
+static mr_group_t *open_fake_on(mr_ctx_t *c, struct fake *f, const char *path,
+				const struct mri_backend *be)
 {
 	mr_group_t *g = NULL;
 
 	opening = f;
-	ck_assert_int_eq(mri_group_open(c, path, &fake_backend, &g), 0);
+	ck_assert_int_eq(mri_group_open(c, path, be, &g), 0);
 	return g;
+}
+
+static mr_group_t *open_fake(mr_ctx_t *c, struct fake *f, const char *path)
+{
+	return open_fake_on(c, f, path, &fake_backend);
 }
 
 /* Log lines by level, and the last one. */
@@ -1396,6 +1402,262 @@ START_TEST(soft_limit_setting)
 }
 END_TEST
 
+/* ------------------------------------------ reclaim across a context */
+
+/* n fake groups of a new context, opened in order, with soft limits
+ * (NOSOFT: none). */
+static mr_ctx_t *soft_ctx(size_t n, struct fake *f, const uint64_t *soft,
+			  mr_group_t **g)
+{
+	mr_ctx_t *c;
+	size_t i;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	for (i = 0; i < n; i++) {
+		g[i] = open_fake(c, &f[i], "/fake");
+		ck_assert_int_eq(mr_group_set_soft_limit(g[i], soft[i]), 0);
+	}
+	return c;
+}
+
+static uint64_t soft_stat(mr_group_t *g, int reason)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, reason, &st), 0);
+	return st.freed_bytes;
+}
+
+/* The groups over their soft limit give first, in proportion to their
+ * excess; a group within its soft limit gives nothing. */
+START_TEST(ctx_reclaim_over_soft_limit_first)
+{
+	struct fake f[3] = {
+		{ .usage = 128 * MiB, .file = 128 * MiB, .limit = GiB },
+		{ .usage = 512 * MiB, .file = 512 * MiB, .limit = GiB },
+		{ .usage = 256 * MiB, .file = 256 * MiB, .limit = GiB },
+	};
+	const uint64_t soft[3] = { 64 * MiB, NOSOFT, 64 * MiB };
+	mr_group_t *g[3];
+	uint64_t freed = 0;
+	mr_ctx_t *c = soft_ctx(3, f, soft, g);
+
+	/* Excess 64 and 192 MiB: 32 and 96 MiB of 128. */
+	ck_assert_int_eq(mr_ctx_reclaim(c, 128 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 128 * MiB);
+	ck_assert_uint_eq(f[0].usage, 96 * MiB);
+	ck_assert_uint_eq(f[1].usage, 512 * MiB);
+	ck_assert_uint_eq(f[1].reclaim_calls, 0);
+	ck_assert_uint_eq(f[2].usage, 160 * MiB);
+	ck_assert_uint_eq(soft_stat(g[0], MR_REASON_SOFT), 32 * MiB);
+	ck_assert_uint_eq(soft_stat(g[2], MR_REASON_SOFT), 96 * MiB);
+	ck_assert_uint_eq(soft_stat(g[0], MR_REASON_REQUESTED), 0);
+	ck_assert_uint_eq(soft_stat(g[0], MR_REASON_MARGIN), 0);
+	/* In the group's batches: 32 MiB in 128 KiB calls. */
+	ck_assert_uint_eq(f[0].reclaim_calls, 32 * MiB / SCM);
+	/* Beyond the excess left (32 + 96 MiB): all of it, then 32 MiB
+	 * from what all have, 64 : 512 : 64, that is 3.2, 25.6 and 3.2 MiB,
+	 * the byte left over by the integer parts to the largest remainder
+	 * (.6). */
+	ck_assert_int_eq(mr_ctx_reclaim(c, 160 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 160 * MiB);
+	ck_assert_uint_eq(f[0].usage, 64 * MiB - 3355443);
+	ck_assert_uint_eq(f[1].usage, 512 * MiB - 26843546);
+	ck_assert_uint_eq(f[2].usage, 64 * MiB - 3355443);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* A group that falls short (its cache runs out) leaves what is missing to
+ * one more planned round over the groups that gave their whole share;
+ * then the call stops, even short. */
+START_TEST(ctx_reclaim_second_round)
+{
+	struct fake f[2] = {
+		{ .usage = 100 * MiB, .file = 10 * MiB, .limit = GiB },
+		{ .usage = 100 * MiB, .file = 100 * MiB, .limit = GiB },
+	};
+	const uint64_t soft[2] = { 0, NOSOFT };
+	mr_group_t *g[2];
+	uint64_t freed = 0;
+	mr_ctx_t *c = soft_ctx(2, f, soft, g);
+
+	ck_assert_int_eq(mr_ctx_reclaim(c, 40 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 40 * MiB);
+	ck_assert_uint_eq(f[0].usage, 90 * MiB);
+	ck_assert_uint_eq(f[1].usage, 70 * MiB);
+	/* Both short: two rounds, then a short success. */
+	f[1].file = 5 * MiB;
+	f[0].file = 2 * MiB;
+	f[0].reclaim_calls = f[1].reclaim_calls = 0;
+	ck_assert_int_eq(mr_ctx_reclaim(c, GiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 7 * MiB);
+	ck_assert_uint_eq(f[0].reclaim_calls, 2 * MiB / SCM);
+	ck_assert_uint_eq(f[1].reclaim_calls, 5 * MiB / SCM);
+	/* Nothing left anywhere: -EAGAIN. */
+	ck_assert_int_eq(mr_ctx_reclaim(c, MiB, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* The timeout bounds the time summed over the groups, each in its own
+ * clock: a group is not started once it is spent. */
+START_TEST(ctx_reclaim_timeout)
+{
+	struct fake f[2] = {
+		{ .usage = 2 * SCM, .file = 2 * SCM, .limit = GiB,
+		  .ns_per_call = 10000000 },
+		{ .usage = 100 * MiB, .file = 100 * MiB, .limit = GiB,
+		  .clock_ns = 5000000000ULL, .ns_per_call = 10000000 },
+	};
+	const uint64_t soft[2] = { 0, 90 * MiB };
+	mr_group_t *g[2];
+	uint64_t freed = 0;
+	mr_ctx_t *c = soft_ctx(2, f, soft, g);
+
+	/* 50 ms: 20 ms in the first group's clock (its whole share, two
+	 * calls), then 30 ms in the second's: three calls. */
+	ck_assert_int_eq(mr_ctx_reclaim(c, 2 * SCM + 10 * MiB, 50000000,
+					&freed), 0);
+	ck_assert_uint_eq(f[0].reclaim_calls, 2);
+	ck_assert_uint_eq(f[1].reclaim_calls, 3);
+	ck_assert_uint_eq(freed, 5 * SCM);
+	/* Spent in the first group: the second is not started, and there
+	 * is no second round. */
+	f[0].usage = f[0].file = 100 * MiB;
+	f[0].reclaim_calls = f[1].reclaim_calls = 0;
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 30000000, &freed), 0);
+	ck_assert_uint_eq(f[0].reclaim_calls, 3);
+	ck_assert_uint_eq(f[1].reclaim_calls, 0);
+	ck_assert_uint_eq(freed, 3 * SCM);
+	mr_ctx_free(c);
+}
+END_TEST
+
+static struct fake *vanishing;
+
+static void vanish_other(struct fake *f)
+{
+	(void)f;
+	vanishing->fail = -ENOENT;
+}
+
+/* A removed group is left out, not an error: removed before the plan, or
+ * between the plan and its share (the others give its share in the
+ * second round). Other errors are reported only when nothing was freed. */
+START_TEST(ctx_reclaim_gone_and_failing_groups)
+{
+	struct fake f[2] = {
+		{ .usage = 100 * MiB, .file = 100 * MiB, .limit = GiB },
+		{ .usage = 100 * MiB, .file = 100 * MiB, .limit = GiB },
+	};
+	const uint64_t soft[2] = { 0, 0 };
+	mr_group_t *g[2];
+	uint64_t freed = 0;
+	mr_ctx_t *c = soft_ctx(2, f, soft, g);
+
+	f[0].fail = -ENOENT;
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 20 * MiB);
+	ck_assert_uint_eq(f[1].usage, 80 * MiB);
+	/* The second vanishes while the first reclaims its half. */
+	f[0].fail = 0;
+	f[0].on_reclaim = vanish_other;
+	vanishing = &f[1];
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 20 * MiB);
+	ck_assert_uint_eq(f[0].usage, 80 * MiB);
+	ck_assert_uint_eq(f[1].usage, 80 * MiB);
+	f[0].on_reclaim = NULL;
+	/* Gone and empty: nothing freed, and that is -EAGAIN. */
+	f[0].file = 0;
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), -EAGAIN);
+	/* Another error, with nothing freed elsewhere, is the answer. */
+	f[1].fail = -EIO;
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), -EIO);
+	ck_assert_uint_eq(freed, 0);
+	/* ... but not when another group gave something. */
+	f[0].file = 10 * MiB;
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 10 * MiB);
+	/* A closed group is no longer planned. */
+	f[1].fail = 0;
+	f[0].file = 10 * MiB;
+	ck_assert_int_eq(mr_group_close(g[1]), 0);
+	f[1].reclaim_calls = 0;
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 10 * MiB);
+	ck_assert_uint_eq(f[1].reclaim_calls, 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* A group whose backend cannot reclaim is left out of the plan. */
+START_TEST(ctx_reclaim_skips_groups_without_reclaim)
+{
+	struct mri_backend ro = fake_backend;
+	struct fake f[2] = {
+		{ .usage = 100 * MiB, .file = 100 * MiB, .limit = GiB },
+		{ .usage = 100 * MiB, .file = 100 * MiB, .limit = GiB },
+	};
+	uint64_t freed = 0;
+	mr_group_t *g;
+	mr_ctx_t *c;
+
+	ro.caps = 0;
+	ro.reclaim = NULL;
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = open_fake_on(c, &f[0], "/fake/ro", &ro);
+	ck_assert_int_eq(mr_group_set_soft_limit(g, 0), 0);
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	open_fake(c, &f[1], "/fake/rw");
+	ck_assert_int_eq(mr_ctx_reclaim(c, 20 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 20 * MiB);
+	ck_assert_uint_eq(f[0].usage, 100 * MiB);
+	ck_assert_uint_eq(f[1].usage, 80 * MiB);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* Nothing asked, no time bound, no freed_bytes, its own statistics
+ * slot, and no use in a fork child. (test-misuse.c has the rest.) */
+START_TEST(ctx_reclaim_edges)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct fake f = { .usage = 100 * MiB, .file = 100 * MiB,
+			  .limit = GiB };
+	uint64_t freed = 7;
+	mr_group_t *g;
+	mr_ctx_t *c;
+	int status;
+	pid_t pid;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = open_fake(c, &f, "/fake");
+	ck_assert_int_eq(mr_group_set_soft_limit(g, 0), 0);
+	ck_assert_int_eq(mr_ctx_reclaim(c, 0, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_uint_eq(f.reclaim_calls, 0);
+	ck_assert_int_eq(mr_ctx_reclaim(c, MiB, MR_UNLIMITED, NULL), 0);
+	ck_assert_uint_eq(f.usage, 99 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_SOFT, &st),
+			 0);
+	ck_assert_uint_eq(st.freed_bytes, MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_SOFT + 1,
+						     &st), -EINVAL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(mr_ctx_reclaim(c, MiB, 0, &freed) != -ECHILD);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -1443,6 +1705,12 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, soft_plan_no_overflow);
 	tcase_add_test(tc, soft_plan_empty_and_misuse);
 	tcase_add_test(tc, soft_plan_properties);
+	tcase_add_test(tc, ctx_reclaim_over_soft_limit_first);
+	tcase_add_test(tc, ctx_reclaim_second_round);
+	tcase_add_test(tc, ctx_reclaim_timeout);
+	tcase_add_test(tc, ctx_reclaim_gone_and_failing_groups);
+	tcase_add_test(tc, ctx_reclaim_skips_groups_without_reclaim);
+	tcase_add_test(tc, ctx_reclaim_edges);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");

@@ -420,6 +420,75 @@ START_TEST(reclaim_nothing_reclaimable)
 }
 END_TEST
 
+/* Reclaim across two child groups holding 48 MiB of page cache each, one
+ * of them 32 MiB over its soft limit: it gives the whole 16 MiB, the other
+ * nothing. The soft limit is the library's: memory.soft_limit_in_bytes
+ * is left as it was, and every lowered limit is restored. */
+START_TEST(ctx_reclaim_soft_limit_order)
+{
+	char a[PATH_MAX], b[PATH_MAX], data_a[PATH_MAX + 2];
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t a0, b0, a1, b1, freed = 0, soft_file, limit_a, stock;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	mr_group_t *ga, *gb;
+
+	ck_assert_int_gt(ncpu, 0);
+	new_group(512 * MiB);
+	fmt(a, sizeof(a), "%s/a", group);
+	fmt(b, sizeof(b), "%s/b", group);
+	ck_assert_int_eq(mr_cgroup_create(ctx, a, MR_UNLIMITED), 0);
+	ck_assert_int_eq(mr_cgroup_create(ctx, b, MR_UNLIMITED), 0);
+	/* Two files: the first, renamed aside, keeps its pages charged to
+	 * a while the second is read into b. */
+	make_data_file(48 * MiB);
+	charge_cache(a);
+	fmt(data_a, sizeof(data_a), "%s.a", data_file);
+	ck_assert_int_eq(rename(data_file, data_a), 0);
+	make_data_file(48 * MiB);
+	charge_cache(b);
+	ck_assert_int_eq(mr_group_open(ctx, a, NULL, &ga), 0);
+	ck_assert_int_eq(mr_group_open(ctx, b, NULL, &gb), 0);
+	soft_file = read_u64_file(a, "memory.soft_limit_in_bytes");
+	limit_a = read_u64_file(a, "memory.limit_in_bytes");
+	ck_assert_int_eq(mr_group_set_soft_limit(ga, 16 * MiB), 0);
+	ck_assert_int_eq(mr_group_read_usage(ga, &a0), 0);
+	ck_assert_int_eq(mr_group_read_usage(gb, &b0), 0);
+	ck_assert_uint_ge(a0, 47 * MiB);
+	ck_assert_uint_ge(b0, 47 * MiB);
+
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 16 * MiB, 10ULL * 1000000000,
+					&freed), 0);
+	ck_assert_int_eq(mr_group_read_usage(ga, &a1), 0);
+	ck_assert_int_eq(mr_group_read_usage(gb, &b1), 0);
+	fprintf(stderr, "soft-limit reclaim of 16 MiB: a fell %" PRId64
+		" KiB, b %" PRId64 " KiB, reported %" PRIu64 " KiB\n",
+		((int64_t)a0 - (int64_t)a1) / 1024,
+		((int64_t)b0 - (int64_t)b1) / 1024, freed / 1024);
+	ck_assert_uint_ge(freed, 16 * MiB);
+	/* a gave it, within the per-CPU charge stock and a reclaim cluster;
+	 * b was not asked: it lost at most its own stock, which a's limit
+	 * writes drain on every CPU (drain_all_stock()). */
+	stock = (uint64_t)ncpu * 64 * 4096;
+	ck_assert_uint_ge(a0 - a1 + stock + 128 * KiB, 16 * MiB);
+	ck_assert_uint_le(b0 > b1 ? b0 - b1 : 0, stock);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(gb, MR_REASON_SOFT, &st),
+			 0);
+	ck_assert_uint_eq(st.calls, 0);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(ga, MR_REASON_SOFT, &st),
+			 0);
+	ck_assert_uint_eq(st.freed_bytes, freed);
+	ck_assert_uint_eq(read_u64_file(a, "memory.soft_limit_in_bytes"),
+			  soft_file);
+	ck_assert_uint_eq(read_u64_file(a, "memory.limit_in_bytes"), limit_a);
+
+	ck_assert_int_eq(mr_group_close(ga), 0);
+	ck_assert_int_eq(mr_group_close(gb), 0);
+	ck_assert_int_eq(mr_cgroup_remove(ctx, a), 0);
+	ck_assert_int_eq(mr_cgroup_remove(ctx, b), 0);
+	unlink(data_a);
+}
+END_TEST
+
 /* memory.failcnt growth while a reader streams the data file (4x the
  * limit) through the group, with or without the margin worker. */
 static uint64_t failcnt_growth(mr_group_t *g, int with_worker)
@@ -1464,6 +1533,7 @@ int main(void)
 	tcase_add_test(tc, reclaim_fixed_batches);
 	tcase_add_test(tc, reclaim_proportional_batches);
 	tcase_add_test(tc, reclaim_nothing_reclaimable);
+	tcase_add_test(tc, ctx_reclaim_soft_limit_order);
 	tcase_add_test(tc, worker_keeps_charges_off_the_limit);
 	tcase_add_test(tc, crash_leaves_journal_and_reopen_restores);
 	tcase_add_test(tc, crash_then_admin_change_is_kept);

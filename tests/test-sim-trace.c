@@ -93,7 +93,7 @@ static const struct {
 	{ "machine ram 1X\n",
 	  "line 1: expected a RAM size (bytes, or a number with K, M, G or "
 	  "T), got '1X'" },
-	{ "machine ram 8M\n", "line 1: ram must be 16M .. 16T" },
+	{ "machine ram 8M\n", "line 1: ram must be 16M .. 8T" },
 	{ "machine ram 1G swap 1G\n",
 	  "line 1: expected 'swap none' or 'swap SIZE disk|zswap'" },
 	{ "machine ram 1G cpus 2.5\n",

@@ -74,6 +74,10 @@ struct sim_memcg {
 				     of shadow entries (mm/workingset.c) */
 	uint64_t counter[SIM_NR_COUNTERS]; /* own events only */
 	unsigned reclaimers;      /* tasks in reclaim of this group now */
+	/* Walks of this group's subtree resume after the group the last
+	 * one stopped at (the kernel keeps that position in the reclaim
+	 * root: mem_cgroup_iter() with a reclaim cookie). A group id. */
+	unsigned reclaim_cursor;
 	/* PSI (kernel/sched/psi.c, simplified to whole tasks): how many of
 	 * the group's tasks are stalled on memory, how many exist, and the
 	 * totals. */
@@ -148,7 +152,6 @@ struct sim_machine {
 	unsigned nmemcg;
 	int high_mode, thp_mode, thp_policy, soft_mode;
 	struct mr_throttle_curve high_curve;
-	unsigned reclaim_cursor;  /* where the last subtree walk stopped */
 };
 
 /* machine.c */

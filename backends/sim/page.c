@@ -270,7 +270,21 @@ static int charge(struct sim_machine *m, struct sim_memcg *g, uint64_t n,
 
 	if (r < 0)
 		return r;
-	return sim_memcg_try_charge(m, g, n, huge);
+	r = sim_memcg_try_charge(m, g, n, huge);
+	if (r < 0)
+		return r;
+	/* The charge may have slept in reclaim while other tasks took the
+	 * free pages: make room again. sim_make_room() does not sleep after
+	 * it has seen enough free pages, so they are still there for the
+	 * caller's install(). */
+	while (m->nr_free < n) {
+		r = sim_make_room(m, n);
+		if (r < 0) {
+			sim_memcg_uncharge(g, n);
+			return r;
+		}
+	}
+	return 0;
 }
 
 /* Puts a new page for slot `index` of object o on g's list `lru`. */

@@ -36,9 +36,10 @@
 #define SIM_NOPAGE UINT32_MAX
 #define SIM_UNLIMITED UINT64_MAX    /* a limit in pages: none */
 #define SIM_MAX_GROUPS 256
-/* The machines mr_sim_new() accepts (and a trace may declare). */
+/* The machines mr_sim_new() accepts (and a trace may declare); page
+ * numbers are 32-bit. */
 #define SIM_MIN_RAM_BYTES (16ULL << 20)
-#define SIM_MAX_RAM_BYTES (16ULL << 40)
+#define SIM_MAX_RAM_BYTES (8ULL << 40)
 #define SIM_MAX_CPUS 4096u
 
 static inline uint64_t sim_pages(uint64_t bytes)

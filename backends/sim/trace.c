@@ -391,7 +391,7 @@ static int parse_machine(struct parser *ps)
 			if (r < 0)
 				return r;
 			if (v < SIM_MIN_RAM_BYTES || v > SIM_MAX_RAM_BYTES)
-				return fail(ps, "ram must be 16M .. 16T");
+				return fail(ps, "ram must be 16M .. 8T");
 			t->ram_bytes = v;
 		} else if (is(ps->w[i], "cpus") && !cpus) {
 			cpus = true;

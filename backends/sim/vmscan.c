@@ -193,17 +193,18 @@ static bool over_soft(const struct sim_memcg *c)
 /* shrink_node_memcgs(): the groups of g's subtree at sc->priority,
  * starting after the one the previous walk of g stopped at so that a
  * reclaim that stops at its target does not always hit the same child.
- * soft: only the groups above their soft limit (the 2013 rework's first
- * pass). Returns the pages scanned. */
+ * Each group is visited once per walk: the walk's order is fixed at its
+ * start, while the cursor follows it. soft: only the groups above their
+ * soft limit (the 2013 rework's first pass). Returns the pages scanned. */
 static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
 			       struct scan_control *sc, bool soft)
 {
 	uint64_t before = sc->scanned;
-	unsigned i, k, n = m->nmemcg;
+	unsigned i, k, n = m->nmemcg, start = g->reclaim_cursor + 1;
 	struct sim_memcg *c;
 
 	for (k = 0; k < n && sc->reclaimed < sc->nr_to_reclaim; k++) {
-		i = (m->reclaim_cursor + 1 + k) % n;
+		i = (start + k) % n;
 		c = m->memcg[i];
 		if (!sim_memcg_is_ancestor(g, c) || !c->self_usage)
 			continue;
@@ -214,7 +215,7 @@ static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
 			continue;
 		}
 		shrink_lruvec(m, c, sc);
-		m->reclaim_cursor = i;
+		g->reclaim_cursor = i;
 	}
 	return sc->scanned - before;
 }
