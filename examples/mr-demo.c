@@ -20,9 +20,20 @@
  * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
  * memreclaimd's reclaim calls, bytes freed and CPU time, which it takes
  * from the daemon's final JSON line. It removes the group and the file when
- * done, also on SIGINT and SIGTERM. Exit status: 0 when both runs
- * completed, 1 otherwise (3 when no writable memory cgroup exists), 2 on a
- * bad option.
+ * done, also on SIGINT and SIGTERM.
+ *
+ * Where no writable memory cgroup exists (no cgroup v1 memory controller,
+ * or no permission to create a group beneath it), and whenever
+ * MEMRECLAIM_BACKEND=sim, it says so and runs the same workload on the
+ * library's simulator instead: the workload as a trace (--print-trace
+ * prints it), replayed with mr_sim_trace_run() without a policy and with
+ * memreclaimd's (the same margin, hysteresis and batch, kept by the
+ * library's margin worker as a simulated task), in virtual time, with
+ * the cost set "today" and seed 1. The table is the same, under a line
+ * saying it ran on the simulator.
+ *
+ * Exit status: 0 when both runs completed, 1 otherwise, 2 on a bad
+ * option.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
@@ -34,6 +45,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +73,11 @@
 #define FILE_FACTOR 4
 #define WORKLOAD_TIMEOUT_MS (10 * 60 * 1000)
 #define CHILD_TIMEOUT_MS (30 * 1000)
-#define EXIT_NO_CGROUP 3
+/* The simulated runs: one seed and today's costs, so that every run of
+ * the demo prints the same table. */
+#define SIM_SEED 1
+#define SIM_COSTS "today"
+#define SIM_GROUP "/demo"
 
 /* What a child sends back through its pipe (one write, < PIPE_BUF). */
 struct reader_result {
@@ -101,6 +117,7 @@ struct options {
 	const char *memreclaimd;
 	const char *sched;            /* memreclaimd --sched, or NULL */
 	bool json;
+	bool print_trace;             /* print the simulator's trace, exit */
 };
 
 /* Everything cleanup must undo; one instance, owned by main(). */
@@ -113,6 +130,7 @@ struct demo {
 	mr_group_t *group;
 	char cgroup[PATH_MAX];
 	bool cgroup_created;
+	bool simulated;           /* the runs were on the simulator */
 	char file[PATH_MAX];
 	bool file_created;
 	pid_t reader, toucher, daemon;
@@ -140,7 +158,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " [--memreclaimd PATH] [--limit SIZE] [--margin SIZE]\n"
 		"       [--hysteresis SIZE] [--dir DIR] [--file-size SIZE]\n"
-		"       [--rounds N] [--sched idle|nice:N] [--json]\n"
+		"       [--rounds N] [--sched idle|nice:N] [--json] [--print-trace]\n"
 		"SIZE: bytes with an optional K, M or G suffix (powers of 1024).\n"
 		"Defaults: memreclaimd from PATH, --limit 256M, --margin 32M,\n"
 		"--hysteresis: memreclaimd's own (the margin), --dir /var/tmp,\n"
@@ -148,7 +166,11 @@ static void usage(FILE *f)
 		"run; the reader streams the file until they are done).\n"
 		"--sched is passed to memreclaimd.\n"
 		"The cgroup is created beneath $MEMRECLAIM_TEST_PARENT (default:\n"
-		"the cgroup v1 memory mount).\n", DEFAULT_ROUNDS);
+		"the cgroup v1 memory mount). Where none can be created, and with\n"
+		"MEMRECLAIM_BACKEND=sim, the workload runs on the simulator\n"
+		"(--memreclaimd, --dir and --sched do not apply there);\n"
+		"--print-trace prints it as a simulator trace and exits.\n",
+		DEFAULT_ROUNDS);
 }
 
 static int parse_size(const char *opt, const char *s, uint64_t *out)
@@ -200,6 +222,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "sched", required_argument, NULL, 's' },
+		{ "print-trace", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -254,6 +277,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 's':
 			o->sched = optarg; /* memreclaimd validates it */
+			break;
+		case 'p':
+			o->print_trace = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -962,9 +988,15 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	const struct run_result *w = &runs[0], *m = &runs[1];
 	int i;
 
-	printf("cgroup %s: limit %" PRIu64 " MiB; data file %" PRIu64
+	if (d->simulated)
+		printf("Ran on the simulator, not on this machine's kernel "
+		       "(cost set " SIM_COSTS ", seed %d; virtual time; "
+		       "mr-demo --print-trace prints the workload)\n",
+		       SIM_SEED);
+	printf("%scgroup %s: limit %" PRIu64 " MiB; data file %" PRIu64
 	       " MiB, streamed while the toucher runs %u rounds; memreclaimd margin %" PRIu64
 	       " MiB, hysteresis %" PRIu64 " MiB%s, batch auto\n\n",
+	       d->simulated ? "simulated " : "",
 	       d->cgroup, d->opt.limit_bytes / MIB, d->opt.file_bytes / MIB,
 	       d->opt.rounds, d->opt.margin_bytes / MIB,
 	       d->opt.hysteresis_bytes / MIB,
@@ -988,6 +1020,9 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 			printf(" %12s %12s %12s\n", "-", "-", "-");
 	}
 	printf("\n(rounds: 16 MiB touch rounds; reader MiB/s: while the rounds ran; worker MiB: freed by memreclaimd's margin worker)\n");
+	if (d->simulated)
+		printf("On the simulator, memreclaimd's margin worker is the library's, run as a simulated task with memreclaimd's margin, "
+		       "hysteresis and batch; worker CPU s is the virtual time of its reclaim calls.\n");
 	printf("failcnt growth: charges that met the limit, each of which ran reclaim in the workload's own thread. "
 	       "Latency columns are reported, not judged: on today's kernels reclaim of clean cache is cheap, "
 	       "and a margin takes cache away from the workload.\n");
@@ -1007,6 +1042,11 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 
 	printf("{\"cgroup\":");
 	json_string(d->cgroup);
+	if (d->simulated)
+		printf(",\"simulator\":true,\"costs\":\"" SIM_COSTS
+		       "\",\"seed\":%d", SIM_SEED);
+	else
+		printf(",\"simulator\":false");
 	printf(",\"limit_bytes\":%" PRIu64
 	       ",\"file_bytes\":%" PRIu64 ",\"touch_rounds_per_run\":%u,\"margin_bytes\":%" PRIu64
 	       ",\"hysteresis_bytes\":%" PRIu64 ",\"runs\":[",
@@ -1042,6 +1082,220 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 		       (double)runs[1].failcnt_growth);
 	else
 		printf("],\"failcnt_ratio\":null}\n");
+}
+
+/* ------------------------------------------------------------ simulator */
+
+/* The workload as a simulator trace (docs/trace-format.md): the reader
+ * first, as the real runs start it, streaming the file in chunks from a
+ * cold cache, pass after pass, until the toucher's rounds are done; the
+ * file is taken in whole chunks. The machine has room beyond the group,
+ * so only the group's limit binds, and no swap, so reclaim takes page
+ * cache only. Returns a malloc()ed string, or NULL. */
+static char *demo_trace(const struct options *o)
+{
+	uint64_t chunks = (o->file_bytes + CHUNK_BYTES - 1) / CHUNK_BYTES;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f,
+		"# mr-demo's workload (mr-demo --print-trace): a toucher maps,\n"
+		"# touches and unmaps 16 MiB per round; a reader streams the\n"
+		"# data file in 1 MiB chunks, dropping it from the page cache\n"
+		"# before each pass, until the toucher is done.\n"
+		"machine ram %" PRIu64 "M cpus 2 swap none\n"
+		"group " SIM_GROUP " max %" PRIu64 "K\n"
+		"file data %" PRIu64 "M\n"
+		"region buffer %" PRIu64 "M\n"
+		"\n"
+		"task reader " SIM_GROUP " 0s background\n"
+		"  repeat forever\n"
+		"    drop data\n"
+		"    repeat %" PRIu64 "\n"
+		"      req chunk\n"
+		"        read data next %" PRIu64 "M\n"
+		"      end\n"
+		"    end\n"
+		"  end\n"
+		"end\n"
+		"\n"
+		"task toucher " SIM_GROUP " 0s\n"
+		"  repeat %u\n"
+		"    req round\n"
+		"      anon buffer 0 %" PRIu64 "M\n"
+		"      free buffer\n"
+		"    end\n"
+		"  end\n"
+		"end\n",
+		(o->limit_bytes + 1024 * MIB) / MIB, o->limit_bytes / 1024,
+		chunks * CHUNK_BYTES / MIB, TOUCH_BYTES / MIB, chunks,
+		CHUNK_BYTES / MIB, o->rounds, TOUCH_BYTES / MIB);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The figures of the demo's group that the table shows. */
+struct sim_figures {
+	double failcnt, elapsed_s, chunks, rounds, p50_ms, p99_ms, max_ms;
+	double calls, freed_bytes, reclaim_s;
+};
+
+static void sim_figure(const char *policy, const char *name, double value,
+		       void *userdata)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} map[] = {
+		{ "failcnt_count", offsetof(struct sim_figures, failcnt) },
+		{ "elapsed_s", offsetof(struct sim_figures, elapsed_s) },
+		{ "req_chunk_count", offsetof(struct sim_figures, chunks) },
+		{ "req_round_count", offsetof(struct sim_figures, rounds) },
+		{ "req_round_p50_ms", offsetof(struct sim_figures, p50_ms) },
+		{ "req_round_p99_ms", offsetof(struct sim_figures, p99_ms) },
+		{ "req_round_max_ms", offsetof(struct sim_figures, max_ms) },
+		{ "margin_calls_count", offsetof(struct sim_figures, calls) },
+		{ "margin_freed_bytes",
+		  offsetof(struct sim_figures, freed_bytes) },
+		{ "margin_reclaim_s", offsetof(struct sim_figures, reclaim_s) },
+	};
+	size_t i;
+
+	if (strcmp(policy, SIM_GROUP) != 0)
+		return;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (strcmp(name, map[i].name) == 0)
+			*(double *)((char *)userdata + map[i].off) = value;
+	}
+}
+
+/* memreclaimd's policy, as mr-demo starts it: --margin, --hysteresis
+ * (its default: the margin), --batch auto. */
+static int sim_keeper(mr_ctx_t *ctx, mr_group_t *const *groups,
+		      size_t ngroups, void *userdata)
+{
+	const struct options *o = userdata;
+	int r;
+
+	r = mr_group_set_margin(groups[0], o->margin_bytes, 0,
+				o->hysteresis_bytes);
+	if (r == 0)
+		r = mr_group_set_batch_proportional(groups[0],
+				MR_BATCH_DEFAULT_SHARE_PPM,
+				MR_BATCH_DEFAULT_MAX_BYTES,
+				MR_BATCH_DEFAULT_MAX_PPM);
+	return r;
+}
+
+static uint64_t ns_of(double s)
+{
+	return (uint64_t)(s * 1e9 + 0.5);
+}
+
+/* One simulated run, its figures in the form of a real one's. */
+static int sim_run_once(const struct options *o, const mr_sim_trace_t *t,
+			bool with_daemon, struct run_result *res)
+{
+	uint64_t per_pass = (o->file_bytes + CHUNK_BYTES - 1) / CHUNK_BYTES;
+	struct sim_figures f = { 0 };
+	int r;
+
+	if (!o->json)
+		fprintf(stderr, PROG ": simulated run %s memreclaimd ...\n",
+			with_daemon ? "with" : "without");
+	r = mr_sim_trace_run(t, SIM_SEED, SIM_COSTS,
+			     with_daemon ? sim_keeper : NULL, (void *)o,
+			     sim_figure, &f);
+	if (r < 0) {
+		fprintf(stderr, PROG ": the simulated run failed: %s\n",
+			mr_strerror(r));
+		return r;
+	}
+	*res = (struct run_result){
+		.with_daemon = with_daemon,
+		.failcnt_growth = (uint64_t)f.failcnt,
+		.reader = {
+			.bytes = (uint64_t)f.chunks * CHUNK_BYTES,
+			.passes = ((uint64_t)f.chunks + per_pass - 1) /
+				  per_pass,
+			.ns = ns_of(f.elapsed_s),
+		},
+		.toucher = {
+			.rounds = (uint64_t)f.rounds,
+			.p50_ns = ns_of(f.p50_ms / 1e3),
+			.p99_ns = ns_of(f.p99_ms / 1e3),
+			.max_ns = ns_of(f.max_ms / 1e3),
+		},
+		.daemon = {
+			.calls = (uint64_t)f.calls,
+			.freed_bytes = (uint64_t)f.freed_bytes,
+			.cpu_ns = ns_of(f.reclaim_s),
+		},
+	};
+	return 0;
+}
+
+/* The demo on the simulator: both runs, then the table. */
+static int run_on_sim(struct demo *d)
+{
+	struct run_result runs[2];
+	mr_sim_trace_t *t = NULL;
+	char *text, err[256];
+	int r;
+
+	text = demo_trace(&d->opt);
+	if (!text) {
+		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	r = mr_sim_trace_parse(text, strlen(text), &t, err, sizeof(err));
+	free(text);
+	if (r < 0) {
+		fprintf(stderr, PROG ": the demo's trace: %s\n",
+			r == -EINVAL ? err : mr_strerror(r));
+		return 1;
+	}
+	d->simulated = true;
+	snprintf(d->cgroup, sizeof(d->cgroup), SIM_GROUP);
+	r = sim_run_once(&d->opt, t, false, &runs[0]);
+	if (r == 0)
+		r = sim_run_once(&d->opt, t, true, &runs[1]);
+	mr_sim_trace_free(t);
+	if (r < 0)
+		return 1;
+	if (d->opt.json)
+		print_json(d, runs);
+	else
+		print_table(d, runs);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int print_trace(const struct options *o)
+{
+	char *text = demo_trace(o);
+
+	if (!text) {
+		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	fputs(text, stdout);
+	free(text);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Whether the environment asks for the simulator, as it does of the
+ * library (mr_group_open() with no backend name). */
+static bool sim_asked(void)
+{
+	const char *b = getenv("MEMRECLAIM_BACKEND");
+
+	return b && strcmp(b, "sim") == 0;
 }
 
 /* ------------------------------------------------------------ main */
@@ -1086,6 +1340,12 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &d.opt) < 0)
 		return 2;
+	if (d.opt.print_trace)
+		return print_trace(&d.opt);
+	if (sim_asked()) {
+		fprintf(stderr, PROG ": MEMRECLAIM_BACKEND=sim: running the workload on the simulator\n");
+		return run_on_sim(&d);
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -1102,8 +1362,14 @@ int main(int argc, char **argv)
 	mr_ctx_set_log(d.ctx, log_to_stderr, NULL, MR_LOG_WARNING);
 
 	r = create_cgroup(&d);
-	if (r == -ENODEV)
-		status = EXIT_NO_CGROUP;
+	if (r == -ENODEV) {
+		/* Nothing was created; signals as they were, so that ^C
+		 * stops the simulated runs. */
+		cleanup(&d);
+		sigprocmask(SIG_SETMASK, &d.old_mask, NULL);
+		fprintf(stderr, PROG ": no writable memory cgroup here: running the same workload on the simulator instead\n");
+		return run_on_sim(&d);
+	}
 	if (r == 0)
 		r = create_file(&d);
 	if (r == 0 && !interrupted(&d))

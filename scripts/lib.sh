@@ -9,8 +9,8 @@ mr_need_root() {
 	fi
 }
 
-# Installs the Debian packages the build and tests need, when missing.
-mr_install_packages() {
+# The Debian packages the build and tests need that are not installed.
+mr_missing_packages() {
 	local pkgs="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make"
 	local missing="" p
 	for p in $pkgs; do
@@ -18,6 +18,13 @@ mr_install_packages() {
 			missing="$missing $p"
 		fi
 	done
+	echo "$missing"
+}
+
+# Installs the Debian packages the build and tests need, when missing.
+mr_install_packages() {
+	local missing
+	missing=$(mr_missing_packages)
 	if [ -n "$missing" ]; then
 		echo "$0: installing$missing"
 		apt-get update

@@ -8,11 +8,6 @@
 
 #include "sim.h"
 
-#define MIN_RAM_BYTES (16ULL << 20)
-/* Page numbers are 32-bit. */
-#define MAX_RAM_BYTES (8ULL << 40)
-#define MAX_CPUS 4096u
-
 MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret)
 {
 	struct sim_config c = { 0 };
@@ -29,8 +24,8 @@ MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret)
 	c.swap_pages = sim_pages(config->swap_bytes);
 	c.swap_kind = config->swap_kind;
 	c.costs = sim_costs_find(config->costs ? config->costs : "today");
-	if (!c.costs || sim_bytes(c.ram_pages) < MIN_RAM_BYTES ||
-	    sim_bytes(c.ram_pages) > MAX_RAM_BYTES || c.cpus > MAX_CPUS ||
+	if (!c.costs || sim_bytes(c.ram_pages) < SIM_MIN_RAM_BYTES ||
+	    sim_bytes(c.ram_pages) > SIM_MAX_RAM_BYTES || c.cpus > SIM_MAX_CPUS ||
 	    config->swap_bytes == MR_UNLIMITED ||
 	    c.swap_kind < MR_SIM_SWAP_NONE || c.swap_kind > MR_SIM_SWAP_ZSWAP ||
 	    (c.swap_kind == MR_SIM_SWAP_NONE) != (c.swap_pages == 0))

@@ -242,7 +242,7 @@ sim_obj sim_anon_new(struct sim_machine *m, uint64_t pages)
 	return obj_new(m, pages, true);
 }
 
-void sim_obj_free(struct sim_machine *m, sim_obj id)
+void sim_obj_truncate(struct sim_machine *m, sim_obj id)
 {
 	struct sim_object *o = &m->objs[id];
 	struct sim_slot *s;
@@ -256,11 +256,21 @@ void sim_obj_free(struct sim_machine *m, sim_obj id)
 		} else if (s->shadow & SLOT_SWAPPED) {
 			m->swap_used--;
 		}
+		s->pfn = SIM_NOPAGE;
+		s->shadow = SLOT_EMPTY;
 	}
+	o->resident = 0;
+}
+
+void sim_obj_free(struct sim_machine *m, sim_obj id)
+{
+	struct sim_object *o = &m->objs[id];
+
+	sim_obj_truncate(m, id);
 	free(o->slots);
 	o->slots = NULL;
 	o->used = false;
-	o->pages = o->resident = 0;
+	o->pages = 0;
 	if (id < m->objs_free)
 		m->objs_free = id;
 }
@@ -344,7 +354,12 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 	if (p->flags & PG_DIRTY)
 		return;
 	p->flags |= PG_DIRTY;
-	p->wb_done_ns = m->now; /* dirtied at, until written back */
+	/* Dirtied at, until written back. A page redirtied while its
+	 * write is in flight stays under writeback until that completes
+	 * (PG_writeback and PG_dirty together, as in the kernel): its
+	 * completion time is kept, and taken as when it was dirtied. */
+	if (!(p->flags & PG_WRITEBACK))
+		p->wb_done_ns = m->now;
 	m->memcg[p->memcg]->dirty++;
 	m->dirty++;
 	obj_dirty(m, p->obj);
@@ -463,8 +478,12 @@ static uint64_t writeback(struct sim_machine *m, uint64_t n,
 			if (!(p->flags & PG_DIRTY))
 				continue;
 			left--;
-			if (older_than == SIM_UNLIMITED ||
-			    p->wb_done_ns <= older_than) {
+			/* write_cache_pages() skips a page whose previous
+			 * write is still in flight (WB_SYNC_NONE): it stays
+			 * dirty for the next pass. */
+			if (!(p->flags & PG_WRITEBACK) &&
+			    (older_than == SIM_UNLIMITED ||
+			     p->wb_done_ns <= older_than)) {
 				sim_writeback_start(m, pfn,
 						    sim_disk_submit(m, i, k, 1));
 				done++;
@@ -662,6 +681,32 @@ void sim_file_sync(struct sim_machine *m, sim_obj o)
 		if (!busy)
 			break;
 		wait_writeback(m);
+	}
+}
+
+void sim_file_drop(struct sim_machine *m, sim_obj o)
+{
+	struct sim_object *obj = &m->objs[o];
+	struct sim_slot *s;
+	uint64_t k;
+
+	/* mm/fadvise.c generic_fadvise(): dirty pages are queued for
+	 * writeback (WB_SYNC_NONE, not waited for), then
+	 * invalidate_mapping_pages() frees what is clean and drops the
+	 * shadow entries. Not reclaim: no shadow is left for a refault. */
+	writeback(m, SIM_UNLIMITED, SIM_UNLIMITED, (int)o);
+	for (k = 0; k < obj->pages; k++) {
+		s = &obj->slots[k];
+		if (s->pfn == SIM_NOPAGE) {
+			s->shadow = SLOT_EMPTY;
+			continue;
+		}
+		if (!sim_page_clean(sim_page(m, s->pfn)))
+			continue;
+		sim_lru_del(m, s->pfn);
+		sim_page_release(m, s->pfn);
+		s->pfn = SIM_NOPAGE;
+		obj->resident--;
 	}
 }
 

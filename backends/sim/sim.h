@@ -36,6 +36,11 @@
 #define SIM_NOPAGE UINT32_MAX
 #define SIM_UNLIMITED UINT64_MAX    /* a limit in pages: none */
 #define SIM_MAX_GROUPS 256
+/* The machines mr_sim_new() accepts (and a trace may declare); page
+ * numbers are 32-bit. */
+#define SIM_MIN_RAM_BYTES (16ULL << 20)
+#define SIM_MAX_RAM_BYTES (8ULL << 40)
+#define SIM_MAX_CPUS 4096u
 
 static inline uint64_t sim_pages(uint64_t bytes)
 {
@@ -334,6 +339,11 @@ sim_obj sim_anon_new(struct sim_machine *m, uint64_t pages);
  * uncharges it, drops its shadow entries. The object can be reused by
  * sim_file_new() afterwards. */
 void sim_obj_free(struct sim_machine *m, sim_obj o);
+/* The same, keeping the object, empty, at its size (truncate_inode_pages
+ * of an unlinked file, a munmap of a whole region mapped again later):
+ * every page freed at once, dirty or under writeback too, every shadow
+ * and swap entry dropped. Tasks may be using the object meanwhile. */
+void sim_obj_truncate(struct sim_machine *m, sim_obj o);
 uint64_t sim_obj_pages(const struct sim_machine *m, sim_obj o);
 uint64_t sim_obj_resident(const struct sim_machine *m, sim_obj o);
 
@@ -352,6 +362,10 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 		   uint64_t n);
 /* Writes back every dirty page of o and waits for it (fsync). */
 void sim_file_sync(struct sim_machine *m, sim_obj o);
+/* posix_fadvise(POSIX_FADV_DONTNEED) on all of file o: starts writeback
+ * of its dirty pages without waiting, frees its clean pages and drops
+ * its shadow entries (so reading it again is no refault). */
+void sim_file_drop(struct sim_machine *m, sim_obj o);
 /* The running task touches pages [off, off + n) of anonymous region o:
  * absent pages are faulted in (a swapped-out one is read back: a major
  * fault). With thp, each aligned 512-page range still wholly absent is
