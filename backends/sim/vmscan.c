@@ -249,9 +249,9 @@ static uint64_t soft_excess(const struct sim_memcg *c)
 
 /* mem_cgroup_soft_reclaim(): the victim's subtree at priority 0, one
  * SWAP_CLUSTER_MAX target at a time (mem_cgroup_shrink_node_zone()),
- * until a quarter of its excess is freed, its excess is gone, a round
- * freed nothing, or MEM_CGROUP_MAX_RECLAIM_LOOPS rounds. Returns the
- * pages freed. */
+ * until a quarter of its excess is freed, its excess is gone, nothing at
+ * all was freed, or MEM_CGROUP_MAX_RECLAIM_LOOPS rounds. Returns the pages
+ * freed. */
 static uint64_t soft_reclaim_victim(struct sim_machine *m,
 				    struct sim_memcg *victim,
 				    struct scan_control *sc)
