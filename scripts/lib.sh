@@ -11,9 +11,24 @@ mr_need_root() {
 
 # Installs the Debian packages the build and tests need, when missing.
 mr_install_packages() {
-	local pkgs="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check gcc g++ make"
+	mr_install_missing autoconf automake libtool pkg-config libcgroup-dev \
+		liburcu-dev check gcc g++ make
+}
+
+# What `make check-kernel` (tests/kernel/run) needs besides the build: qemu
+# to boot Debian's kernel (fetched by apt-get download, never installed),
+# a static busybox for the guest, cpio for its initramfs, xz to extract the
+# kernel's vmlinux, e2fsprogs for the scratch disk, libc6-dev's static libc
+# for the guest programs, binutils' readelf to check the kernel's PVH note.
+mr_install_kernel_packages() {
+	mr_install_missing qemu-system-x86 busybox-static cpio xz-utils \
+		e2fsprogs libc6-dev binutils
+}
+
+# Installs those of the named Debian packages that are missing.
+mr_install_missing() {
 	local missing="" p
-	for p in $pkgs; do
+	for p in "$@"; do
 		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 			missing="$missing $p"
 		fi
