@@ -9,11 +9,20 @@ mr_need_root() {
 	fi
 }
 
-# The Debian packages the build and tests need that are not installed.
-mr_missing_packages() {
-	local pkgs="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make"
+# The Debian packages the build and tests need.
+MR_BUILD_PACKAGES="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make"
+
+# What `make check-kernel` (tests/kernel/run) needs besides the build: qemu
+# to boot Debian's kernel (fetched by apt-get download, never installed),
+# a static busybox for the guest, cpio for its initramfs, xz to extract the
+# kernel's vmlinux, e2fsprogs for the scratch disk, libc6-dev's static libc
+# for the guest programs, binutils' readelf to check the kernel's PVH note.
+MR_KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio xz-utils e2fsprogs libc6-dev binutils"
+
+# Those of the named Debian packages that are not installed.
+mr_missing() {
 	local missing="" p
-	for p in $pkgs; do
+	for p in "$@"; do
 		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 			missing="$missing $p"
 		fi
@@ -21,15 +30,28 @@ mr_missing_packages() {
 	echo "$missing"
 }
 
-# Installs the Debian packages the build and tests need, when missing.
-mr_install_packages() {
+# Installs those of the named Debian packages that are missing.
+mr_install_missing() {
 	local missing
-	missing=$(mr_missing_packages)
+	missing=$(mr_missing "$@")
 	if [ -n "$missing" ]; then
 		echo "$0: installing$missing"
 		apt-get update
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
 	fi
+}
+
+# The build's packages that are not installed.
+mr_missing_packages() {
+	mr_missing $MR_BUILD_PACKAGES
+}
+
+mr_install_packages() {
+	mr_install_missing $MR_BUILD_PACKAGES
+}
+
+mr_install_kernel_packages() {
+	mr_install_missing $MR_KERNEL_PACKAGES
 }
 
 # Configures (once) and builds in the source tree.
