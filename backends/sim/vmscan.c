@@ -135,44 +135,47 @@ static bool inactive_is_low(const struct sim_memcg *g, bool file)
 	return inactive * ratio < active;
 }
 
-/* shrink_lruvec(): one group at sc->priority. */
+/* shrink_lruvec(): one group at sc->priority. As get_scan_count() does,
+ * each list gets a window of its own size >> priority, so a short
+ * inactive list makes reclaim go deeper into the priorities; an active
+ * list is only scanned (deactivated) while its inactive list is low. */
 static void shrink_lruvec(struct sim_machine *m, struct sim_memcg *g,
 			  struct scan_control *sc)
 {
-	uint64_t file = g->lru_size[SIM_LRU_INACTIVE_FILE] +
-			g->lru_size[SIM_LRU_ACTIVE_FILE];
-	uint64_t anon = g->lru_size[SIM_LRU_INACTIVE_ANON] +
-			g->lru_size[SIM_LRU_ACTIVE_ANON];
-	uint64_t nr_file = file >> sc->priority, nr_anon = 0, chunk;
+	uint64_t nr[SIM_NR_LRU], chunk;
+	bool file;
+	int lru;
 
-	if (can_swap(m, sc)) {
-		nr_anon = anon >> sc->priority;
-		/* get_scan_count(): plenty of inactive cache is trimmed
-		 * alone; otherwise by swappiness. */
-		if ((g->lru_size[SIM_LRU_INACTIVE_FILE] >> sc->priority) &&
-		    !inactive_is_low(g, true)) {
-			nr_anon = 0;
-		} else {
-			nr_anon = nr_anon * SWAPPINESS / 200;
-			nr_file = nr_file * (200 - SWAPPINESS) / 200;
-		}
+	for (lru = 0; lru < SIM_NR_LRU; lru++)
+		nr[lru] = g->lru_size[lru] >> sc->priority;
+	if (!can_swap(m, sc) ||
+	    (nr[SIM_LRU_INACTIVE_FILE] && !inactive_is_low(g, true))) {
+		/* No swap, or plenty of inactive cache: it is trimmed
+		 * alone. */
+		nr[SIM_LRU_INACTIVE_ANON] = nr[SIM_LRU_ACTIVE_ANON] = 0;
+	} else {
+		for (lru = 0; lru < SIM_NR_LRU; lru++)
+			nr[lru] = nr[lru] * (lru < SIM_LRU_INACTIVE_FILE ?
+					     SWAPPINESS :
+					     200 - SWAPPINESS) / 200;
 	}
-	while ((nr_file || nr_anon) && sc->reclaimed < sc->nr_to_reclaim) {
-		if (nr_file) {
-			chunk = nr_file < SIM_SWAP_CLUSTER_MAX ?
-				nr_file : SIM_SWAP_CLUSTER_MAX;
-			if (inactive_is_low(g, true))
-				shrink_active(m, g, true, chunk, sc);
-			shrink_inactive(m, g, true, chunk, sc);
-			nr_file -= chunk;
-		}
-		if (nr_anon) {
-			chunk = nr_anon < SIM_SWAP_CLUSTER_MAX ?
-				nr_anon : SIM_SWAP_CLUSTER_MAX;
-			if (inactive_is_low(g, false))
-				shrink_active(m, g, false, chunk, sc);
-			shrink_inactive(m, g, false, chunk, sc);
-			nr_anon -= chunk;
+	while ((nr[SIM_LRU_INACTIVE_ANON] || nr[SIM_LRU_ACTIVE_ANON] ||
+		nr[SIM_LRU_INACTIVE_FILE] || nr[SIM_LRU_ACTIVE_FILE]) &&
+	       sc->reclaimed < sc->nr_to_reclaim) {
+		for (lru = 0; lru < SIM_NR_LRU; lru++) {
+			if (!nr[lru])
+				continue;
+			chunk = nr[lru] < SIM_SWAP_CLUSTER_MAX ?
+				nr[lru] : SIM_SWAP_CLUSTER_MAX;
+			nr[lru] -= chunk;
+			file = lru >= SIM_LRU_INACTIVE_FILE;
+			if (lru == SIM_LRU_ACTIVE_ANON ||
+			    lru == SIM_LRU_ACTIVE_FILE) {
+				if (inactive_is_low(g, file))
+					shrink_active(m, g, file, chunk, sc);
+			} else {
+				shrink_inactive(m, g, file, chunk, sc);
+			}
 		}
 	}
 }
