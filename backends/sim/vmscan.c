@@ -317,12 +317,19 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 				scanned = shrink_subtree(m, g, &sc, false);
 			sc.calls++;
 			/* 2011's congestion_wait(): a pass that met only
-			 * dirty or writeback pages waits for the disk. */
+			 * dirty or writeback pages waits for the disk; a
+			 * direct pass deep in the priorities that fell short
+			 * naps (do_try_to_free_pages). */
 			stall = 0;
 			if (sc.reclaimed == reclaimed_before &&
 			    sc.dirty_seen > mark.dirty_seen &&
 			    why != SIM_RECLAIM_PROACTIVE)
 				stall = m->costs.dirty_stall_ns;
+			if (direct(why) && scanned &&
+			    prio < SIM_DEF_PRIORITY - 2 &&
+			    sc.reclaimed < sc.nr_to_reclaim &&
+			    m->costs.reclaim_nap_ns > stall)
+				stall = m->costs.reclaim_nap_ns;
 			ns = cost(m, g, &sc, &mark) + stall;
 			if (direct(why))
 				sim_account_reclaim(m, ns);
