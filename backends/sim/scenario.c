@@ -12,7 +12,10 @@
 
 #include "scenario.h"
 
+extern const struct sim_scenario sim_scenario_s1;
+
 const struct sim_scenario *const sim_scenarios[] = {
+	&sim_scenario_s1,
 	NULL,
 };
 
