@@ -376,7 +376,7 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 {
 	struct sim_memcg *g = sim_charge_target(m);
 	struct sim_object *obj = &m->objs[o];
-	uint64_t k, missing, installed, total = 0, first = off + n;
+	uint64_t k, missing, batch, installed, total = 0, first = off + n;
 	bool refaults = false;
 	int lru, r;
 
@@ -386,12 +386,20 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			missing += obj->slots[k].pfn == SIM_NOPAGE;
 		if (!missing)
 			break;
-		r = charge(m, g, missing, false);
+		/* The page cache is charged a folio at a time
+		 * (filemap_add_folio(); a page at a time in 2011's
+		 * add_to_page_cache_locked()), and the folios of a
+		 * readahead window (128 KiB by default) are at most
+		 * SWAP_CLUSTER_MAX pages: a charge that meets the limit
+		 * reclaims one batch, not the whole read. */
+		batch = missing < SIM_SWAP_CLUSTER_MAX ?
+			missing : SIM_SWAP_CLUSTER_MAX;
+		r = charge(m, g, batch, false);
 		if (r < 0)
 			return r;
 		obj = &m->objs[o]; /* other tasks may have grown the table */
 		installed = 0;
-		for (k = off; k < off + n && installed < missing; k++) {
+		for (k = off; k < off + n && installed < batch; k++) {
 			if (obj->slots[k].pfn != SIM_NOPAGE)
 				continue;
 			lru = SIM_LRU_INACTIVE_FILE;
@@ -405,11 +413,9 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			if (k < first)
 				first = k;
 		}
-		if (installed < missing)
-			sim_memcg_uncharge(g, missing - installed);
+		if (installed < batch)
+			sim_memcg_uncharge(g, batch - installed);
 		total += installed;
-		if (installed == missing)
-			break;
 	}
 	if (!total)
 		return 0;

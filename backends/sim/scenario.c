@@ -12,12 +12,14 @@
 
 #include "scenario.h"
 
+extern const struct sim_scenario sim_scenario_s1;
 extern const struct sim_scenario sim_scenario_s2;
 extern const struct sim_scenario sim_scenario_s3;
 extern const struct sim_scenario sim_scenario_s4;
 extern const struct sim_scenario sim_scenario_s5;
 
 const struct sim_scenario *const sim_scenarios[] = {
+	&sim_scenario_s1,
 	&sim_scenario_s2,
 	&sim_scenario_s3,
 	&sim_scenario_s4,

@@ -70,6 +70,10 @@ struct sim_costs {
 	uint64_t dirty_stall_ns;       /* a reclaimer meeting dirty or
 					  writeback pages with no progress
 					  waits this long (congestion_wait) */
+	uint64_t reclaim_nap_ns;       /* a direct reclaimer whose pass
+					  below DEF_PRIORITY - 2 left its
+					  target unmet naps this long
+					  (do_try_to_free_pages; 0: never) */
 	/* Faults and I/O. */
 	uint64_t minor_fault_ns;       /* a page fault served from memory,
 					  page allocation and charge */

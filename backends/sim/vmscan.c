@@ -135,50 +135,52 @@ static bool inactive_is_low(const struct sim_memcg *g, bool file)
 	return inactive * ratio < active;
 }
 
-/* shrink_lruvec(): one group at sc->priority. */
+/* shrink_lruvec(): one group at sc->priority. As get_scan_count() does,
+ * each list gets a window of its own size >> priority, so a short
+ * inactive list makes reclaim go deeper into the priorities; an active
+ * list is only scanned (deactivated) while its inactive list is low. */
 static void shrink_lruvec(struct sim_machine *m, struct sim_memcg *g,
 			  struct scan_control *sc)
 {
-	uint64_t file = g->lru_size[SIM_LRU_INACTIVE_FILE] +
-			g->lru_size[SIM_LRU_ACTIVE_FILE];
-	uint64_t anon = g->lru_size[SIM_LRU_INACTIVE_ANON] +
-			g->lru_size[SIM_LRU_ACTIVE_ANON];
-	uint64_t nr_file = file >> sc->priority, nr_anon = 0, chunk;
+	uint64_t nr[SIM_NR_LRU], chunk;
+	bool file;
+	int lru;
 
+	for (lru = 0; lru < SIM_NR_LRU; lru++)
+		nr[lru] = g->lru_size[lru] >> sc->priority;
 	if (can_swap(m, sc) && !sc->priority) {
 		/* get_scan_count(): at priority 0 the system is close to
-		 * OOM, so no balancing: both lists whole (SCAN_EQUAL since
+		 * OOM, so no balancing: every list whole (SCAN_EQUAL since
 		 * 3.9; before, the fractions were skipped at priority 0
 		 * alike). */
-		nr_anon = anon;
-	} else if (can_swap(m, sc)) {
-		nr_anon = anon >> sc->priority;
-		/* get_scan_count(): plenty of inactive cache is trimmed
-		 * alone; otherwise by swappiness. */
-		if ((g->lru_size[SIM_LRU_INACTIVE_FILE] >> sc->priority) &&
-		    !inactive_is_low(g, true)) {
-			nr_anon = 0;
-		} else {
-			nr_anon = nr_anon * SWAPPINESS / 200;
-			nr_file = nr_file * (200 - SWAPPINESS) / 200;
-		}
+	} else if (!can_swap(m, sc) ||
+		   (nr[SIM_LRU_INACTIVE_FILE] && !inactive_is_low(g, true))) {
+		/* No swap, or plenty of inactive cache: it is trimmed
+		 * alone. */
+		nr[SIM_LRU_INACTIVE_ANON] = nr[SIM_LRU_ACTIVE_ANON] = 0;
+	} else {
+		for (lru = 0; lru < SIM_NR_LRU; lru++)
+			nr[lru] = nr[lru] * (lru < SIM_LRU_INACTIVE_FILE ?
+					     SWAPPINESS :
+					     200 - SWAPPINESS) / 200;
 	}
-	while ((nr_file || nr_anon) && sc->reclaimed < sc->nr_to_reclaim) {
-		if (nr_file) {
-			chunk = nr_file < SIM_SWAP_CLUSTER_MAX ?
-				nr_file : SIM_SWAP_CLUSTER_MAX;
-			if (inactive_is_low(g, true))
-				shrink_active(m, g, true, chunk, sc);
-			shrink_inactive(m, g, true, chunk, sc);
-			nr_file -= chunk;
-		}
-		if (nr_anon) {
-			chunk = nr_anon < SIM_SWAP_CLUSTER_MAX ?
-				nr_anon : SIM_SWAP_CLUSTER_MAX;
-			if (inactive_is_low(g, false))
-				shrink_active(m, g, false, chunk, sc);
-			shrink_inactive(m, g, false, chunk, sc);
-			nr_anon -= chunk;
+	while ((nr[SIM_LRU_INACTIVE_ANON] || nr[SIM_LRU_ACTIVE_ANON] ||
+		nr[SIM_LRU_INACTIVE_FILE] || nr[SIM_LRU_ACTIVE_FILE]) &&
+	       sc->reclaimed < sc->nr_to_reclaim) {
+		for (lru = 0; lru < SIM_NR_LRU; lru++) {
+			if (!nr[lru])
+				continue;
+			chunk = nr[lru] < SIM_SWAP_CLUSTER_MAX ?
+				nr[lru] : SIM_SWAP_CLUSTER_MAX;
+			nr[lru] -= chunk;
+			file = lru >= SIM_LRU_INACTIVE_FILE;
+			if (lru == SIM_LRU_ACTIVE_ANON ||
+			    lru == SIM_LRU_ACTIVE_FILE) {
+				if (inactive_is_low(g, file))
+					shrink_active(m, g, file, chunk, sc);
+			} else {
+				shrink_inactive(m, g, file, chunk, sc);
+			}
 		}
 	}
 }
@@ -365,12 +367,19 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 				scanned = shrink_subtree(m, g, &sc, false);
 			sc.calls++;
 			/* 2011's congestion_wait(): a pass that met only
-			 * dirty or writeback pages waits for the disk. */
+			 * dirty or writeback pages waits for the disk; a
+			 * direct pass deep in the priorities that fell short
+			 * naps (do_try_to_free_pages). */
 			stall = 0;
 			if (sc.reclaimed == reclaimed_before &&
 			    sc.dirty_seen > mark.dirty_seen &&
 			    why != SIM_RECLAIM_PROACTIVE)
 				stall = m->costs.dirty_stall_ns;
+			if (direct(why) && scanned &&
+			    prio < SIM_DEF_PRIORITY - 2 &&
+			    sc.reclaimed < sc.nr_to_reclaim &&
+			    m->costs.reclaim_nap_ns > stall)
+				stall = m->costs.reclaim_nap_ns;
 			work = cost(m, g, &sc, &mark);
 			if (direct(why))
 				sim_account_reclaim(m, work, stall);
