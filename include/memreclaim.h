@@ -16,9 +16,10 @@
  *    runs, or a dispatch does), -EALREADY / -ESRCH the worker already runs /
  *    does not run, -EEXIST a group that already exists. mr_strerror()
  *    describes each.
- *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller).
- *    cgroup v2 and a simulator are planned; where a comment names a v2 file
- *    it says how a field will map, and nothing here claims v2 works yet.
+ *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller)
+ *    and "sim" (the simulator, see the end of this header; chosen only by
+ *    name). cgroup v2 is planned; where a comment names a v2 file it says
+ *    how a field will map, and nothing here claims v2 works yet.
  *  - MR_UNLIMITED stands for "no limit": cgroup v2 "max", cgroup v1 "-1" and
  *    every page-size form of v1's unlimited value.
  *  - Each function's comment ends with its thread class: "MT-safe" (any
