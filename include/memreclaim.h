@@ -592,8 +592,11 @@ MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
  * one warning ("cgroup is gone; no longer served") and is no longer
  * served; its handle stays valid until mr_group_close().
  * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -EBUSY (a
- * mr_ctx_worker_dispatch() on ctx runs: one worker per context), -ENOMEM,
- * -EAGAIN (no thread could be created), -ECHILD. MT-safe. */
+ * mr_ctx_worker_dispatch() on ctx runs: one worker per context),
+ * -EOPNOTSUPP (ctx is bound to a simulator, mr_ctx_set_sim(): its worker
+ * runs in virtual time as a simulated task, never as a thread beside the
+ * simulation), -ENOMEM, -EAGAIN (no thread could be created), -ECHILD.
+ * MT-safe. */
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
 
 /* Stops the worker and waits for it to finish the batch it is in (a
@@ -870,8 +873,13 @@ MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
 MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim);
 
 /* Binds ctx to sim: the "sim" backend opens its groups there. NULL
- * unbinds. Errors: -EINVAL (ctx NULL), -EBUSY (ctx has groups of another
- * simulator open), -ECHILD. */
+ * unbinds. While bound, the context's worker runs only through
+ * mr_ctx_worker_dispatch() (the simulator's trace runs call it from a
+ * simulated task): mr_ctx_worker_start() answers -EOPNOTSUPP.
+ * Errors: -EINVAL (ctx NULL), -EBUSY (ctx has simulated groups open and
+ * sim is another simulator or NULL; or sim is not NULL and the worker
+ * thread of mr_ctx_worker_start() runs), -ECHILD.
+ * MT-safe; the simulator itself is driven by one thread. */
 MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim);
 
 /* How a scenario's figures compare with its published reference. */

@@ -112,7 +112,12 @@ MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
 	r = mri_ctx_check_fork(ctx);
 	if (r < 0)
 		return r;
+	/* The worker thread must not run on a simulator (worker_start()
+	 * checks ctx->sim under the same two locks). */
+	pthread_mutex_lock(&ctx->worker_lock);
 	pthread_mutex_lock(&ctx->lock);
+	if (sim && ctx->worker_running)
+		r = -EBUSY;
 	for (g = ctx->groups; g && !r; g = g->next) {
 		if (g->be == &mri_backend_sim && ctx->sim != sim)
 			r = -EBUSY;
@@ -120,6 +125,7 @@ MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
 	if (!r)
 		ctx->sim = sim;
 	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->worker_lock);
 	return r;
 }
 

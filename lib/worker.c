@@ -477,6 +477,16 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 		pthread_mutex_unlock(&ctx->worker_lock);
 		return r;
 	}
+	/* A simulator runs in virtual time on the thread that drives it:
+	 * its worker is a simulated task that dispatches, never a thread
+	 * racing the simulation (mr_ctx_set_sim() takes worker_lock too). */
+	pthread_mutex_lock(&ctx->lock);
+	r = ctx->sim ? -EOPNOTSUPP : 0;
+	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0) {
+		pthread_mutex_unlock(&ctx->worker_lock);
+		return r;
+	}
 	atomic_store(&ctx->worker_stop, false);
 	/* The worker takes no signal: the program's handling is its own. */
 	sigfillset(&all);

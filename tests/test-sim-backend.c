@@ -270,6 +270,28 @@ START_TEST(soft_limit_order)
 }
 END_TEST
 
+/* Regression: a worker thread on a simulator raced the simulation (a
+ * trace's setup callback that started one crashed in the model). A bound
+ * context refuses the thread; a context whose thread runs refuses the
+ * simulator. */
+START_TEST(no_worker_thread_on_a_simulator)
+{
+	mr_ctx_t *other;
+
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), -EOPNOTSUPP);
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), -ESRCH);
+	ck_assert_int_eq(mr_ctx_new(&other), 0);
+	ck_assert_int_eq(mr_ctx_worker_start(other), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(other, sim), -EBUSY);
+	ck_assert_int_eq(mr_ctx_worker_stop(other), 0);
+	ck_assert_int_eq(mr_ctx_set_sim(other, sim), 0);
+	ck_assert_int_eq(mr_ctx_worker_start(other), -EOPNOTSUPP);
+	ck_assert_int_eq(mr_ctx_set_sim(other, NULL), 0);
+	ck_assert_int_eq(mr_ctx_worker_start(other), 0);
+	mr_ctx_free(other);
+}
+END_TEST
+
 /* One margin keeper per group, across handles. */
 START_TEST(one_keeper)
 {
@@ -374,7 +396,7 @@ START_TEST(thp_clean_cache)
 }
 END_TEST
 
-Suite *sim_backend_suite(void)
+static Suite *sim_backend_suite(void)
 {
 	Suite *s = suite_create("sim-backend");
 	TCase *tc = tcase_create("core");
@@ -386,6 +408,7 @@ Suite *sim_backend_suite(void)
 	tcase_add_test(tc, margin_keeps_charges_off_the_limit);
 	tcase_add_test(tc, soft_limit_order);
 	tcase_add_test(tc, one_keeper);
+	tcase_add_test(tc, no_worker_thread_on_a_simulator);
 	tcase_add_test(tc, threshold_event);
 	tcase_add_test(tc, thp_fallback);
 	tcase_add_test(tc, thp_reclaim_full);
