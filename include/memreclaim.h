@@ -814,8 +814,15 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * mr_group_open(ctx, path, "sim", ...) on a context bound to it with
  * mr_ctx_set_sim(); every policy of the library runs on them unchanged.
  * The simulator is chosen only by name, never by "auto".
+ * A machine made with mr_sim_new() has no tasks: it serves a program that
+ * checks its handling of a group hierarchy (open, limits, policies,
+ * synchronous reclaim once usage exists) without a real cgroup. Workloads
+ * run through mr_sim_trace_run(), which builds its machine from the trace,
+ * and the reference experiments through mr_sim_run_scenario().
  * A simulator and the contexts bound to it are driven by one thread
- * (not MT-safe). */
+ * (not MT-safe), and a simulator's group keeps its margin claim in the
+ * simulator, not in the state directory. -EBUSY from the functions below
+ * means "in use", whatever mr_strerror() says of managers. */
 typedef struct mr_sim mr_sim_t;
 
 /* Swap devices of a simulated machine. */
@@ -828,7 +835,8 @@ enum mr_sim_swap {
 /* The machine; the caller sets size = sizeof(struct mr_sim_config). */
 struct mr_sim_config {
 	size_t size;
-	uint64_t seed;
+	uint64_t seed;          /* seeds the machine's one generator (every
+				   random draw of the model and workloads) */
 	uint64_t ram_bytes;     /* 16 MiB .. 8 TiB; 0: 1 GiB */
 	uint32_t cpus;          /* 1 .. 4096; 0: 2 */
 	uint64_t swap_bytes;    /* 0: no swap */
@@ -844,7 +852,7 @@ MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret);
 
 /* Frees the simulator. Returns 0, or -EBUSY when groups of it are still
  * open in a context (close them, or free the context, first: nothing is
- * freed then). NULL returns 0. */
+ * freed then). NULL returns 0. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_free(mr_sim_t *sim);
 
 /* Knobs of a simulated group, in bytes (mr_sim_set_knob()). */
@@ -858,18 +866,24 @@ enum mr_sim_knob {
 };
 
 /* Creates the group at path ("/a", "/a/b": its parent must exist).
- * Errors: -EINVAL (NULL, not an absolute path in normal form), -EEXIST,
- * -ENOENT (no parent), -ENOSPC (256 groups per machine), -ENOMEM. */
+ * Returns 0. Errors: -EINVAL (NULL, not an absolute path in normal form),
+ * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (255 groups below
+ * the root per machine), -ENOMEM. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);
 
-/* Sets a knob of the group at path to bytes (rounded down to 4 KiB;
- * MR_UNLIMITED: none). Lowering MR_SIM_MAX below usage reclaims first, in
- * virtual time; -EBUSY when it cannot get there (the limit is then left
- * as it was). Errors: -EINVAL, -ENOENT (no such group), -EBUSY. */
+/* Sets a knob of the group at path ("/" is the machine: its max, like
+ * any group's, binds everything below it) to bytes, 0 .. MR_UNLIMITED,
+ * rounded down to 4 KiB; MR_UNLIMITED means none for MAX, HIGH and SOFT
+ * and protects everything for LOW and MIN (the defaults are none and 0).
+ * Lowering MR_SIM_MAX below usage reclaims first, in virtual time; -EBUSY
+ * when it cannot get there (the limit is then left as it was). Returns 0.
+ * Errors: -EINVAL (sim or path NULL, knob not an enum mr_sim_knob),
+ * -ENOENT (no such group), -EBUSY. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
 			      uint64_t bytes);
 
-/* The simulator's virtual time in ns since it was created. */
+/* The simulator's virtual time in ns since it was created; 0 for NULL.
+ * Not MT-safe (the simulator's thread). */
 MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim);
 
 /* Binds ctx to sim: the "sim" backend opens its groups there. NULL
@@ -891,7 +905,8 @@ enum mr_sim_verdict {
 
 /* Receives one figure of a run: the policy compared ("without",
  * "margin", ...), the figure with its unit in its name ("p99_ms",
- * "elapsed_s", "thp_fault_alloc_count") and its value. */
+ * "elapsed_s", "thp_fault_alloc_count") and its value. The strings are
+ * valid during the call only: copy what you keep. */
 typedef void (*mr_sim_figure_fn)(const char *policy, const char *figure,
 				 double value, void *userdata);
 
@@ -909,7 +924,10 @@ MR_EXPORT const char *mr_sim_scenario_costs(const char *name);
  * experiment's table in the reference's form followed by the band check,
  * one line per figure, and in *verdict (may be NULL) an enum
  * mr_sim_verdict. The same seed and costs give the same output, byte for
- * byte. Errors: -EINVAL (unknown scenario or cost set), -ENOMEM.
+ * byte. A scenario takes one to a few seconds of CPU. Returns 0. Errors:
+ * -EINVAL (unknown scenario or cost set), -ENOMEM, -EIO (an invariant of
+ * the model broke or a workload failed: a bug). The names, titles and
+ * cost names returned above are static strings.
  * MT-safe: each run has its own machines. */
 MR_EXPORT int mr_sim_run_scenario(const char *name, uint64_t seed,
 				  const char *costs, mr_sim_figure_fn fn,
