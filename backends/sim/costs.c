@@ -51,6 +51,9 @@ static const struct sim_costs costs_2011 = {
 	/* A 2011 SATA disk: 8 ms a seek, 100 MB/s. */
 	.disk_latency_ns = 8 * MS,
 	.disk_page_ns = 40 * US,
+	/* VM_MAX_READAHEAD, 128 KiB: a buffered read is read in windows
+	 * of at most 32 pages (ondemand_readahead(), 2.6.23 to 4.9). */
+	.readahead_pages = 32,
 	.swap_out_page_ns = 40 * US,
 	.zswap_store_page_ns = 10 * US,
 	.zswap_load_page_ns = 5 * US,
@@ -83,6 +86,11 @@ static const struct sim_costs costs_today = {
 	/* NVMe: 80 us a request, 2 GB/s. */
 	.disk_latency_ns = 80 * US,
 	.disk_page_ns = 2 * US,
+	/* Since 4.10 ("mm: don't cap request size based on read-ahead
+	 * setting") a large read() is read up to the device's io_pages
+	 * at once, not in read_ahead_kb windows: a read's misses in one
+	 * request. */
+	.readahead_pages = 0,
 	.swap_out_page_ns = 4 * US,
 	.zswap_store_page_ns = 3 * US,
 	.zswap_load_page_ns = 2 * US,

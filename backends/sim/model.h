@@ -12,6 +12,12 @@
 #define PG_WRITEBACK   (1u << 2)
 #define PG_ANON        (1u << 3)
 #define PG_WORKINGSET  (1u << 4)  /* refaulted while in the workingset */
+/* A page cache page being read (PG_locked, !PG_uptodate): locked from
+ * its insertion until its read completes at wb_done_ns (UINT64_MAX while
+ * its request is not submitted yet). Reclaim skips it (trylock_page() in
+ * shrink_page_list()), a reader waits for it (lock_page()). The flag is
+ * cleared lazily: a page whose time has passed is unlocked. */
+#define PG_LOCKED      (1u << 5)
 
 struct sim_page {
 	uint32_t prev, next;      /* LRU list links; SIM_NOPAGE at ends */
@@ -20,7 +26,8 @@ struct sim_page {
 	uint16_t memcg;           /* charged group's id */
 	uint8_t lru;              /* enum sim_lru; 0xff when free */
 	uint8_t flags;
-	uint64_t wb_done_ns;      /* PG_WRITEBACK: when the write completes */
+	uint64_t wb_done_ns;      /* PG_WRITEBACK: when the write completes;
+				     PG_LOCKED: when the read does */
 };
 
 /* A slot of an object: resident (pfn) or not, with its shadow entry. */
@@ -158,6 +165,7 @@ struct sim_machine {
 	struct sim_wb { uint32_t pfn; uint64_t done_ns; } *wb_queue;
 	uint64_t wb_head, wb_tail, wb_cap; /* ring: [head, tail) mod cap */
 	struct sim_waitq writeback_wq; /* woken when writeback completes */
+	struct sim_waitq pagelock_wq;  /* woken when reads are submitted */
 	struct sim_task *flusher, *kswapd;
 	bool flusher_idle;        /* asleep with nothing dirty: no timer */
 	uint64_t last_old_flush_ns; /* the flusher's last pass for old data */
@@ -242,6 +250,19 @@ static inline bool sim_page_clean(const struct sim_page *p)
 static inline struct sim_page *sim_page(struct sim_machine *m, uint32_t pfn)
 {
 	return &m->pages[pfn];
+}
+
+/* Whether a page is still being read (PG_LOCKED until its read
+ * completes); a page whose read is done is unlocked on the way. */
+static inline bool sim_page_locked(const struct sim_machine *m,
+				   struct sim_page *p)
+{
+	if (!(p->flags & PG_LOCKED))
+		return false;
+	if (p->wb_done_ns > m->now)
+		return true;
+	p->flags &= ~PG_LOCKED;
+	return false;
 }
 
 #endif /* MR_SIM_MODEL_H */

@@ -353,6 +353,9 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 
 	if (p->flags & PG_DIRTY)
 		return;
+	/* A write waits for a read in flight (lock_page()); the model
+	 * lets it through, the page read. */
+	p->flags &= ~PG_LOCKED;
 	p->flags |= PG_DIRTY;
 	/* Dirtied at, until written back. A page redirtied while its
 	 * write is in flight stays under writeback until that completes
@@ -367,31 +370,38 @@ static void set_dirty(struct sim_machine *m, uint32_t pfn)
 		m->objs[p->obj].dirty_from = p->index;
 }
 
-/* Reads (or, for a write, creates) the missing pages of [off, off + n).
+/* Charges and installs the missing pages of [off, off + n): a page at a
+ * time in 2011's add_to_page_cache_locked(), a folio today, and the
+ * folios of a readahead window are at most SWAP_CLUSTER_MAX pages, so a
+ * charge that meets the limit reclaims one batch, not the whole read.
  * The charge may sleep in reclaim, and meanwhile reclaim may evict pages
  * of the range or another task may read them in: what is installed is
- * counted again after each charge, and a surplus charge given back. */
-static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
-		      uint64_t n, bool write)
+ * counted again after each charge, and a surplus charge given back. With
+ * `locked`, the pages are installed locked until their read is submitted
+ * (add_to_page_cache_lru() locks a page before the bio is built), so
+ * reclaim cannot take them and readers wait for them; their indexes go
+ * to idx[] (n entries). Returns 0 or -ENOMEM, the pages installed in
+ * *total, the first in *first, whether any was a refault in *refaults. */
+static int fault_range(struct sim_machine *m, sim_obj o, uint64_t off,
+		       uint64_t n, uint32_t *idx, uint64_t *total,
+		       uint64_t *first, bool *refaults)
 {
 	struct sim_memcg *g = sim_charge_target(m);
 	struct sim_object *obj = &m->objs[o];
-	uint64_t k, missing, batch, installed, total = 0, first = off + n;
-	bool refaults = false;
+	uint64_t k, missing, batch, installed;
+	uint32_t pfn;
 	int lru, r;
 
+	*total = 0;
+	*first = off + n;
+	*refaults = false;
 	for (;;) {
+		obj = &m->objs[o];
 		missing = 0;
 		for (k = off; k < off + n; k++)
 			missing += obj->slots[k].pfn == SIM_NOPAGE;
 		if (!missing)
-			break;
-		/* The page cache is charged a folio at a time
-		 * (filemap_add_folio(); a page at a time in 2011's
-		 * add_to_page_cache_locked()), and the folios of a
-		 * readahead window (128 KiB by default) are at most
-		 * SWAP_CLUSTER_MAX pages: a charge that meets the limit
-		 * reclaims one batch, not the whole read. */
+			return 0;
 		batch = missing < SIM_SWAP_CLUSTER_MAX ?
 			missing : SIM_SWAP_CLUSTER_MAX;
 		r = charge(m, g, batch, false);
@@ -406,31 +416,197 @@ static int file_fault(struct sim_machine *m, sim_obj o, uint64_t off,
 			if (obj->slots[k].shadow != SLOT_EMPTY) {
 				lru = refault(m, g, obj->slots[k].shadow,
 					      false);
-				refaults = true;
+				*refaults = true;
 			}
-			install(m, g, o, k, lru, 0);
+			install(m, g, o, k, lru, idx ? PG_LOCKED : 0);
+			if (idx) {
+				pfn = obj->slots[k].pfn;
+				m->pages[pfn].wb_done_ns = UINT64_MAX;
+				idx[*total + installed] = (uint32_t)k;
+			}
 			installed++;
-			if (k < first)
-				first = k;
+			if (k < *first)
+				*first = k;
 		}
 		if (installed < batch)
 			sim_memcg_uncharge(g, batch - installed);
-		total += installed;
+		*total += installed;
 	}
-	if (!total)
-		return 0;
-	sim_memcg_count(g, SIM_PGFAULT, total);
-	if (!write) {
-		/* One readahead request; a refault of the working set is a
-		 * memory stall (PSI). */
-		sim_memcg_count(g, SIM_PGMAJFAULT, 1);
-		if (refaults)
-			sim_stall_begin(m);
-		sim_sleep(m, sim_disk_submit(m, o, first, total) - m->now);
-		if (refaults)
-			sim_stall_end(m);
-	}
+}
+
+/* Creates the missing pages of [off, off + n) for a write. */
+static int write_fault(struct sim_machine *m, sim_obj o, uint64_t off,
+		       uint64_t n)
+{
+	uint64_t total, first;
+	bool refaults;
+	int r;
+
+	r = fault_range(m, o, off, n, NULL, &total, &first, &refaults);
+	if (r < 0 || !total)
+		return r;
+	sim_memcg_count(sim_charge_target(m), SIM_PGFAULT, total);
 	sim_kernel_cpu(m, total * m->costs.minor_fault_ns);
+	return 0;
+}
+
+/* ra_submit() (mm/readahead.c): reads the missing pages of [off, off + n)
+ * in one disk request, without waiting for it; the pages stay locked
+ * until it completes. *requests counts the requests. *stall_ns: when the read completes, if it brought
+ * back pages of the working set (a memory stall for PSI while waited
+ * for). */
+static int ra_submit(struct sim_machine *m, sim_obj o, uint64_t off,
+		     uint64_t n, uint64_t *stall_ns, uint64_t *requests)
+{
+	struct sim_memcg *g = sim_charge_target(m);
+	uint64_t total, first, done, k;
+	uint32_t *idx, pfn;
+	bool refaults;
+	int r;
+
+	idx = malloc((n ? n : 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	r = fault_range(m, o, off, n, idx, &total, &first, &refaults);
+	/* The pages' allocation and charge, then the bio. */
+	if (r == 0 && total)
+		sim_kernel_cpu(m, total * m->costs.minor_fault_ns);
+	done = m->now;
+	if (total) {
+		sim_memcg_count(g, SIM_PGFAULT, total);
+		(*requests)++;
+		done = sim_disk_submit(m, o, first, total);
+		if (refaults && done > *stall_ns)
+			*stall_ns = done;
+	}
+	/* Unlocked when the read completes (at once if the charge
+	 * failed). */
+	for (k = 0; k < total; k++) {
+		pfn = m->objs[o].slots[idx[k]].pfn;
+		if (pfn != SIM_NOPAGE)
+			m->pages[pfn].wb_done_ns = done;
+	}
+	free(idx);
+	if (total)
+		sim_wake_all(m, &m->pagelock_wq);
+	return r;
+}
+
+/* get_init_ra_size() and get_next_ra_size() of 2.6.39's mm/readahead.c. */
+static uint64_t init_ra_size(uint64_t req, uint64_t max)
+{
+	uint64_t size = 1;
+
+	while (size < req)
+		size <<= 1;
+	if (size <= max / 32)
+		size *= 4;
+	else if (size <= max / 4)
+		size *= 2;
+	else
+		size = max;
+	return size;
+}
+
+static uint64_t next_ra_size(uint64_t cur, uint64_t max)
+{
+	uint64_t size = cur < max / 16 ? 4 * cur : 2 * cur;
+
+	return size < max ? size : max;
+}
+
+/* do_generic_file_read() (mm/filemap.c, 2011) with ondemand_readahead():
+ * page by page, a missing page starts a synchronous readahead from it
+ * (the first window and, as ondemand_readahead() merges the window its
+ * own marker would start, the next one), the first page of the async
+ * window (PG_readahead) starts the next window before the page is
+ * waited for, a page still being read is waited for (lock_page()), then
+ * copied (mark_page_accessed()). The windows are at most readahead_pages
+ * (VM_MAX_READAHEAD); a page read ahead and evicted before the reader
+ * copied it (the reader sleeping in the charge of the next window, say)
+ * is read again from that page on. Readahead past the end of the read
+ * is not modelled. Without a readahead limit the read's misses are one
+ * request. */
+static int file_read_pages(struct sim_machine *m, sim_obj o, uint64_t off,
+			   uint64_t n)
+{
+	uint64_t max = m->costs.readahead_pages ? m->costs.readahead_pages :
+						  n;
+	uint64_t end = off + n, k, size, async, start, stop;
+	uint64_t ra_start = 0, ra_size = 0, marker = UINT64_MAX;
+	uint64_t stall_ns = 0, requests = 0;
+	struct sim_page *p;
+	uint32_t pfn;
+	bool stall;
+	int r;
+
+	for (k = off; k < end; k++) {
+		pfn = m->objs[o].slots[k].pfn;
+		if (pfn == SIM_NOPAGE) {
+			/* page_cache_sync_readahead(): an initial window
+			 * at k. */
+			size = init_ra_size(end - k, max);
+			async = size > end - k ? size - (end - k) : size;
+			if (async == size) {
+				async = next_ra_size(size, max);
+				size += async;
+			}
+			ra_start = k;
+			ra_size = size;
+			marker = k + size - async;
+			stop = k + size < end ? k + size : end;
+			r = ra_submit(m, o, k, stop - k, &stall_ns,
+				      &requests);
+			if (r < 0)
+				return r;
+		} else if (k == marker) {
+			/* page_cache_async_readahead(): the next window. */
+			start = ra_start + ra_size;
+			size = next_ra_size(ra_size, max);
+			ra_start = start;
+			ra_size = size;
+			marker = start;
+			if (start < end) {
+				stop = start + size < end ? start + size : end;
+				r = ra_submit(m, o, start, stop - start,
+					      &stall_ns, &requests);
+				if (r < 0)
+					return r;
+			}
+		}
+		/* lock_page_killable(): wait for the read. */
+		for (;;) {
+			pfn = m->objs[o].slots[k].pfn;
+			if (pfn == SIM_NOPAGE)
+				break;
+			p = sim_page(m, pfn);
+			if (!sim_page_locked(m, p))
+				break;
+			if (p->wb_done_ns == UINT64_MAX) {
+				sim_wait(m, &m->pagelock_wq, SIM_UNLIMITED);
+				continue;
+			}
+			stall = p->wb_done_ns <= stall_ns;
+			if (stall)
+				sim_stall_begin(m);
+			sim_sleep(m, p->wb_done_ns - m->now);
+			if (stall)
+				sim_stall_end(m);
+		}
+		if (pfn == SIM_NOPAGE) {
+			/* Evicted after its read, before the copy: read
+			 * again from here (ondemand_readahead() sees a
+			 * miss, not its window). */
+			marker = UINT64_MAX;
+			k--;
+			continue;
+		}
+		mark_accessed(m, pfn);
+	}
+	/* A read that went to the disk is one major fault, however many
+	 * requests it took. */
+	if (requests)
+		sim_memcg_count(sim_charge_target(m), SIM_PGMAJFAULT, 1);
 	return 0;
 }
 
@@ -438,17 +614,11 @@ int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 		  uint64_t n)
 {
 	struct sim_object *obj = &m->objs[o];
-	uint64_t k;
 	int r;
 
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
-	r = file_fault(m, o, off, n, false);
-	obj = &m->objs[o];
-	for (k = off; k < off + n && r == 0; k++) {
-		if (obj->slots[k].pfn != SIM_NOPAGE)
-			mark_accessed(m, obj->slots[k].pfn);
-	}
+	r = file_read_pages(m, o, off, n);
 	/* The return to user space. */
 	sim_memcg_handle_high(m);
 	return r;
@@ -650,7 +820,7 @@ int sim_file_write(struct sim_machine *m, sim_obj o, uint64_t off,
 
 	if (off > obj->pages || n > obj->pages - off)
 		return -EINVAL;
-	r = file_fault(m, o, off, n, true);
+	r = write_fault(m, o, off, n);
 	if (r < 0) {
 		sim_memcg_handle_high(m);
 		return r;

@@ -80,6 +80,10 @@ struct sim_costs {
 	uint64_t hpage_fault_ns;       /* zeroing and mapping a huge page */
 	uint64_t disk_latency_ns;      /* per disk request */
 	uint64_t disk_page_ns;         /* per page transferred */
+	uint64_t readahead_pages;      /* the largest read request of a
+					  buffered read (the readahead
+					  window); 0: a read's misses in one
+					  request */
 	uint64_t swap_out_page_ns;     /* disk swap, per page written */
 	uint64_t zswap_store_page_ns;  /* zswap: compress one page */
 	uint64_t zswap_load_page_ns;   /* zswap: decompress one page */
@@ -353,9 +357,10 @@ uint64_t sim_obj_resident(const struct sim_machine *m, sim_obj o);
 
 /* The running task reads pages [off, off + n) of file o: hits mark the
  * page referenced (or activate it, as mark_page_accessed does on a second
- * touch); misses are read from disk in one request (readahead), charged to
- * the task's group, and count a major fault (a refault when a shadow
- * entry says so). Returns 0, or -ENOMEM when the group is OOM (nothing is
+ * touch); misses are read from disk in readahead windows of at most
+ * costs.readahead_pages (0: one request), charged to the task's group, the
+ * pages locked until read, and the read counts a major fault (a refault
+ * per page when a shadow entry says so). Returns 0, or -ENOMEM when the group is OOM (nothing is
  * left charged for the failed pages). */
 int sim_file_read(struct sim_machine *m, sim_obj o, uint64_t off,
 		  uint64_t n);

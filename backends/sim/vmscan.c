@@ -80,7 +80,11 @@ static void shrink_inactive(struct sim_machine *m, struct sim_memcg *g,
 	while (nr-- && (pfn = g->lru_tail[lru]) != SIM_NOPAGE) {
 		p = &m->pages[pfn];
 		scanned++;
-		if (p->flags & PG_WRITEBACK) {
+		if (sim_page_locked(m, p)) {
+			/* Being read: trylock_page() fails, the page is
+			 * kept (put back at the list's head). */
+			move(m, pfn, lru);
+		} else if (p->flags & PG_WRITEBACK) {
 			sc->dirty_seen++;
 			move(m, pfn, lru);
 		} else if (p->flags & PG_DIRTY) {
