@@ -51,31 +51,18 @@
 #include <memreclaim.h>
 
 #include "json.h"
+#include "policyopt.h"
 
 #define PROG "memreclaimd"
 #define DEFAULT_STATS_INTERVAL_S 10
 #define MAX_SECONDS (365ULL * 24 * 3600)
-#define PAGE_BYTES 4096ULL
-#define MAX_BATCH_BYTES (1ULL << 40)
 #define EXIT_FAILURE_LIB 1
 #define EXIT_BAD_OPTION 2
 #define FINAL_TRIES 4
 
-/* A size option: bytes, or a share of the limit in ppm. */
-struct size_opt {
-	bool set;
-	bool is_ppm;
-	uint64_t bytes;
-	uint32_t ppm;
-};
-
 struct options {
 	const char *cgroup;
-	const char *margin_arg;      /* --margin as given, for messages */
-	struct size_opt margin;
-	struct size_opt hysteresis;
-	struct size_opt batch;
-	bool batch_auto;
+	struct policy_opts policy;   /* --margin, --hysteresis, --batch */
 	const char *backend;
 	uint64_t duration_s;         /* 0: until a signal */
 	uint64_t stats_interval_s;   /* 0: at start and exit only */
@@ -118,86 +105,6 @@ static int bad_value(const char *opt, const char *value, const char *why)
 {
 	fprintf(stderr, PROG ": %s '%s': %s\n", opt, value, why);
 	return -EINVAL;
-}
-
-/* "12.5%" -> 125000 ppm. 0..1000000. */
-static int parse_percent(const char *s, size_t len, uint32_t *ppm)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	int decimals = -1;
-
-	if (len == 0)
-		return -EINVAL;
-	for (; i < len; i++) {
-		if (s[i] == '.' && decimals < 0 && i > 0) {
-			decimals = 0;
-			continue;
-		}
-		if (s[i] < '0' || s[i] > '9' || decimals == 4 || v > 1000000)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (decimals >= 0)
-			decimals++;
-	}
-	if (decimals == 0)
-		return -EINVAL;
-	for (decimals = decimals < 0 ? 0 : decimals; decimals < 4; decimals++)
-		v *= 10;
-	if (v > 1000000)
-		return -ERANGE;
-	*ppm = (uint32_t)v;
-	return 0;
-}
-
-static int parse_size(const char *opt, const char *s, struct size_opt *out)
-{
-	size_t len = strlen(s);
-	uint64_t v = 0, mult = 1;
-	size_t i;
-
-	if (len > 0 && s[len - 1] == '%') {
-		if (parse_percent(s, len - 1, &out->ppm) < 0)
-			return bad_value(opt, s,
-					 "not a percentage between 0% and 100% (at most 4 decimals)");
-		out->is_ppm = true;
-		out->set = true;
-		return 0;
-	}
-	if (len > 0) {
-		switch (s[len - 1]) {
-		case 'k': case 'K':
-			mult = 1ULL << 10;
-			len--;
-			break;
-		case 'm': case 'M':
-			mult = 1ULL << 20;
-			len--;
-			break;
-		case 'g': case 'G':
-			mult = 1ULL << 30;
-			len--;
-			break;
-		default:
-			break;
-		}
-	}
-	if (len == 0)
-		return bad_value(opt, s, "not a size (bytes, K, M, G or N%)");
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return bad_value(opt, s,
-					 "not a size (bytes, K, M, G or N%)");
-		if (v > (UINT64_MAX - 9) / 10)
-			return bad_value(opt, s, "too large");
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT64_MAX / mult)
-		return bad_value(opt, s, "too large");
-	out->bytes = v * mult;
-	out->is_ppm = false;
-	out->set = true;
-	return 0;
 }
 
 static int parse_seconds(const char *opt, const char *s, uint64_t *out)
@@ -243,7 +150,7 @@ static int parse_sched(const char *s, struct options *o)
 /* Checks what can be checked without the group. */
 static int check_options(const struct options *o)
 {
-	const struct size_opt *b = &o->batch;
+	int r;
 
 	if (!o->cgroup) {
 		fprintf(stderr, PROG ": --cgroup is required\n");
@@ -254,32 +161,13 @@ static int check_options(const struct options *o)
 			o->cgroup);
 		return -EINVAL;
 	}
-	if (!o->margin.set) {
+	if (!o->policy.margin.set) {
 		fprintf(stderr, PROG ": --margin is required\n");
 		return -EINVAL;
 	}
-	if ((o->margin.is_ppm && (o->margin.ppm == 0 ||
-				  o->margin.ppm >= 1000000)) ||
-	    (!o->margin.is_ppm && o->margin.bytes == 0)) {
-		fprintf(stderr,
-			PROG ": --margin must be above 0 (and below 100%%)\n");
-		return -EINVAL;
-	}
-	if (o->hysteresis.is_ppm && o->hysteresis.ppm >= 1000000) {
-		fprintf(stderr, PROG ": --hysteresis must be below 100%%\n");
-		return -EINVAL;
-	}
-	if (b->set && b->is_ppm && b->ppm == 0) {
-		fprintf(stderr, PROG ": --batch must be above 0%%\n");
-		return -EINVAL;
-	}
-	if (b->set && !b->is_ppm &&
-	    (b->bytes < PAGE_BYTES || b->bytes > MAX_BATCH_BYTES ||
-	     b->bytes % PAGE_BYTES)) {
-		fprintf(stderr,
-			PROG ": --batch must be a multiple of 4K from 4K to 1024G\n");
-		return -EINVAL;
-	}
+	r = policyopt_check(PROG, &o->policy);
+	if (r < 0)
+		return r;
 	if (strcmp(o->backend, "auto") != 0 &&
 	    strcmp(o->backend, "cgroup1") != 0) {
 		fprintf(stderr, PROG ": --backend '%s': expected auto or cgroup1\n",
@@ -334,21 +222,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'c':
 			o->cgroup = optarg;
 			break;
-		case 'm':
-			o->margin_arg = optarg;
-			r = parse_size("--margin", optarg, &o->margin);
-			break;
-		case OPT_HYST:
-			r = parse_size("--hysteresis", optarg, &o->hysteresis);
-			break;
-		case OPT_BATCH:
-			if (strcmp(optarg, "auto") == 0) {
-				o->batch_auto = true;
-				o->batch.set = false;
-			} else {
-				o->batch_auto = false;
-				r = parse_size("--batch", optarg, &o->batch);
-			}
+		case 'm': case OPT_HYST: case OPT_BATCH:
+			r = policyopt_parse(PROG, longopts[i].name, optarg,
+					    &o->policy);
 			break;
 		case OPT_BACKEND:
 			o->backend = optarg;
@@ -505,111 +381,22 @@ static int print_stats(mr_group_t *g, const struct options *o,
 	return 0;
 }
 
-/* A share of the limit in bytes. */
-static uint64_t ppm_of(uint64_t limit_bytes, uint32_t ppm)
-{
-	return (uint64_t)((unsigned __int128)limit_bytes * ppm / 1000000);
-}
-
-/* Says why the group refused the margin (-ERANGE), with the numbers. */
-static void explain_range(mr_group_t *g, const struct options *o,
-			  uint64_t hyst)
-{
-	struct mr_limits lim = { .size = sizeof(lim) };
-	uint64_t margin;
-
-	if (mr_group_read_limits(g, &lim) < 0 ||
-	    lim.limit_bytes == MR_UNLIMITED) {
-		/* The limit changed under us; say what the library said. */
-		fprintf(stderr, PROG ": --margin %s: %s\n",
-			o->margin_arg, mr_strerror(-ERANGE));
-		return;
-	}
-	margin = o->margin.is_ppm ? ppm_of(lim.limit_bytes, o->margin.ppm) :
-		 o->margin.bytes;
-	if (margin >= lim.limit_bytes)
-		fprintf(stderr,
-			PROG ": --margin %.1f MiB is not below the group's limit (%.1f MiB)\n",
-			mib(margin), mib(lim.limit_bytes));
-	else
-		fprintf(stderr,
-			PROG ": --margin %.1f MiB + --hysteresis %.1f MiB exceed the group's limit (%.1f MiB)\n",
-			mib(margin), mib(hyst), mib(lim.limit_bytes));
-}
-
 /* Applies the policy options to the group, whose limits were just read
- * into *lim. Everything is computed before the first setter, so a refused
- * option leaves the group as it was. Returns 0, or the exit status after
- * reporting the failure: EXIT_BAD_OPTION when an option does not suit this
- * group. */
+ * into *lim (policyopt_apply(): a refused option leaves the group as it
+ * was), then the worker's scheduling. Returns 0, or the exit status after
+ * reporting the failure: EXIT_BAD_OPTION when an option does not suit
+ * this group. */
 static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
 			   const struct options *o,
 			   const struct mr_limits *lim)
 {
-	uint64_t hyst = o->hysteresis.bytes, batch = o->batch.bytes;
-	bool unlimited = lim->limit_bytes == MR_UNLIMITED;
 	int r;
 
-	if (unlimited && ((o->hysteresis.set && o->hysteresis.is_ppm) ||
-			  (o->batch.set && o->batch.is_ppm))) {
-		fprintf(stderr, PROG ": --%s in %% needs a limit, and %s has none\n",
-			o->hysteresis.set && o->hysteresis.is_ppm ?
-			"hysteresis" : "batch", o->cgroup);
+	r = policyopt_apply(PROG, g, o->cgroup, &o->policy, lim, NULL);
+	if (r == -ERANGE)
 		return EXIT_BAD_OPTION;
-	}
-	if (!o->hysteresis.set) {
-		/* Default: the margin itself, so each wake-up frees a
-		 * margin's worth in large batches. With 0 the worker frees
-		 * only the excess, 128 KiB at a time, and a reader charging
-		 * at GB/s outruns it (measured with scripts/demo). Cut so
-		 * that margin + hysteresis stays within the limit. */
-		hyst = o->margin.bytes;
-		if (o->margin.is_ppm && !unlimited)
-			hyst = ppm_of(lim->limit_bytes, o->margin.ppm);
-		if (!unlimited && hyst < lim->limit_bytes &&
-		    hyst > lim->limit_bytes - hyst)
-			hyst = lim->limit_bytes - hyst;
-	} else if (o->hysteresis.is_ppm) {
-		hyst = ppm_of(lim->limit_bytes, o->hysteresis.ppm);
-	}
-	if (o->batch.set && o->batch.is_ppm) {
-		batch = ppm_of(lim->limit_bytes, o->batch.ppm);
-		batch -= batch % PAGE_BYTES;
-		if (batch < PAGE_BYTES)
-			batch = PAGE_BYTES;
-		if (batch > MAX_BATCH_BYTES)
-			batch = MAX_BATCH_BYTES;
-	}
-
-	r = mr_group_set_margin(g, o->margin.is_ppm ? 0 : o->margin.bytes,
-				o->margin.is_ppm ? o->margin.ppm : 0, hyst);
-	if (r == -ERANGE) {
-		explain_range(g, o, hyst);
-		return EXIT_BAD_OPTION;
-	}
-	if (r == -EBUSY) {
-		fprintf(stderr,
-			PROG ": another manager, in this or another process, already keeps a margin on %s (only one may)\n",
-			o->cgroup);
+	if (r < 0)
 		return EXIT_FAILURE_LIB;
-	}
-	if (r < 0) {
-		fprintf(stderr, PROG ": setting the margin: %s\n",
-			mr_strerror(r));
-		return EXIT_FAILURE_LIB;
-	}
-	if (o->batch_auto)
-		r = mr_group_set_batch_proportional(g,
-				MR_BATCH_DEFAULT_SHARE_PPM,
-				MR_BATCH_DEFAULT_MAX_BYTES,
-				MR_BATCH_DEFAULT_MAX_PPM);
-	else if (o->batch.set)
-		r = mr_group_set_batch_fixed(g, batch);
-	if (r < 0) {
-		fprintf(stderr, PROG ": setting the batch: %s\n",
-			mr_strerror(r));
-		return EXIT_FAILURE_LIB;
-	}
 	if (o->sched_set) {
 		r = mr_ctx_set_worker_sched(ctx, o->sched, o->nice);
 		if (r < 0) {

@@ -61,6 +61,7 @@
 #include <memreclaim.h>
 
 #include "json.h"
+#include "policyopt.h"
 
 #define PROG "mr-demo"
 #define MIB ((uint64_t)1 << 20)
@@ -108,9 +109,11 @@ struct run_result {
 
 struct options {
 	uint64_t limit_bytes;
+	/* memreclaimd's policy: --margin, --hysteresis (unset: memreclaimd's
+	 * default), batch auto; and what it comes to for the limit. */
+	struct policy_opts policy;
 	uint64_t margin_bytes;
-	uint64_t hysteresis_bytes;    /* when hysteresis_set */
-	bool hysteresis_set;          /* else memreclaimd's default */
+	uint64_t hysteresis_bytes;
 	uint64_t file_bytes;      /* 0: FILE_FACTOR x limit */
 	unsigned int rounds;          /* touch rounds per run */
 	const char *dir;
@@ -173,41 +176,15 @@ static void usage(FILE *f)
 		DEFAULT_ROUNDS);
 }
 
+/* SIZE in bytes (no N%: the sizes here are not shares of the limit). */
 static int parse_size(const char *opt, const char *s, uint64_t *out)
 {
-	uint64_t mult = 1, v;
-	char *end;
+	struct size_opt v = { .set = false };
+	int r = policyopt_parse_size(PROG, opt, s, false, &v);
 
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		goto bad;
-	switch (*end) {
-	case 'k': case 'K':
-		mult = 1ULL << 10;
-		end++;
-		break;
-	case 'm': case 'M':
-		mult = 1ULL << 20;
-		end++;
-		break;
-	case 'g': case 'G':
-		mult = 1ULL << 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end || v > UINT64_MAX / mult)
-		goto bad;
-	*out = v * mult;
-	return 0;
-bad:
-	fprintf(stderr, PROG ": %s '%s': not a size (bytes, K, M or G)\n",
-		opt, s);
-	return -EINVAL;
+	if (r == 0)
+		*out = v.bytes;
+	return r;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -232,7 +209,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){
 		.limit_bytes = DEFAULT_LIMIT_BYTES,
-		.margin_bytes = DEFAULT_MARGIN_BYTES,
+		.policy = {
+			.margin = { .set = true, .bytes = DEFAULT_MARGIN_BYTES },
+			.batch_auto = true,
+		},
 		.rounds = DEFAULT_ROUNDS,
 		.dir = "/var/tmp",
 		.memreclaimd = "memreclaimd",
@@ -247,12 +227,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			r = parse_size("--limit", optarg, &o->limit_bytes);
 			break;
 		case 'm':
-			r = parse_size("--margin", optarg, &o->margin_bytes);
+			r = policyopt_parse_size(PROG, "--margin", optarg,
+						 false, &o->policy.margin);
 			break;
 		case 'y':
-			r = parse_size("--hysteresis", optarg,
-				       &o->hysteresis_bytes);
-			o->hysteresis_set = true;
+			r = policyopt_parse_size(PROG, "--hysteresis", optarg,
+						 false, &o->policy.hysteresis);
 			break;
 		case 'D':
 			o->dir = optarg;
@@ -299,16 +279,23 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, PROG ": --limit must be 64M .. 1024G\n");
 		r = -EINVAL;
 	}
-	/* memreclaimd's default hysteresis is the margin. */
-	if (r == 0 && !o->hysteresis_set)
-		o->hysteresis_bytes = o->margin_bytes;
+	/* As memreclaimd computes them (its default hysteresis: the
+	 * margin). */
+	if (r == 0) {
+		struct policy_bytes b;
+
+		r = policyopt_compute(PROG, "the group", &o->policy,
+				      o->limit_bytes, &b);
+		o->margin_bytes = b.margin;
+		o->hysteresis_bytes = b.hysteresis;
+	}
 	if (r == 0 && (o->margin_bytes == 0 ||
 		       o->margin_bytes >= o->limit_bytes / 2 ||
 		       o->hysteresis_bytes >= o->limit_bytes / 2 ||
 		       o->margin_bytes + o->hysteresis_bytes >=
 		       o->limit_bytes / 2)) {
 		fprintf(stderr, PROG ": --margin must be above 0, and margin + hysteresis below half the limit%s\n",
-			o->hysteresis_set ? "" :
+			o->policy.hysteresis.set ? "" :
 			" (the hysteresis defaults to the margin)");
 		r = -EINVAL;
 	}
@@ -809,7 +796,7 @@ static int start_daemon(struct demo *d)
 	int p[2], r, argc = 10;
 
 	/* Only what the user chose: memreclaimd has its own defaults. */
-	if (d->opt.hysteresis_set) {
+	if (d->opt.policy.hysteresis.set) {
 		argv[argc++] = "--hysteresis";
 		argv[argc++] = hysteresis;
 	}
@@ -1000,7 +987,8 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	       d->cgroup, d->opt.limit_bytes / MIB, d->opt.file_bytes / MIB,
 	       d->opt.rounds, d->opt.margin_bytes / MIB,
 	       d->opt.hysteresis_bytes / MIB,
-	       d->opt.hysteresis_set ? "" : " (its default: the margin)");
+	       d->opt.policy.hysteresis.set ? "" :
+	       " (its default: the margin)");
 	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s\n", "run",
 	       "failcnt growth", "reader MiB/s", "rounds", "p50 ms", "p99 ms",
 	       "max ms", "worker calls", "worker MiB", "worker CPU s");
@@ -1175,21 +1163,19 @@ static void sim_figure(const char *policy, const char *name, double value,
 	}
 }
 
-/* memreclaimd's policy, as mr-demo starts it: --margin, --hysteresis
- * (its default: the margin), --batch auto. */
+/* memreclaimd's policy, as mr-demo starts it (--margin, --hysteresis,
+ * --batch auto), applied as memreclaimd applies it. */
 static int sim_keeper(mr_ctx_t *ctx, mr_group_t *const *groups,
 		      size_t ngroups, void *userdata)
 {
 	const struct options *o = userdata;
+	struct mr_limits lim = { .size = sizeof(lim) };
 	int r;
 
-	r = mr_group_set_margin(groups[0], o->margin_bytes, 0,
-				o->hysteresis_bytes);
+	r = mr_group_read_limits(groups[0], &lim);
 	if (r == 0)
-		r = mr_group_set_batch_proportional(groups[0],
-				MR_BATCH_DEFAULT_SHARE_PPM,
-				MR_BATCH_DEFAULT_MAX_BYTES,
-				MR_BATCH_DEFAULT_MAX_PPM);
+		r = policyopt_apply(PROG, groups[0], SIM_GROUP, &o->policy,
+				    &lim, NULL);
 	return r;
 }
 

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The reclaim policy options of the example programs (policyopt.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policyopt.h"
+
+#define PAGE_BYTES POLICYOPT_PAGE_BYTES
+#define MAX_BATCH_BYTES POLICYOPT_MAX_BATCH_BYTES
+
+/* Reports a bad option value; the caller exits 2. */
+static int bad_value(const char *prefix, const char *opt, const char *value,
+		     const char *why)
+{
+	fprintf(stderr, "%s: %s '%s': %s\n", prefix, opt, value, why);
+	return -EINVAL;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* "12.5%" -> 125000 ppm. 0..1000000. */
+static int parse_percent(const char *s, size_t len, uint32_t *ppm)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	int decimals = -1;
+
+	if (len == 0)
+		return -EINVAL;
+	for (; i < len; i++) {
+		if (s[i] == '.' && decimals < 0 && i > 0) {
+			decimals = 0;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9' || decimals == 4 || v > 1000000)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (decimals >= 0)
+			decimals++;
+	}
+	if (decimals == 0)
+		return -EINVAL;
+	for (decimals = decimals < 0 ? 0 : decimals; decimals < 4; decimals++)
+		v *= 10;
+	if (v > 1000000)
+		return -ERANGE;
+	*ppm = (uint32_t)v;
+	return 0;
+}
+
+int policyopt_parse_size(const char *prefix, const char *opt, const char *s,
+			 bool allow_percent, struct size_opt *out)
+{
+	const char *not_size = allow_percent ?
+			       "not a size (bytes, K, M, G or N%)" :
+			       "not a size (bytes, K, M or G)";
+	size_t len = strlen(s);
+	uint64_t v = 0, mult = 1;
+	size_t i;
+
+	if (allow_percent && len > 0 && s[len - 1] == '%') {
+		if (parse_percent(s, len - 1, &out->ppm) < 0)
+			return bad_value(prefix, opt, s,
+					 "not a percentage between 0% and 100% (at most 4 decimals)");
+		out->is_ppm = true;
+		out->set = true;
+		return 0;
+	}
+	if (len > 0) {
+		switch (s[len - 1]) {
+		case 'k': case 'K':
+			mult = 1ULL << 10;
+			len--;
+			break;
+		case 'm': case 'M':
+			mult = 1ULL << 20;
+			len--;
+			break;
+		case 'g': case 'G':
+			mult = 1ULL << 30;
+			len--;
+			break;
+		default:
+			break;
+		}
+	}
+	if (len == 0)
+		return bad_value(prefix, opt, s, not_size);
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return bad_value(prefix, opt, s, not_size);
+		if (v > (UINT64_MAX - 9) / 10)
+			return bad_value(prefix, opt, s, "too large");
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT64_MAX / mult)
+		return bad_value(prefix, opt, s, "too large");
+	out->bytes = v * mult;
+	out->is_ppm = false;
+	out->set = true;
+	return 0;
+}
+
+int policyopt_parse(const char *prefix, const char *name, const char *arg,
+		    struct policy_opts *p)
+{
+	char opt[16];
+
+	snprintf(opt, sizeof(opt), "--%s", name);
+	if (strcmp(name, "margin") == 0) {
+		p->margin_arg = arg;
+		return policyopt_parse_size(prefix, opt, arg, true, &p->margin);
+	}
+	if (strcmp(name, "hysteresis") == 0)
+		return policyopt_parse_size(prefix, opt, arg, true,
+					    &p->hysteresis);
+	if (strcmp(name, "batch") == 0) {
+		if (strcmp(arg, "auto") == 0) {
+			p->batch_auto = true;
+			p->batch.set = false;
+			return 0;
+		}
+		p->batch_auto = false;
+		return policyopt_parse_size(prefix, opt, arg, true, &p->batch);
+	}
+	if (strcmp(name, "soft-limit") == 0)
+		return policyopt_parse_size(prefix, opt, arg, true,
+					    &p->soft_limit);
+	fprintf(stderr, "%s: --%s: not a policy option\n", prefix, name);
+	return -EINVAL;
+}
+
+int policyopt_check(const char *prefix, const struct policy_opts *p)
+{
+	const struct size_opt *b = &p->batch;
+
+	if (!p->margin.set && (p->hysteresis.set || b->set || p->batch_auto)) {
+		fprintf(stderr, "%s: --%s goes with --margin\n", prefix,
+			p->hysteresis.set ? "hysteresis" : "batch");
+		return -EINVAL;
+	}
+	if (p->margin.set &&
+	    ((p->margin.is_ppm && (p->margin.ppm == 0 ||
+				   p->margin.ppm >= 1000000)) ||
+	     (!p->margin.is_ppm && p->margin.bytes == 0))) {
+		fprintf(stderr,
+			"%s: --margin must be above 0 (and below 100%%)\n",
+			prefix);
+		return -EINVAL;
+	}
+	if (p->hysteresis.is_ppm && p->hysteresis.ppm >= 1000000) {
+		fprintf(stderr, "%s: --hysteresis must be below 100%%\n", prefix);
+		return -EINVAL;
+	}
+	if (b->set && b->is_ppm && b->ppm == 0) {
+		fprintf(stderr, "%s: --batch must be above 0%%\n", prefix);
+		return -EINVAL;
+	}
+	if (b->set && !b->is_ppm &&
+	    (b->bytes < PAGE_BYTES || b->bytes > MAX_BATCH_BYTES ||
+	     b->bytes % PAGE_BYTES)) {
+		fprintf(stderr,
+			"%s: --batch must be a multiple of 4K from 4K to 1024G\n",
+			prefix);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+uint64_t policyopt_ppm_of(uint64_t limit_bytes, uint32_t ppm)
+{
+	return (uint64_t)((unsigned __int128)limit_bytes * ppm / 1000000);
+}
+
+/* Says why the group refused the margin (-ERANGE), with the numbers. */
+static void explain_range(const char *prefix, mr_group_t *g,
+			  const struct policy_opts *p, uint64_t hyst)
+{
+	struct mr_limits lim = { .size = sizeof(lim) };
+	uint64_t margin;
+
+	if (mr_group_read_limits(g, &lim) < 0 ||
+	    lim.limit_bytes == MR_UNLIMITED) {
+		/* The limit changed under us; say what the library said. */
+		fprintf(stderr, "%s: --margin %s: %s\n", prefix,
+			p->margin_arg, mr_strerror(-ERANGE));
+		return;
+	}
+	margin = p->margin.is_ppm ?
+		 policyopt_ppm_of(lim.limit_bytes, p->margin.ppm) :
+		 p->margin.bytes;
+	if (margin >= lim.limit_bytes)
+		fprintf(stderr,
+			"%s: --margin %.1f MiB is not below the group's limit (%.1f MiB)\n",
+			prefix, mib(margin), mib(lim.limit_bytes));
+	else
+		fprintf(stderr,
+			"%s: --margin %.1f MiB + --hysteresis %.1f MiB exceed the group's limit (%.1f MiB)\n",
+			prefix, mib(margin), mib(hyst), mib(lim.limit_bytes));
+}
+
+/* The hysteresis for the limit. Default: the margin itself, so each
+ * wake-up frees a margin's worth in large batches. With 0 the worker
+ * frees only the excess, 128 KiB at a time, and a reader charging at
+ * GB/s outruns it (measured with scripts/demo). Cut so that margin +
+ * hysteresis stays within the limit. */
+static uint64_t hysteresis_for(const struct policy_opts *p, uint64_t limit)
+{
+	bool unlimited = limit == MR_UNLIMITED;
+	uint64_t hyst;
+
+	if (p->hysteresis.set)
+		return p->hysteresis.is_ppm ?
+		       policyopt_ppm_of(limit, p->hysteresis.ppm) :
+		       p->hysteresis.bytes;
+	hyst = p->margin.bytes;
+	if (p->margin.is_ppm && !unlimited)
+		hyst = policyopt_ppm_of(limit, p->margin.ppm);
+	if (!unlimited && hyst < limit && hyst > limit - hyst)
+		hyst = limit - hyst;
+	return hyst;
+}
+
+/* A batch given in % of the limit: whole pages, 4K .. 1024G. */
+static uint64_t batch_for(const struct policy_opts *p, uint64_t limit)
+{
+	uint64_t batch;
+
+	if (!p->batch.is_ppm)
+		return p->batch.bytes;
+	batch = policyopt_ppm_of(limit, p->batch.ppm);
+	batch -= batch % PAGE_BYTES;
+	if (batch < PAGE_BYTES)
+		batch = PAGE_BYTES;
+	if (batch > MAX_BATCH_BYTES)
+		batch = MAX_BATCH_BYTES;
+	return batch;
+}
+
+int policyopt_compute(const char *prefix, const char *name,
+		      const struct policy_opts *p, uint64_t limit,
+		      struct policy_bytes *out)
+{
+	struct policy_bytes b = { .soft_limit = MR_UNLIMITED };
+	const char *pct = NULL;
+
+	if (limit == MR_UNLIMITED) {
+		if (p->hysteresis.set && p->hysteresis.is_ppm)
+			pct = "hysteresis";
+		else if (p->batch.set && p->batch.is_ppm)
+			pct = "batch";
+		else if (p->soft_limit.set && p->soft_limit.is_ppm)
+			pct = "soft-limit";
+	}
+	if (pct) {
+		fprintf(stderr, "%s: --%s in %% needs a limit, and %s has none\n",
+			prefix, pct, name);
+		return -ERANGE;
+	}
+	if (p->margin.set) {
+		b.margin_set = true;
+		b.margin = !p->margin.is_ppm ? p->margin.bytes :
+			   limit == MR_UNLIMITED ? 0 :
+			   policyopt_ppm_of(limit, p->margin.ppm);
+		b.hysteresis = hysteresis_for(p, limit);
+		b.batch_auto = p->batch_auto;
+		if (p->batch.set)
+			b.batch = batch_for(p, limit);
+		if (p->batch_auto) {
+			b.batch_min = MR_SWAP_CLUSTER_MAX_BYTES;
+			b.batch_max = mr_batch_proportional_bytes(limit, limit,
+					MR_BATCH_DEFAULT_SHARE_PPM,
+					MR_BATCH_DEFAULT_MAX_BYTES,
+					MR_BATCH_DEFAULT_MAX_PPM);
+		}
+	}
+	if (p->soft_limit.set)
+		b.soft_limit = p->soft_limit.is_ppm ?
+			       policyopt_ppm_of(limit, p->soft_limit.ppm) :
+			       p->soft_limit.bytes;
+	*out = b;
+	return 0;
+}
+
+int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
+		    const struct policy_opts *p, const struct mr_limits *lim,
+		    struct policy_bytes *out)
+{
+	struct policy_bytes b;
+	int r;
+
+	r = policyopt_compute(prefix, name, p, lim->limit_bytes, &b);
+	if (r < 0)
+		return r;
+	if (p->margin.set) {
+		r = mr_group_set_margin(g, p->margin.is_ppm ? 0 : p->margin.bytes,
+					p->margin.is_ppm ? p->margin.ppm : 0,
+					b.hysteresis);
+		if (r == -ERANGE) {
+			explain_range(prefix, g, p, b.hysteresis);
+			return r;
+		}
+		if (r == -EBUSY) {
+			fprintf(stderr,
+				"%s: another manager, in this or another process, already keeps a margin on %s (only one may)\n",
+				prefix, name);
+			return r;
+		}
+		if (r < 0) {
+			fprintf(stderr, "%s: setting the margin: %s\n", prefix,
+				mr_strerror(r));
+			return r;
+		}
+	}
+	if (p->batch_auto)
+		r = mr_group_set_batch_proportional(g,
+				MR_BATCH_DEFAULT_SHARE_PPM,
+				MR_BATCH_DEFAULT_MAX_BYTES,
+				MR_BATCH_DEFAULT_MAX_PPM);
+	else if (p->batch.set)
+		r = mr_group_set_batch_fixed(g, b.batch);
+	if (r < 0) {
+		fprintf(stderr, "%s: setting the batch: %s\n", prefix,
+			mr_strerror(r));
+		return r;
+	}
+	if (p->soft_limit.set) {
+		r = mr_group_set_soft_limit(g, b.soft_limit);
+		if (r < 0) {
+			fprintf(stderr, "%s: setting the soft limit: %s\n",
+				prefix, mr_strerror(r));
+			return r;
+		}
+	}
+	if (out)
+		*out = b;
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The reclaim policy options of the example programs, spelled as
+ * memreclaimd spells them, parsed and applied to a group in one place:
+ * memreclaimd applies them to the cgroup it keeps, mrsim --trace to the
+ * groups of a simulated trace, mr-demo's simulated run as memreclaimd
+ * would. One copy, so that what a user tries on the simulator is what the
+ * daemon does.
+ *
+ *   --margin SIZE         keep usage this far below the limit
+ *   --hysteresis SIZE     reclaim this much further (default: the margin,
+ *                         cut so that margin + hysteresis fit the limit)
+ *   --batch SIZE|auto     per reclaim call: fixed, or the library's
+ *                         proportional defaults (MR_BATCH_DEFAULT_*)
+ *   --soft-limit SIZE     mr_group_set_soft_limit() (mrsim only)
+ *
+ * SIZE is a number of bytes with an optional K, M or G suffix (powers of
+ * 1024), or N% of the group's limit (up to four decimals).
+ *
+ * Messages go to stderr as "PREFIX: ...", PREFIX being the caller's name
+ * ("memreclaimd"), or its name and the group's ("mrsim: /web") where
+ * several groups take the options.
+ */
+#ifndef MR_EXAMPLES_POLICYOPT_H
+#define MR_EXAMPLES_POLICYOPT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <memreclaim.h>
+
+#define POLICYOPT_PAGE_BYTES 4096ULL
+#define POLICYOPT_MAX_BATCH_BYTES (1ULL << 40)
+
+/* A size option: bytes, or a share of the limit in ppm. */
+struct size_opt {
+	bool set;
+	bool is_ppm;
+	uint64_t bytes;
+	uint32_t ppm;
+};
+
+/* The policy options as given. Zero-initialized: no option. */
+struct policy_opts {
+	const char *margin_arg;      /* --margin as given, for messages */
+	struct size_opt margin;
+	struct size_opt hysteresis;
+	struct size_opt batch;
+	bool batch_auto;
+	struct size_opt soft_limit;
+};
+
+/* What the options come to for one group's limit, in bytes. */
+struct policy_bytes {
+	bool margin_set;             /* false: no margin was applied */
+	uint64_t margin;
+	uint64_t hysteresis;
+	bool batch_auto;             /* the proportional defaults */
+	uint64_t batch;              /* fixed batch; 0: the library's */
+	uint64_t batch_min, batch_max; /* batch_auto: one call's bounds */
+	uint64_t soft_limit;         /* MR_UNLIMITED: none set */
+};
+
+/* Parses SIZE for the option opt ("--margin") into *out. allow_percent:
+ * whether N% is taken. Returns 0, or -EINVAL after saying why. */
+int policyopt_parse_size(const char *prefix, const char *opt, const char *s,
+			 bool allow_percent, struct size_opt *out);
+
+/* Parses the option --NAME: "margin", "hysteresis", "batch" (SIZE or
+ * auto) or "soft-limit" (as getopt_long's table names them) into *p.
+ * Returns 0, or -EINVAL after saying why. */
+int policyopt_parse(const char *prefix, const char *name, const char *arg,
+		    struct policy_opts *p);
+
+/* Checks the options that were given, without a group: a margin above 0
+ * and below 100%, a hysteresis below 100%, a batch above 0% or a multiple
+ * of 4K from 4K to 1024G. Returns 0, or -EINVAL after saying why. */
+int policyopt_check(const char *prefix, const struct policy_opts *p);
+
+/* A share of the limit in bytes. */
+uint64_t policyopt_ppm_of(uint64_t limit_bytes, uint32_t ppm);
+
+/* What the options come to for a group called name whose limit is
+ * limit_bytes (MR_UNLIMITED: none), stored in *out; nothing is applied.
+ * Returns 0, or -ERANGE after saying that a % option needs a limit. */
+int policyopt_compute(const char *prefix, const char *name,
+		      const struct policy_opts *p, uint64_t limit_bytes,
+		      struct policy_bytes *out);
+
+/* Applies the options to the group g, shown as name in messages, whose
+ * limits were just read into *lim: the margin (with its hysteresis and
+ * batch) if one was given, then the soft limit if one was given.
+ * Everything is computed before the first setter, so a refused option
+ * leaves the group as it was. Stores what was applied in *out (may be
+ * NULL). Returns 0, or a negative errno after reporting it: -ERANGE when
+ * an option does not suit this group (a margin not below its limit, a %
+ * of a group with no limit: a bad option for it), another when the
+ * library failed (-EBUSY: another manager keeps a margin on it). */
+int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
+		    const struct policy_opts *p, const struct mr_limits *lim,
+		    struct policy_bytes *out);
+
+#endif /* MR_EXAMPLES_POLICYOPT_H */
