@@ -76,7 +76,9 @@ struct mr_ctx {
 	int wakefd;                       /* eventfd: wakes the worker */
 	/* Serialises worker start/stop and the start and end of a dispatch;
 	 * guards the five fields below. Never taken by the worker thread,
-	 * nor held across a round. */
+	 * nor held across a round. Taken before ctx->lock when both are
+	 * (mr_ctx_set_sim() and mr_ctx_worker_start() check ctx->sim and
+	 * worker_running under both). */
 	pthread_mutex_t worker_lock;
 	bool worker_running;
 	bool dispatching;                 /* mr_ctx_worker_dispatch() runs */
