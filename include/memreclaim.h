@@ -202,10 +202,43 @@ struct mr_limits {
 	uint64_t limit_bytes;
 	/* The group's own limit (v1: memory.limit_in_bytes). */
 	uint64_t own_limit_bytes;
-	/* Charges that met the limit since creation (v1: memory.failcnt). */
+	/* Charges that met the limit since creation (v1: memory.failcnt; v2:
+	 * the max counter of memory.events.local, or of memory.events on
+	 * kernels before 5.2). */
 	uint64_t limit_hits;
 	uint32_t flags; /* MR_LIMITS_* */
+	/* Since 0.2. Which of the fields below the backend reported
+	 * (MR_LIMITS_HAS_*). A clear bit means absent, not zero: cgroup v1
+	 * has no memory.high, memory.low or memory.min; the fields then
+	 * read MR_UNLIMITED (high) or 0. */
+	uint32_t present;
+	/* The high that binds the group: the lowest memory.high of it and
+	 * its ancestors (MR_UNLIMITED if none), and its own. */
+	uint64_t high_bytes;
+	uint64_t own_high_bytes;
+	/* The group's own memory.low and memory.min, and the protection the
+	 * kernel actually gives it (effective low and min, computed as
+	 * mm/memcontrol.c's effective_protection() does, with and without
+	 * the memory_recursiveprot mount option): what a reclaim from above
+	 * leaves alone. */
+	uint64_t low_bytes;
+	uint64_t min_bytes;
+	uint64_t effective_low_bytes;
+	uint64_t effective_min_bytes;
+	/* Highest usage seen (v2 memory.peak, Linux 5.19; v1
+	 * memory.max_usage_in_bytes). */
+	uint64_t peak_bytes;
+	/* Swap charged to the group and its limit (v2 memory.swap.current
+	 * and memory.swap.max; MR_UNLIMITED: none). */
+	uint64_t swap_usage_bytes;
+	uint64_t swap_limit_bytes;
 };
+
+/* Bits of struct mr_limits.present. */
+#define MR_LIMITS_HAS_HIGH       (1u << 0) /* high_bytes, own_high_bytes */
+#define MR_LIMITS_HAS_PROTECTION (1u << 1) /* low, min and effective ones */
+#define MR_LIMITS_HAS_PEAK       (1u << 2) /* peak_bytes */
+#define MR_LIMITS_HAS_SWAP       (1u << 3) /* swap_usage/limit_bytes */
 
 /* Fills *limits (see struct mr_limits). On cgroup v1 it first waits for
  * any reclaim step in progress on the group or an ancestor (of this or
@@ -238,6 +271,7 @@ enum mr_memstat_field {
 	MR_MEMSTAT_PGSTEAL,
 	MR_MEMSTAT_WORKINGSET_REFAULT_ANON,
 	MR_MEMSTAT_WORKINGSET_REFAULT_FILE,
+	MR_MEMSTAT_KERNEL,               /* since 0.2 */
 };
 
 /* memory.stat mapped onto one set of names for every backend, counted over
@@ -270,12 +304,171 @@ struct mr_memstat {
 	uint64_t pgsteal_bytes;          /* v2 only */
 	uint64_t workingset_refault_anon_bytes;
 	uint64_t workingset_refault_file_bytes;
+	/* Since 0.2. Kernel memory charged to the group (v2 `kernel`, Linux
+	 * 5.18; on older v2 kernels the sum of its parts: kernel_stack,
+	 * pagetables, sec_pagetables, percpu, sock, vmalloc, slab; v1:
+	 * absent). */
+	uint64_t kernel_bytes;
 };
 
 /* Reads memory.stat into *stat (see struct mr_memstat).
  * Errors: -EINVAL (NULL; size smaller than its size and present fields),
  * -ENOENT, -EIO (unparsable), -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_read_memstat(mr_group_t *group, struct mr_memstat *stat);
+
+/* Counters of memory.events, as bit numbers of struct mr_events.present. */
+enum mr_event_field {
+	MR_EVENT_LOW = 0,       /* reclaimed below memory.low */
+	MR_EVENT_HIGH,          /* usage went over memory.high */
+	MR_EVENT_MAX,           /* a charge met memory.max */
+	MR_EVENT_OOM,           /* a charge failed at memory.max */
+	MR_EVENT_OOM_KILL,      /* processes OOM-killed */
+	MR_EVENT_OOM_GROUP_KILL /* the whole group killed (Linux 5.17) */
+};
+
+/* memory.events (or memory.events.local), one counter per event; caller
+ * sets size. A field whose bit is clear in `present` was not reported by
+ * the kernel: absent, not zero. */
+struct mr_events {
+	size_t size;
+	uint64_t present; /* bit (1ULL << MR_EVENT_x) per counter read */
+	uint64_t low;
+	uint64_t high;
+	uint64_t max;
+	uint64_t oom;
+	uint64_t oom_kill;
+	uint64_t oom_group_kill;
+};
+
+/* flags of mr_group_read_events() */
+#define MR_EVENTS_LOCAL (1u << 0) /* the group's own (memory.events.local) */
+
+/* Reads the group's event counters into *events. Without MR_EVENTS_LOCAL
+ * they count the group and its descendants (v2 memory.events), with it
+ * the group alone (memory.events.local, Linux 5.2; -EOPNOTSUPP before).
+ * cgroup v1 has neither file: `max` is memory.failcnt and `oom_kill` the
+ * oom_kill line of memory.oom_control (Linux 4.13), both the group's own,
+ * whatever the flags; the others are absent. On the simulator, the
+ * simulated counters. Unknown keys are ignored.
+ * Errors: -EINVAL (NULL, size smaller than its size and present fields,
+ * unknown flags), -ENOENT (group removed), -EIO (unparsable),
+ * -EOPNOTSUPP, -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_read_events(mr_group_t *group, unsigned flags,
+				   struct mr_events *events);
+
+/* One line of a pressure file (Documentation/accounting/psi.rst): the
+ * share of wall time in which some (or all) of the group's tasks stalled
+ * on memory, averaged over 10, 60 and 300 s, in ppm of the time (the
+ * kernel prints percent with two decimals: 1.23 % is 12300 ppm), and the
+ * total stall time in microseconds. */
+struct mr_psi_stat {
+	uint32_t avg10_ppm;
+	uint32_t avg60_ppm;
+	uint32_t avg300_ppm;
+	uint64_t total_us;
+};
+
+/* Bits of struct mr_pressure.present. */
+#define MR_PRESSURE_SOME (1u << 0)
+#define MR_PRESSURE_FULL (1u << 1) /* absent on kernels before 5.2 */
+
+/* Memory pressure of the group; caller sets size. */
+struct mr_pressure {
+	size_t size;
+	uint32_t present; /* MR_PRESSURE_* */
+	struct mr_psi_stat some;
+	struct mr_psi_stat full;
+};
+
+/* Reads the group's memory pressure (v2 memory.pressure; on cgroup v1,
+ * the one of the group's cgroup2 twin, see mr_ctx_set_hybrid_psi(); on
+ * the simulator, the simulated stall time). Unknown keys and lines are
+ * ignored; a missing `full` line leaves MR_PRESSURE_FULL clear.
+ * Errors: -EINVAL (NULL, size smaller than its size and present fields),
+ * -EOPNOTSUPP (PSI unavailable: a kernel without CONFIG_PSI or booted
+ * with psi=0, whose file fails with EOPNOTSUPP or reads empty; a cgroup
+ * v1 group without a twin), -ENOENT, -EIO (unparsable), -ECHILD.
+ * MT-safe. */
+MR_EXPORT int mr_group_read_pressure(mr_group_t *group,
+				     struct mr_pressure *pressure);
+
+/* Kinds of PSI triggers */
+enum mr_psi_kind {
+	MR_PSI_SOME = 0, /* some task stalled */
+	MR_PSI_FULL = 1, /* all non-idle tasks stalled at once */
+};
+
+/* Arms a PSI trigger on the group's memory pressure and returns its fd
+ * (O_CLOEXEC), which polls POLLPRI each time the stall time of `kind`
+ * within a moving window of window_ns exceeds stall_ns, and POLLERR once
+ * the group is removed; closing the fd removes the trigger. The kernel
+ * signals at most once per window (kernel/sched/psi.c, psi_trigger_create;
+ * Documentation/accounting/psi.rst). On cgroup v1 it arms on the group's
+ * cgroup2 twin (mr_ctx_set_hybrid_psi()).
+ *
+ * stall_ns and window_ns are multiples of 1000 (the kernel counts in
+ * microseconds) with 0 < stall_ns <= window_ns, and window_ns between
+ * 500 ms and 10 s. A process without CAP_SYS_RESOURCE may arm only
+ * windows that are multiples of 2 s (Linux 6.4's unprivileged
+ * triggers): it gets -EINVAL for others, before anything is written. The
+ * trigger is written with its terminating newline, since the kernel
+ * overwrites the write's last byte.
+ * Errors: -EINVAL (NULL group, unknown kind, values out of range),
+ * -EOPNOTSUPP (PSI unavailable, see mr_group_read_pressure(); a backend
+ * without triggers), -ENOENT (group removed), -EACCES/-EPERM, -EMFILE,
+ * or the errno of the kernel's refusal of the write (a failed arm is
+ * never silent), -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
+					uint64_t stall_ns, uint64_t window_ns);
+
+/* Sets the group's limit (v2 memory.max, v1 memory.limit_in_bytes, the
+ * simulator's max) to limit_bytes, MR_UNLIMITED for none (v2's literal
+ * "max"). A limit below usage is reached in steps: first the group is
+ * reclaimed in its target batches (as mr_group_reclaim() does) until its
+ * usage fits, then the limit is written once, so no single write asks
+ * the kernel to reclaim everything in the writer's context, and the
+ * charging tasks never meet a limit that reclaim cannot satisfy: when
+ * usage cannot be brought to the new limit before timeout_ns (0 or
+ * MR_UNLIMITED: no bound), the call fails with -EBUSY and the limit is
+ * left as it was (the kernel would OOM-kill a task instead). v2 writes
+ * are made with O_NONBLOCK (on kernels that honour it, the write then
+ * does not reclaim in the writer's context). Reclaim done on the way is
+ * counted under MR_REASON_REQUESTED.
+ * limit_bytes: 4096 .. MR_UNLIMITED (the kernel rounds down to a page).
+ * Errors: -EINVAL (NULL group, limit below 4096), -EBUSY (usage could not
+ * be brought below limit_bytes; or another manager held the group for
+ * longer than 200 ms), -ENOENT, -EACCES/-EPERM/-EROFS (the write was
+ * refused), -ECHILD, or the errno of the failed write. On error the limit
+ * is unchanged. MT-safe: serialised with the group's reclaim. */
+MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
+				 uint64_t timeout_ns);
+
+/* Sets the group's memory.high (v2; the simulator's high) to high_bytes,
+ * MR_UNLIMITED for none. Above high the kernel throttles the group's
+ * charging tasks (mm/memcontrol.c, mem_cgroup_handle_over_high) rather
+ * than failing charges: a high below usage is written after reclaiming
+ * towards it in the group's batches until timeout_ns (0 or MR_UNLIMITED:
+ * no bound), and written even if usage stays above (the tasks are then
+ * throttled, which is what high is for). Written with O_NONBLOCK.
+ * high_bytes: 0 .. MR_UNLIMITED.
+ * Errors: -EINVAL (NULL group), -EOPNOTSUPP (cgroup v1 has no high),
+ * -ENOENT, -EACCES/-EPERM/-EROFS, -EBUSY, -ECHILD, or the errno of the
+ * failed write. On error the high is unchanged. MT-safe. */
+MR_EXPORT int mr_group_set_high(mr_group_t *group, uint64_t high_bytes,
+				uint64_t timeout_ns);
+
+/* Sets the swappiness of the group's reclaim calls: -1 (the default) lets
+ * the kernel use the group's own; 0 .. 200 is passed with each call (v2
+ * memory.reclaim's swappiness= argument, Linux 6.11; 0 reclaims page cache
+ * only, which is the no-swap option). Whether the kernel accepts the
+ * argument is probed once per group, on this call, with a request for 0
+ * bytes. On the simulator it weighs anonymous against file pages as
+ * vmscan's get_scan_count() does.
+ * Errors: -EINVAL (NULL group, swappiness out of range), -EOPNOTSUPP (the
+ * kernel or backend has no such argument: cgroup v1, v2 before 6.11),
+ * -ENOENT, -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *group,
+					      int swappiness);
 
 /* ------------------------------------------------------------------ */
 /* Creating and removing groups (through libcgroup)                     */
@@ -315,6 +508,24 @@ MR_EXPORT int mr_cgroup_attach(mr_ctx_t *ctx, const char *path, pid_t pid);
  * still has tasks or child groups gives -EBUSY and is left as it is.
  * Errors: -EINVAL, -ENODEV, -ENOENT, -EBUSY, -EACCES/-EPERM. MT-safe. */
 MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
+
+/* Per-group PSI for cgroup v1 on hybrid hosts (cgroup v1 memory beside a
+ * cgroup2 hierarchy without the memory controller, as systemd's "hybrid"
+ * layout mounts at /sys/fs/cgroup/unified): cgroup2 accounts pressure for
+ * every group, memory controller or not. With enable non-zero, the
+ * context's mr_cgroup_create() on a v1 memory path also creates the
+ * cgroup2 group of the same relative path (its twin), mr_cgroup_attach()
+ * moves the process into both, and mr_cgroup_remove() removes both; the
+ * v1 groups of the context then read pressure and arm PSI triggers on
+ * their twin (mr_group_read_pressure(), mr_group_psi_trigger_open()).
+ * Off by default. It moves only the processes the caller asks
+ * mr_cgroup_attach() to move, which must be its own: on hybrid hosts
+ * systemd tracks its units by their cgroup2 group, and moving a process
+ * it manages breaks that.
+ * Errors: -EINVAL (ctx NULL), -ENODEV (no cgroup2 mount without a memory
+ * controller beside a v1 memory mount: not a hybrid host), -ECHILD.
+ * MT-safe; applies to the calls that start after it. */
+MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
 
 /* ------------------------------------------------------------------ */
 /* Policy setters                                                       */

@@ -107,7 +107,42 @@ struct mri_backend {
 	 * Monotonic, never fails, does not block; may be called from any
 	 * thread, concurrently with every other op. */
 	uint64_t (*now_ns)(void *priv);
+
+	/* Optional (NULL: the core answers -EOPNOTSUPP). Fills the whole
+	 * *out with memory.events, or memory.events.local when `local`;
+	 * -EOPNOTSUPP when the kernel lacks the file. */
+	int (*read_events)(void *priv, bool local, struct mr_events *out);
+
+	/* Optional (NULL: -EOPNOTSUPP). Fills the whole *out with the
+	 * group's memory pressure; -EOPNOTSUPP when PSI is unavailable. */
+	int (*read_pressure)(void *priv, struct mr_pressure *out);
+
+	/* Optional (NULL: -EOPNOTSUPP). Opens a new fd holding a PSI trigger
+	 * on the group's memory pressure, `kind` MR_PSI_SOME or MR_PSI_FULL,
+	 * stall and window in microseconds, already validated by the core
+	 * (0 < stall_us <= window_us, window in 500 ms .. 10 s, a multiple
+	 * of 2 s without CAP_SYS_RESOURCE). The fd is the caller's. */
+	int (*psi_trigger_open)(void *priv, int kind, uint64_t stall_us,
+				uint64_t window_us);
+
+	/* Optional (NULL: -EOPNOTSUPP). One write of the group's limit
+	 * (which = MRI_LIMIT_MAX) or high (MRI_LIMIT_HIGH) to `bytes`
+	 * (MR_UNLIMITED: none), with no reclaim of its own beyond what the
+	 * kernel does: the core reclaims first (mr_group_set_limit()). May
+	 * return -EOPNOTSUPP for a `which` the backend lacks. */
+	int (*write_limit)(void *priv, int which, uint64_t bytes);
+
+	/* Optional (NULL: -EOPNOTSUPP). Sets the swappiness the backend's
+	 * reclaim calls pass from now on: -1 for the kernel's own, else
+	 * 0..200. The backend probes once whether the kernel takes it and
+	 * answers -EOPNOTSUPP if not (then reclaim is unchanged). Called
+	 * serialised with reclaim. */
+	int (*set_swappiness)(void *priv, int swappiness);
 };
+
+/* `which` of write_limit */
+#define MRI_LIMIT_MAX  0
+#define MRI_LIMIT_HIGH 1
 
 /* The backends built in, NULL-terminated, in the order "auto" tries them. */
 extern const struct mri_backend *const mri_backends[];
