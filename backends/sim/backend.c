@@ -3,8 +3,12 @@
  * The simulator as a backend of the library: the same table as cgroup1,
  * over a group of the mr_sim_t bound to the context (mr_ctx_set_sim()).
  * Reclaim is the model's memory.reclaim (a sized request, no limit
- * lowered); thresholds and memory.events wake an eventfd, as the kernel's
- * do, and the library worker task of the simulator (libworker.c).
+ * lowered, with an optional swappiness); thresholds and memory.events
+ * wake an eventfd, as the kernel's do, and the library worker task of the
+ * simulator (libworker.c). memory.events and memory.pressure are the
+ * model's counters and stall times; a PSI trigger is the model's
+ * (sim_memcg_psi_trigger_open(): POLLIN where the kernel gives POLLPRI).
+ * A removed group (sim_memcg_remove()) answers -ENOENT to every op.
  */
 #include "config.h"
 
@@ -19,6 +23,7 @@ struct sim_priv {
 	struct mr_sim *sim;
 	struct sim_memcg *g;
 	int efd;
+	int swappiness;           /* of reclaim calls; -1: the default */
 };
 
 static int sim_probe(const char *path)
@@ -51,6 +56,7 @@ static int sim_open(void *priv, const char *path,
 	if (!env->sim)
 		return -ENODEV;
 	p->sim = env->sim;
+	p->swappiness = -1;
 	p->g = sim_memcg_find(p->sim->m, path);
 	if (!p->g)
 		return -ENOENT;
@@ -85,6 +91,8 @@ static int sim_read_usage(void *priv, uint64_t *usage_bytes)
 {
 	struct sim_priv *p = priv;
 
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
 	*usage_bytes = sim_bytes(sim_memcg_usage(p->g));
 	return 0;
 }
@@ -92,14 +100,32 @@ static int sim_read_usage(void *priv, uint64_t *usage_bytes)
 static int sim_read_limits(void *priv, struct mr_limits *out)
 {
 	struct sim_priv *p = priv;
-	uint64_t own = sim_memcg_get(p->g, SIM_KNOB_MAX);
-	uint64_t binding = sim_memcg_binding_max(p->g);
+	struct sim_memcg *g = p->g;
+	uint64_t own = sim_memcg_get(g, SIM_KNOB_MAX);
+	uint64_t binding = sim_memcg_binding_max(g);
 
-	out->usage_bytes = sim_bytes(sim_memcg_usage(p->g));
+	if (sim_memcg_removed(g))
+		return -ENOENT;
+	out->usage_bytes = sim_bytes(sim_memcg_usage(g));
 	out->limit_bytes = sim_bytes(binding);
 	out->own_limit_bytes = sim_bytes(own);
-	out->limit_hits = sim_memcg_counter(p->g, SIM_FAILCNT);
+	out->limit_hits = sim_memcg_counter(g, SIM_FAILCNT);
 	out->flags = binding < own ? MR_LIMITS_ANCESTOR_BINDS : 0;
+	out->present = MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION |
+		       MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP;
+	out->high_bytes = sim_bytes(sim_memcg_binding_high(g));
+	out->own_high_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_HIGH));
+	out->low_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_LOW));
+	out->min_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_MIN));
+	/* The model's reclaim protects a group by its own low and min,
+	 * whatever its ancestors' (docs/simulator.md): that is the
+	 * protection it is given. */
+	out->effective_low_bytes = out->low_bytes;
+	out->effective_min_bytes = out->min_bytes;
+	out->peak_bytes = sim_bytes(sim_memcg_peak(g));
+	out->swap_usage_bytes = sim_bytes(sim_memcg_swap(g));
+	/* The model has no memory.swap.max. */
+	out->swap_limit_bytes = MR_UNLIMITED;
 	return 0;
 }
 
@@ -118,6 +144,8 @@ static int sim_read_memstat(void *priv, struct mr_memstat *out)
 	uint64_t ifl = sim_memcg_lru(g, SIM_LRU_INACTIVE_FILE);
 	uint64_t af = sim_memcg_lru(g, SIM_LRU_ACTIVE_FILE);
 
+	if (sim_memcg_removed(g))
+		return -ENOENT;
 	out->present = 0;
 	SET(anon_bytes, MR_MEMSTAT_ANON, sim_bytes(ia + aa));
 	SET(file_bytes, MR_MEMSTAT_FILE, sim_bytes(ifl + af));
@@ -156,16 +184,21 @@ static int sim_reclaim_op(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	struct sim_reclaim_result res;
 	uint64_t pages = sim_pages(bytes), reclaimable;
 
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
 	if (!pages)
 		pages = 1;
 	reclaimable = sim_memcg_lru(p->g, SIM_LRU_INACTIVE_FILE) +
 		      sim_memcg_lru(p->g, SIM_LRU_ACTIVE_FILE);
-	if (sim_machine_config(m)->swap_kind != SIM_SWAP_NONE)
+	if (sim_machine_config(m)->swap_kind != SIM_SWAP_NONE &&
+	    p->swappiness != 0)
 		reclaimable += sim_memcg_lru(p->g, SIM_LRU_INACTIVE_ANON) +
 			       sim_memcg_lru(p->g, SIM_LRU_ACTIVE_ANON);
 	if (!reclaimable)
 		return -EAGAIN;
-	sim_reclaim(m, p->g, pages, SIM_RECLAIM_PROACTIVE, true, false, &res);
+	sim_reclaim_swappiness(m, p->g, pages, SIM_RECLAIM_PROACTIVE, true,
+			       false, p->swappiness < 0 ?
+			       SIM_SWAPPINESS_DEFAULT : p->swappiness, &res);
 	/* What the call reclaimed, exactly: the fall in usage would count
 	 * against it what the group's tasks charged while it ran. */
 	*asked_bytes = sim_bytes(pages);
@@ -202,6 +235,8 @@ static int sim_set_usage_threshold(void *priv, uint64_t bytes)
 {
 	struct sim_priv *p = priv;
 
+	if (sim_memcg_removed(p->g))
+		return bytes == MR_UNLIMITED ? 0 : -ENOENT;
 	return sim_memcg_set_threshold(p->g, p, sim_pages(bytes),
 				       on_event, p);
 }
@@ -231,6 +266,94 @@ static uint64_t sim_now_op(void *priv)
 	return sim_now(p->sim->m);
 }
 
+#define SET(field, bit, value)                                            \
+	do {                                                              \
+		out->field = (value);                                     \
+		out->present |= 1ULL << (bit);                            \
+	} while (0)
+
+/* memory.events(.local): the model counts low, high, max, oom and
+ * oom_kill; it has no memory.oom.group, so oom_group_kill is absent. */
+static int sim_read_events(void *priv, bool local, struct mr_events *out)
+{
+	struct sim_priv *p = priv;
+	uint64_t (*get)(const struct sim_memcg *, int) =
+		local ? sim_memcg_counter_local : sim_memcg_counter;
+
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
+	out->present = 0;
+	SET(low, MR_EVENT_LOW, get(p->g, SIM_EV_LOW));
+	SET(high, MR_EVENT_HIGH, get(p->g, SIM_EV_HIGH));
+	SET(max, MR_EVENT_MAX, get(p->g, SIM_EV_MAX));
+	SET(oom, MR_EVENT_OOM, get(p->g, SIM_EV_OOM));
+	SET(oom_kill, MR_EVENT_OOM_KILL, get(p->g, SIM_EV_OOM_KILL));
+	out->oom_group_kill = 0;
+	return 0;
+}
+
+#undef SET
+
+static int sim_read_pressure(void *priv, struct mr_pressure *out)
+{
+	struct sim_priv *p = priv;
+	uint64_t some_ns, full_ns;
+	uint32_t avg[3];
+
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
+	sim_memcg_psi(p->g, &some_ns, &full_ns);
+	out->present = MR_PRESSURE_SOME | MR_PRESSURE_FULL;
+	sim_memcg_psi_avg(p->g, false, avg);
+	out->some = (struct mr_psi_stat){ avg[0], avg[1], avg[2],
+					  some_ns / 1000 };
+	sim_memcg_psi_avg(p->g, true, avg);
+	out->full = (struct mr_psi_stat){ avg[0], avg[1], avg[2],
+					  full_ns / 1000 };
+	return 0;
+}
+
+static int sim_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
+				uint64_t window_us)
+{
+	struct sim_priv *p = priv;
+
+	if (kind != MR_PSI_SOME && kind != MR_PSI_FULL)
+		return -EINVAL;
+	return sim_memcg_psi_trigger_open(p->g, kind == MR_PSI_FULL,
+					  stall_us * 1000, window_us * 1000);
+}
+
+/* A write of max or high, as a write to memory.max or memory.high made
+ * with O_NONBLOCK: high is set without reclaim; a max below usage
+ * reclaims down to it first and, when it cannot get there, fails with
+ * -EBUSY leaving the limit as it was (sim_memcg_set(): cgroup v1's
+ * mem_cgroup_resize_max(); v2 would OOM-kill instead). */
+static int sim_write_limit(void *priv, int which, uint64_t bytes)
+{
+	struct sim_priv *p = priv;
+
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
+	if (which != MRI_LIMIT_MAX && which != MRI_LIMIT_HIGH)
+		return -EINVAL;
+	return sim_memcg_set(p->g, which == MRI_LIMIT_MAX ? SIM_KNOB_MAX :
+				   SIM_KNOB_HIGH, sim_pages(bytes));
+}
+
+/* The model's memory.reclaim takes swappiness= (as Linux 6.11 does). */
+static int sim_set_swappiness(void *priv, int swappiness)
+{
+	struct sim_priv *p = priv;
+
+	if (swappiness < -1 || swappiness > 200)
+		return -EINVAL;
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
+	p->swappiness = swappiness;
+	return 0;
+}
+
 const struct mri_backend mri_backend_sim = {
 	.name = "sim",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
@@ -248,4 +371,9 @@ const struct mri_backend mri_backend_sim = {
 	.event_fd = sim_event_fd,
 	.event_ack = sim_event_ack,
 	.now_ns = sim_now_op,
+	.read_events = sim_read_events,
+	.read_pressure = sim_read_pressure,
+	.psi_trigger_open = sim_psi_trigger_open,
+	.write_limit = sim_write_limit,
+	.set_swappiness = sim_set_swappiness,
 };

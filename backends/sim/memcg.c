@@ -10,6 +10,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>
+#include <unistd.h>
 
 #include "model.h"
 
@@ -17,6 +21,14 @@
 #define RECLAIM_RETRIES 5
 /* mm/memcontrol.c: a throttle sleep of this or less is skipped. */
 #define MIN_THROTTLE_NS 10000000ULL
+
+/* kernel/sched/psi.c: the averages are updated every PSI_FREQ (2 s + 1
+ * tick there, 2 s here) as loadavg-style exponential decays
+ * (include/linux/sched/loadavg.h: FSHIFT, EXP_10s, EXP_60s, EXP_300s). */
+#define PSI_PERIOD_NS 2000000000ULL
+#define FSHIFT 11
+#define FIXED_1 (1ULL << FSHIFT)
+static const uint64_t psi_exp[3] = { 1677, 1981, 2034 };
 
 struct sim_memcg *sim_root(struct sim_machine *m)
 {
@@ -28,7 +40,8 @@ struct sim_memcg *sim_memcg_find(struct sim_machine *m, const char *path)
 	unsigned i;
 
 	for (i = 0; i < m->nmemcg; i++) {
-		if (m->memcg[i] && strcmp(m->memcg[i]->path, path) == 0)
+		if (m->memcg[i] && !m->memcg[i]->removed &&
+		    strcmp(m->memcg[i]->path, path) == 0)
 			return m->memcg[i];
 	}
 	return NULL;
@@ -82,17 +95,21 @@ int sim_memcg_create(struct sim_machine *m, const char *path,
 	for (k = 0; k < SIM_NR_LRU; k++)
 		g->lru_head[k] = g->lru_tail[k] = SIM_NOPAGE;
 	g->psi_since_ns = m->now;
+	g->psi_avg_next_ns = m->now + PSI_PERIOD_NS;
 	m->memcg[m->nmemcg++] = g;
 	if (ret)
 		*ret = g;
 	return 0;
 }
 
+static void psi_triggers_release(struct sim_memcg *g);
+
 void sim_memcg_free_all(struct sim_machine *m)
 {
 	unsigned i;
 
 	for (i = 0; i < m->nmemcg; i++) {
+		psi_triggers_release(m->memcg[i]);
 		free(m->memcg[i]->path);
 		free(m->memcg[i]);
 	}
@@ -124,6 +141,38 @@ bool sim_memcg_is_ancestor(const struct sim_memcg *a,
 	return false;
 }
 
+int sim_memcg_remove(struct sim_memcg *g)
+{
+	const struct sim_machine *m = g->m;
+	unsigned i;
+
+	if (!g->parent || g->removed)
+		return g->removed ? -ENOENT : -EBUSY;
+	/* cgroup_rmdir(): -EBUSY while tasks or live children remain. */
+	if (g->nr_tasks)
+		return -EBUSY;
+	for (i = 0; i < m->nmemcg; i++) {
+		if (m->memcg[i]->parent == g && !m->memcg[i]->removed)
+			return -EBUSY;
+	}
+	g->removed = true;
+	psi_triggers_release(g);
+	/* cgroup v1's event_control eventfds are signalled as their group
+	 * goes (memcg_event_remove()); the watchers of memory.events too. */
+	for (i = 0; i < SIM_MAX_WATCH; i++) {
+		if (g->evw[i].fn)
+			g->evw[i].fn(g->evw[i].arg);
+		if (g->thr[i].fn)
+			g->thr[i].fn(g->thr[i].arg);
+	}
+	return 0;
+}
+
+bool sim_memcg_removed(const struct sim_memcg *g)
+{
+	return g->removed;
+}
+
 uint64_t sim_memcg_get(const struct sim_memcg *g, int knob)
 {
 	return g->knob[knob];
@@ -138,6 +187,17 @@ uint64_t sim_memcg_binding_max(const struct sim_memcg *g)
 			max = g->knob[SIM_KNOB_MAX];
 	}
 	return max;
+}
+
+uint64_t sim_memcg_binding_high(const struct sim_memcg *g)
+{
+	uint64_t high = SIM_UNLIMITED;
+
+	for (; g; g = g->parent) {
+		if (g->knob[SIM_KNOB_HIGH] < high)
+			high = g->knob[SIM_KNOB_HIGH];
+	}
+	return high;
 }
 
 int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages)
@@ -209,6 +269,21 @@ uint64_t sim_memcg_counter(const struct sim_memcg *g, int counter)
 	return SUBTREE_SUM(g, c->counter[counter]);
 }
 
+uint64_t sim_memcg_counter_local(const struct sim_memcg *g, int counter)
+{
+	return g->counter[counter];
+}
+
+uint64_t sim_memcg_peak(const struct sim_memcg *g)
+{
+	return g->peak;
+}
+
+uint64_t sim_memcg_swap(const struct sim_memcg *g)
+{
+	return SUBTREE_SUM(g, c->swap_self);
+}
+
 void sim_memcg_count(struct sim_memcg *g, int counter, uint64_t n)
 {
 	unsigned i;
@@ -227,16 +302,138 @@ void sim_memcg_count(struct sim_memcg *g, int counter, uint64_t n)
 
 /* ---------------------------------------------------------------- PSI */
 
-static void psi_update(struct sim_memcg *g)
+
+/* kernel/sched/loadavg.h calc_load(). */
+static uint64_t calc_load(uint64_t load, uint64_t exp, uint64_t active)
 {
-	uint64_t now = g->m->now, dt = now - g->psi_since_ns;
+	uint64_t newload = load * exp + active * (FIXED_1 - exp);
+
+	if (active >= load)
+		newload += FIXED_1 - 1;
+	return newload / FIXED_1;
+}
+
+/* psi.c calc_avgs() for the period that ends now: the share of it the
+ * state stalled, in percent times FIXED_1, into each average. */
+static void psi_avg_period(struct sim_memcg *g)
+{
+	uint64_t total[2] = { g->psi_some_ns, g->psi_full_ns };
+	uint64_t sample, pct;
+	int s, w;
+
+	for (s = 0; s < 2; s++) {
+		sample = total[s] - g->psi_avg_total[s];
+		if (sample > PSI_PERIOD_NS)
+			sample = PSI_PERIOD_NS;
+		g->psi_avg_total[s] += sample;
+		pct = sample * 100 / PSI_PERIOD_NS * FIXED_1;
+		for (w = 0; w < 3; w++)
+			g->psi_avg[s][w] = calc_load(g->psi_avg[s][w],
+						     psi_exp[w], pct);
+	}
+}
+
+/* The stall of the state the group has been in since psi_since_ns, up
+ * to `until`. */
+static void psi_accrue(struct sim_memcg *g, uint64_t until)
+{
+	uint64_t dt = until - g->psi_since_ns;
 
 	if (g->nr_stalled) {
 		g->psi_some_ns += dt;
 		if (g->nr_stalled >= g->nr_tasks)
 			g->psi_full_ns += dt;
 	}
-	g->psi_since_ns = now;
+	g->psi_since_ns = until;
+}
+
+/* Signals a trigger's fd: one message, unless the caller has not read the
+ * previous one yet (psi.c: cmpxchg(&t->event, 0, 1), one pending event).
+ * False when the caller closed its end: the trigger is then dropped. */
+static bool psi_trigger_signal(struct sim_psi_trigger *t)
+{
+	int unread = 0;
+
+	if (ioctl(t->fd, SIOCOUTQ, &unread) == 0 && unread > 0)
+		return true;
+	if (send(t->fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		return true;
+	return errno == EAGAIN || errno == ENOBUFS;
+}
+
+/* psi.c window_update(): the growth of the state's total within the
+ * moving window ending now; the previous window's growth is counted for
+ * the part of it still inside the window, as if it had been linear. */
+static uint64_t psi_window_growth(struct sim_psi_trigger *t, uint64_t now,
+				  uint64_t value)
+{
+	uint64_t elapsed = now - t->win_start_ns;
+	uint64_t growth = value - t->win_start_value;
+
+	if (elapsed > t->window_ns) {
+		t->win_start_ns = now;
+		t->win_start_value = value;
+		t->win_prev_growth = growth;
+	} else {
+		growth += (uint64_t)((unsigned __int128)t->win_prev_growth *
+				     (t->window_ns - elapsed) / t->window_ns);
+	}
+	return growth;
+}
+
+/* psi.c update_triggers() for one trigger: if its state stalled since
+ * the last check and its window growth reached the threshold, it fires,
+ * at most once per window; a breach inside the rate limit is kept
+ * pending. False when the caller closed its fd. */
+static bool psi_trigger_update(struct sim_psi_trigger *t, uint64_t now,
+			       uint64_t total)
+{
+	bool new_stall = total != t->last_total;
+
+	t->last_total = total;
+	if (!new_stall && !t->pending_event)
+		return true;
+	if (new_stall && psi_window_growth(t, now, total) < t->threshold_ns &&
+	    !t->pending_event)
+		return true;
+	t->pending_event = true;
+	if (t->last_event_ns && now < t->last_event_ns + t->window_ns)
+		return true;
+	t->last_event_ns = now;
+	t->pending_event = false;
+	return psi_trigger_signal(t);
+}
+
+static void psi_check_triggers(struct sim_memcg *g)
+{
+	struct sim_psi_trigger **pt = &g->psi_triggers, *t;
+
+	while ((t = *pt)) {
+		if (psi_trigger_update(t, g->m->now, t->full ? g->psi_full_ns :
+						      g->psi_some_ns)) {
+			pt = &t->next;
+			continue;
+		}
+		*pt = t->next;
+		close(t->fd);
+		free(t);
+	}
+}
+
+/* Brings the group's totals and averages to now, closing each 2 s period
+ * on the way, then checks its triggers. */
+static void psi_update(struct sim_memcg *g)
+{
+	uint64_t now = g->m->now;
+
+	while (g->psi_avg_next_ns <= now) {
+		psi_accrue(g, g->psi_avg_next_ns);
+		psi_avg_period(g);
+		g->psi_avg_next_ns += PSI_PERIOD_NS;
+	}
+	psi_accrue(g, now);
+	if (g->psi_triggers)
+		psi_check_triggers(g);
 }
 
 void sim_memcg_psi_change(struct sim_memcg *g, int stalled_delta,
@@ -257,6 +454,70 @@ void sim_memcg_psi(const struct sim_memcg *g, uint64_t *some_ns,
 	psi_update((struct sim_memcg *)g);
 	*some_ns = g->psi_some_ns;
 	*full_ns = g->psi_full_ns;
+}
+
+/* FIXED_1 percent to ppm, as psi_show() prints it: LOAD_INT and two
+ * decimals of LOAD_FRAC. */
+static uint32_t psi_ppm(uint64_t avg)
+{
+	return (uint32_t)((avg >> FSHIFT) * 10000 +
+			  ((avg & (FIXED_1 - 1)) * 100 >> FSHIFT) * 100);
+}
+
+void sim_memcg_psi_avg(const struct sim_memcg *g, bool full,
+		       uint32_t avg_ppm[3])
+{
+	int w;
+
+	psi_update((struct sim_memcg *)g);
+	for (w = 0; w < 3; w++)
+		avg_ppm[w] = psi_ppm(g->psi_avg[full][w]);
+}
+
+int sim_memcg_psi_trigger_open(struct sim_memcg *g, bool full,
+			       uint64_t threshold_ns, uint64_t window_ns)
+{
+	struct sim_psi_trigger *t;
+	int sv[2];
+
+	if (g->removed)
+		return -ENOENT;
+	if (!threshold_ns || threshold_ns > window_ns)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       0, sv) < 0) {
+		free(t);
+		return -errno;
+	}
+	/* The caller only reads. */
+	shutdown(sv[0], SHUT_WR);
+	psi_update(g);
+	t->fd = sv[1];
+	t->full = full;
+	t->threshold_ns = threshold_ns;
+	t->window_ns = window_ns;
+	t->win_start_ns = g->m->now;
+	t->win_start_value = t->last_total = full ? g->psi_full_ns :
+						    g->psi_some_ns;
+	t->next = g->psi_triggers;
+	g->psi_triggers = t;
+	return sv[0];
+}
+
+/* Closes the model's end of every trigger: their fds poll POLLHUP. */
+static void psi_triggers_release(struct sim_memcg *g)
+{
+	struct sim_psi_trigger *t;
+
+	while ((t = g->psi_triggers)) {
+		g->psi_triggers = t->next;
+		shutdown(t->fd, SHUT_RDWR);
+		close(t->fd);
+		free(t);
+	}
 }
 
 /* ---------------------------------------------------------------- events */
@@ -356,8 +617,11 @@ static void commit_charge(struct sim_memcg *g, uint64_t n)
 	struct sim_memcg *c;
 
 	g->self_usage += n;
-	for (c = g; c; c = c->parent)
+	for (c = g; c; c = c->parent) {
 		c->usage += n;
+		if (c->usage > c->peak)
+			c->peak = c->usage;
+	}
 	sim_memcg_usage_changed(g);
 }
 

@@ -72,6 +72,20 @@ struct sim_evwatch {
 
 #define SIM_MAX_WATCH 8
 
+/* A PSI trigger (kernel/sched/psi.c struct psi_trigger and its
+ * psi_window): the stall growth of one state within a moving window. */
+struct sim_psi_trigger {
+	struct sim_psi_trigger *next;
+	int fd;                   /* the model's end of the socket pair */
+	bool full;
+	uint64_t threshold_ns;
+	uint64_t window_ns;
+	uint64_t win_start_ns, win_start_value, win_prev_growth;
+	uint64_t last_total;      /* the total at the last check */
+	uint64_t last_event_ns;   /* 0: never signalled */
+	bool pending_event;       /* a breach waits for the rate limit */
+};
+
 struct sim_memcg {
 	struct sim_machine *m;
 	uint16_t id;
@@ -101,6 +115,17 @@ struct sim_memcg {
 	unsigned nr_tasks, nr_stalled;
 	uint64_t psi_since_ns;
 	uint64_t psi_some_ns, psi_full_ns;
+	/* psi.c update_averages(): the end of the current 2 s period, the
+	 * totals at the start of it, and avg10/60/300 of some and full in
+	 * FIXED_1 units of a percent (include/linux/sched/loadavg.h). */
+	uint64_t psi_avg_next_ns;
+	uint64_t psi_avg_total[2];
+	uint64_t psi_avg[2][3];
+	struct sim_psi_trigger *psi_triggers;
+	uint64_t peak;            /* highest usage, pages (memory.peak) */
+	uint64_t swap_self;       /* own anon pages out in swap */
+	bool removed;             /* rmdir'ed: found by no path, its charges
+				     stay until reclaimed (an offline memcg) */
 	struct sim_threshold thr[SIM_MAX_WATCH];
 	struct sim_evwatch evw[SIM_MAX_WATCH];
 };
@@ -218,6 +243,9 @@ void sim_memcg_handle_high(struct sim_machine *m);
 /* Whether a is g or an ancestor of g. */
 bool sim_memcg_is_ancestor(const struct sim_memcg *a,
 			   const struct sim_memcg *g);
+/* A page of the group whose id is in `shadow` (a swapped slot's) left
+ * swap (swapped in, or its slot dropped). */
+void sim_memcg_swap_uncharge(struct sim_machine *m, uint32_t shadow);
 /* PSI bookkeeping when a task starts or stops stalling. */
 void sim_memcg_psi_change(struct sim_memcg *g, int stalled_delta,
 			  int tasks_delta);

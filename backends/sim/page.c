@@ -150,6 +150,14 @@ static uint32_t make_shadow(struct sim_memcg *g)
 		(uint32_t)(g->nonresident_age & SHADOW_AGE_MASK)) + 1;
 }
 
+void sim_memcg_swap_uncharge(struct sim_machine *m, uint32_t shadow)
+{
+	uint32_t id = ((shadow & ~SLOT_SWAPPED) - 1) >> SHADOW_AGE_BITS;
+
+	m->swap_used--;
+	m->memcg[id]->swap_self--;
+}
+
 void sim_page_evict(struct sim_machine *m, uint32_t pfn)
 {
 	struct sim_page *p = sim_page(m, pfn);
@@ -163,6 +171,7 @@ void sim_page_evict(struct sim_machine *m, uint32_t pfn)
 	if (p->flags & PG_ANON) {
 		s->shadow |= SLOT_SWAPPED;
 		m->swap_used++;
+		g->swap_self++;
 	}
 	m->objs[p->obj].resident--;
 	sim_page_release(m, pfn);
@@ -254,7 +263,7 @@ void sim_obj_truncate(struct sim_machine *m, sim_obj id)
 			sim_lru_del(m, s->pfn);
 			sim_page_release(m, s->pfn);
 		} else if (s->shadow & SLOT_SWAPPED) {
-			m->swap_used--;
+			sim_memcg_swap_uncharge(m, s->shadow);
 		}
 		s->pfn = SIM_NOPAGE;
 		s->shadow = SLOT_EMPTY;
@@ -953,13 +962,13 @@ static uint64_t swap_in(struct sim_machine *m, struct sim_memcg *g,
 	struct sim_slot *s = m->objs[o].slots;
 	uint64_t i, read = 1;
 
+	sim_memcg_swap_uncharge(m, s[k].shadow);
 	install(m, g, o, k, refault(m, g, s[k].shadow, true), PG_ANON);
-	m->swap_used--;
 	for (i = start; i < end && read < nr; i++) {
 		if (s[i].pfn != SIM_NOPAGE || !(s[i].shadow & SLOT_SWAPPED))
 			continue;
+		sim_memcg_swap_uncharge(m, s[i].shadow);
 		install(m, g, o, i, SIM_LRU_INACTIVE_ANON, PG_ANON);
-		m->swap_used--;
 		read++;
 	}
 	sim_memcg_count(g, SIM_PGMAJFAULT, 1);

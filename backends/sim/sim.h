@@ -305,6 +305,16 @@ int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages);
 uint64_t sim_memcg_get(const struct sim_memcg *g, int knob);
 /* The smallest max of g and its ancestors. */
 uint64_t sim_memcg_binding_max(const struct sim_memcg *g);
+/* The smallest high of g and its ancestors. */
+uint64_t sim_memcg_binding_high(const struct sim_memcg *g);
+/* Removes the group (rmdir): -EBUSY while it has tasks or live
+ * children, -EBUSY for the root, -ENOENT if removed already. It is found
+ * by no path from then on (its path may be created again, as a new
+ * group), its PSI triggers are closed (their fds poll POLLHUP), its
+ * threshold and events watchers run once, and its charges stay until
+ * reclaim from an ancestor frees them (an offline memcg). */
+int sim_memcg_remove(struct sim_memcg *g);
+bool sim_memcg_removed(const struct sim_memcg *g);
 
 /* The curve used above high (NULL: the kernel's), copied (a TABLE
  * curve's points must outlive the machine). */
@@ -322,9 +332,35 @@ uint64_t sim_memcg_dirty(const struct sim_memcg *g);
 uint64_t sim_memcg_writeback(const struct sim_memcg *g);
 /* A counter, hierarchical. */
 uint64_t sim_memcg_counter(const struct sim_memcg *g, int counter);
+/* A counter of the group alone (memory.events.local). */
+uint64_t sim_memcg_counter_local(const struct sim_memcg *g, int counter);
+/* The highest usage since creation, hierarchical, pages (memory.peak). */
+uint64_t sim_memcg_peak(const struct sim_memcg *g);
+/* Anonymous pages of g's subtree out in swap (memory.swap.current). */
+uint64_t sim_memcg_swap(const struct sim_memcg *g);
 /* PSI: total stall time of the group's tasks, some and full, in ns. */
 void sim_memcg_psi(const struct sim_memcg *g, uint64_t *some_ns,
 		   uint64_t *full_ns);
+/* PSI: avg10, avg60 and avg300 of some (full false) or full, in ppm of
+ * the time, as kernel/sched/psi.c computes them: one sample of the stall
+ * share per 2 s period of virtual time, decayed with EXP_10s, EXP_60s
+ * and EXP_300s, rounded to the two decimals of a percent the kernel
+ * prints. */
+void sim_memcg_psi_avg(const struct sim_memcg *g, bool full,
+		       uint32_t avg_ppm[3]);
+/* A PSI trigger (kernel/sched/psi.c psi_trigger_create()): returns a new
+ * fd (O_CLOEXEC, non-blocking; the caller's to close) that receives one
+ * message each time the stall time of some (full false) or full within a
+ * moving window of window_ns reaches threshold_ns, at most once per
+ * window, and no new message while the last is unread. The kernel's fd
+ * polls POLLPRI and is consumed by the poll; this one, the read end of an
+ * AF_UNIX socket pair, polls POLLIN until the message is read, and
+ * POLLHUP once the group is removed or the machine freed (POLLERR on the
+ * kernel's). Checked whenever the group's stall state changes or its
+ * pressure is read. Closing the fd removes the trigger. -EINVAL (0 or
+ * threshold above window), -ENOENT (removed), -ENOMEM, -EMFILE. */
+int sim_memcg_psi_trigger_open(struct sim_memcg *g, bool full,
+			       uint64_t threshold_ns, uint64_t window_ns);
 
 /* A usage threshold: fn(arg) runs when usage crosses `pages` either way.
  * One per owner pointer; pages SIM_UNLIMITED removes it. -ENOMEM. */
@@ -412,6 +448,16 @@ struct sim_reclaim_result {
 void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 		 int why, bool may_swap, bool clean_only,
 		 struct sim_reclaim_result *res);
+/* vm.swappiness, the default of every reclaim. */
+#define SIM_SWAPPINESS_DEFAULT 60
+/* sim_reclaim() with a swappiness of its own, 0 .. 200 (memory.reclaim's
+ * swappiness=, Linux 6.11): anon and file lists are scanned in the shares
+ * swappiness and 200 - swappiness (get_scan_count()'s SCAN_FRACT), and a
+ * group's reclaim at swappiness 0 scans page cache only (SCAN_FILE). */
+void sim_reclaim_swappiness(struct sim_machine *m, struct sim_memcg *g,
+			    uint64_t nr, int why, bool may_swap,
+			    bool clean_only, int swappiness,
+			    struct sim_reclaim_result *res);
 
 /* Clean page cache of g's subtree that reclaim could free without I/O. */
 uint64_t sim_memcg_clean_cache(const struct sim_memcg *g);

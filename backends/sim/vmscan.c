@@ -13,8 +13,6 @@
 
 #include "model.h"
 
-/* mm/vmscan.c: the anon share of scanning at vm.swappiness 60. */
-#define SWAPPINESS 60
 /* mm/memcontrol.c MEM_CGROUP_MAX_RECLAIM_LOOPS (old soft reclaim). */
 #define SOFT_MAX_LOOPS 100
 
@@ -24,6 +22,9 @@ struct scan_control {
 	int priority;
 	bool may_swap;
 	bool clean_only;
+	bool cgroup;              /* cgroup_reclaim(): a group's, not the
+				     machine's */
+	int swappiness;
 	bool ignore_low;
 	bool skipped_low;
 	uint64_t scanned, reclaimed, moved, swapped, dirty_seen;
@@ -152,21 +153,27 @@ static void shrink_lruvec(struct sim_machine *m, struct sim_memcg *g,
 
 	for (lru = 0; lru < SIM_NR_LRU; lru++)
 		nr[lru] = g->lru_size[lru] >> sc->priority;
-	if (can_swap(m, sc) && !sc->priority) {
-		/* get_scan_count(): at priority 0 the system is close to
-		 * OOM, so no balancing: every list whole (SCAN_EQUAL since
-		 * 3.9; before, the fractions were skipped at priority 0
+	if (!can_swap(m, sc) || (sc->cgroup && !sc->swappiness)) {
+		/* get_scan_count(): no swap, or a group's reclaim at
+		 * swappiness 0: page cache only (SCAN_FILE). */
+		nr[SIM_LRU_INACTIVE_ANON] = nr[SIM_LRU_ACTIVE_ANON] = 0;
+	} else if (!sc->priority) {
+		/* At priority 0 the system is close to OOM, so no
+		 * balancing: every list whole (SCAN_EQUAL since 3.9;
+		 * before, the fractions were skipped at priority 0
 		 * alike). */
-	} else if (!can_swap(m, sc) ||
-		   (nr[SIM_LRU_INACTIVE_FILE] && !inactive_is_low(g, true))) {
-		/* No swap, or plenty of inactive cache: it is trimmed
-		 * alone. */
+	} else if (nr[SIM_LRU_INACTIVE_FILE] && !inactive_is_low(g, true)) {
+		/* Plenty of inactive cache: it is trimmed alone. */
 		nr[SIM_LRU_INACTIVE_ANON] = nr[SIM_LRU_ACTIVE_ANON] = 0;
 	} else {
+		/* SCAN_FRACT, with the costs of both kinds taken as
+		 * equal: anon gets swappiness / 200 of its window. */
 		for (lru = 0; lru < SIM_NR_LRU; lru++)
-			nr[lru] = nr[lru] * (lru < SIM_LRU_INACTIVE_FILE ?
-					     SWAPPINESS :
-					     200 - SWAPPINESS) / 200;
+			nr[lru] = nr[lru] * (uint64_t)(lru <
+						       SIM_LRU_INACTIVE_FILE ?
+						       sc->swappiness :
+						       200 - sc->swappiness) /
+				  200;
 	}
 	while ((nr[SIM_LRU_INACTIVE_ANON] || nr[SIM_LRU_ACTIVE_ANON] ||
 		nr[SIM_LRU_INACTIVE_FILE] || nr[SIM_LRU_ACTIVE_FILE]) &&
@@ -339,11 +346,23 @@ void sim_reclaim(struct sim_machine *m, struct sim_memcg *g, uint64_t nr,
 		 int why, bool may_swap, bool clean_only,
 		 struct sim_reclaim_result *res)
 {
+	sim_reclaim_swappiness(m, g, nr, why, may_swap, clean_only,
+			       SIM_SWAPPINESS_DEFAULT, res);
+}
+
+void sim_reclaim_swappiness(struct sim_machine *m, struct sim_memcg *g,
+			    uint64_t nr, int why, bool may_swap,
+			    bool clean_only, int swappiness,
+			    struct sim_reclaim_result *res)
+{
 	struct scan_control sc = {
 		.nr_to_reclaim = nr ? nr : 1,
 		.why = why,
 		.may_swap = may_swap,
 		.clean_only = clean_only,
+		.cgroup = why != SIM_RECLAIM_GLOBAL &&
+			  why != SIM_RECLAIM_KSWAPD,
+		.swappiness = swappiness,
 	};
 	struct scan_control mark = sc;
 	bool global = g == sim_root(m) &&
