@@ -96,7 +96,11 @@ struct mri_backend {
 	int (*event_fd)(void *priv);
 
 	/* MRI_CAP_THRESHOLD. Consumes pending events so event_fd stops
-	 * polling readable. Does not block. */
+	 * polling readable. Returns 1 when usage really crossed the armed
+	 * threshold (cgroup1 and sim: their event fired), 0 when the wake-up
+	 * had nothing to do (cgroup2: a timer tick with usage below the
+	 * threshold; the worker then skips its margin pass), or a negative
+	 * errno. Does not block. */
 	int (*event_ack)(void *priv);
 
 	/* Optional. The clock the group lives in, in ns: the core measures
@@ -153,6 +157,7 @@ extern const struct mri_backend *const mri_named_backends[];
 const struct mri_backend *mri_backend_find(const char *name);
 
 extern const struct mri_backend mri_backend_cgroup1;
+extern const struct mri_backend mri_backend_cgroup2;
 extern const struct mri_backend mri_backend_sim;
 
 #endif /* MR_BACKEND_H */

@@ -308,20 +308,20 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	const struct margin_arg *a = arg;
 	struct mr_limits l = { .size = sizeof(l) };
 	bool was_on, on;
-	uint64_t margin;
+	uint64_t margin, limit;
 	int r;
 
 	if (a->bytes || a->ppm) {
 		r = g->be->read_limits(g->priv, &l);
 		if (r < 0)
 			return r;
-		if (l.limit_bytes != MR_UNLIMITED) {
+		limit = mri_margin_limit(&l);
+		if (limit != MR_UNLIMITED) {
 			struct mri_policy np = { .margin_bytes = a->bytes,
 						 .margin_ppm = a->ppm };
 
-			margin = mri_margin_bytes(&np, l.limit_bytes);
-			if (margin >= l.limit_bytes ||
-			    a->hysteresis > l.limit_bytes - margin)
+			margin = mri_margin_bytes(&np, limit);
+			if (margin >= limit || a->hysteresis > limit - margin)
 				return -ERANGE;
 		}
 	}
@@ -438,4 +438,43 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 	st.elapsed_ns = atomic_load(&s->elapsed_ns);
 	copy_sized(stats, stats->size, &st, sizeof(st));
 	return 0;
+}
+
+MR_EXPORT int mr_group_read_events(mr_group_t *g, unsigned flags,
+				   struct mr_events *events)
+{
+	struct mr_events ev = { .size = sizeof(ev) };
+	int r;
+
+	if (!g || !events || (flags & ~MR_EVENTS_LOCAL) ||
+	    events->size < offsetof(struct mr_events, low))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->read_events)
+		return -EOPNOTSUPP;
+	r = g->be->read_events(g->priv, flags & MR_EVENTS_LOCAL, &ev);
+	if (r < 0)
+		return r;
+	copy_sized(events, events->size, &ev, sizeof(ev));
+	return 0;
+}
+
+MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *g, int swappiness)
+{
+	int r;
+
+	if (!g || swappiness < -1 || swappiness > 200)
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->set_swappiness)
+		return -EOPNOTSUPP;
+	/* Serialised with reclaim: a batch uses one swappiness. */
+	pthread_mutex_lock(&g->reclaim_lock);
+	r = g->be->set_swappiness(g->priv, swappiness);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	return r;
 }

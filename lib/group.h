@@ -149,6 +149,10 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		     bool boost_idle);
 
+/* The limit the margin is kept below: the lower of limit_bytes and, where
+ * the backend reports one, high_bytes (cgroup v2 memory.high). */
+uint64_t mri_margin_limit(const struct mr_limits *l);
+
 /* The margin in bytes for a given limit (margin_bytes, or margin_ppm of
  * the limit). */
 uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes);

@@ -110,6 +110,8 @@ static int parse_line(char *line, struct mri_cgroup_mount *out)
 	if (out->mount_point[0] != '/' || out->root[0] != '/')
 		return -EIO;
 	out->has_memory = out->version == 1 && has_token(super_opts, "memory");
+	out->memory_recursiveprot = out->version == 2 &&
+		has_token(super_opts, "memory_recursiveprot");
 	return 1;
 }
 

@@ -15,6 +15,8 @@ struct mri_cgroup_mount {
 	char root[PATH_MAX];        /* the mount's root within the hierarchy */
 	int version;                /* 1 (fstype cgroup) or 2 (cgroup2) */
 	bool has_memory;            /* v1: "memory" is a super option token */
+	/* v2: the memory_recursiveprot super option (Linux 5.7) */
+	bool memory_recursiveprot;
 };
 
 /* Finds the cgroup or cgroup2 mount whose mount point contains `path`
