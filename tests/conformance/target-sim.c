@@ -204,6 +204,5 @@ const struct conf_target conf_target = {
 		.limits_present = MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION |
 				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP,
 		.anon_reclaim = 0,
-		.stock_bytes = 0,
 	},
 };

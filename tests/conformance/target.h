@@ -46,10 +46,11 @@ struct conf_expect {
 	 * where it goes to swap, else the error, and anon_reason why. */
 	int anon_reclaim;
 	const char *anon_reason;
-	/* Charges the kernel may hold per CPU and drop with any reclaim
-	 * (MEMCG_CHARGE_BATCH pages per CPU): the tolerance of a fall in
-	 * usage against the bytes reported freed. 0 where usage is exact. */
-	uint64_t stock_bytes;
+	/* The kernel's per-CPU charge stock (MEMCG_CHARGE_BATCH, 64 pages
+	 * per CPU), which any reclaim may drain: a fall in usage may differ
+	 * from the bytes reported freed by that much. False where usage is
+	 * exact. */
+	bool charge_stock;
 };
 
 struct conf_target {
