@@ -8,10 +8,15 @@
 
 #include <check.h>
 #include <errno.h>
+#include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "model.h"
 #include "sim.h"
 #include "workload.h"
 
@@ -519,6 +524,148 @@ START_TEST(oom_when_nothing_reclaimable)
 }
 END_TEST
 
+/* ------------------------------------------------------- PSI, swap */
+
+/* A task that stalls the first half of every second, for `seconds`. */
+static void half_stall(struct sim_task *t, void *arg)
+{
+	struct sim_machine *m = arg;
+	unsigned i;
+
+	(void)t;
+	for (i = 0; i < 10; i++) {
+		sim_stall_begin(m);
+		sim_sleep(m, 500 * MS);
+		sim_stall_end(m);
+		sim_sleep(m, 500 * MS);
+	}
+}
+
+/* After n 2 s periods at a constant share, kernel/sched/psi.c's averages
+ * are share * (1 - (exp / 2048)^n) (calc_load() decays by exp / FIXED_1
+ * per period), within the rounding of FIXED_1 fixed point and of the
+ * two decimals the kernel prints. */
+START_TEST(psi_averages_decay_as_the_kernel)
+{
+	static const double exp_w[3] = { 1677, 1981, 2034 };
+	struct sim_machine *m = machine(1, 16384, 0, SIM_SWAP_NONE, "today");
+	struct sim_memcg *g = group(m, "/p");
+	uint64_t some, full;
+	uint32_t avg[3];
+	double want;
+	int w;
+
+	ck_assert_ptr_nonnull(sim_task_spawn(m, "stall", g, 0, half_stall, m));
+	sim_run(m, 10000 * MS);
+	sim_memcg_psi(g, &some, &full);
+	ck_assert_uint_eq(some, 5000 * MS);
+	ck_assert_uint_eq(full, 5000 * MS);
+	sim_memcg_psi_avg(g, false, avg);
+	for (w = 0; w < 3; w++) {
+		want = 500000.0 * (1 - pow(exp_w[w] / 2048, 5));
+		ck_assert_msg(fabs(avg[w] - want) <= 1000, "avg[%d] %u ppm, "
+			      "want %.0f", w, avg[w], want);
+	}
+	/* Ten idle periods decay them by (exp / 2048)^10; the totals
+	 * stay. */
+	sim_run(m, 30000 * MS);
+	sim_memcg_psi_avg(g, true, avg);
+	for (w = 0; w < 3; w++) {
+		want = 500000.0 * (1 - pow(exp_w[w] / 2048, 5)) *
+		       pow(exp_w[w] / 2048, 10);
+		ck_assert_msg(fabs(avg[w] - want) <= 1000, "avg[%d] %u ppm, "
+			      "want %.0f", w, avg[w], want);
+	}
+	sim_memcg_psi(g, &some, &full);
+	ck_assert_uint_eq(some, 5000 * MS);
+	sim_machine_free(m);
+}
+END_TEST
+
+/* Whether the trigger fd has a message; reads it. */
+static bool fired(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_DONTWAIT) == 1;
+}
+
+/* A trigger of 100 ms in 1 s fires at most once per window, and only
+ * while stall grows; removal hangs its fd up. */
+START_TEST(psi_trigger_once_per_window)
+{
+	struct sim_machine *m = machine(1, 16384, 0, SIM_SWAP_NONE, "today");
+	struct sim_memcg *g = group(m, "/p");
+	struct pollfd pfd;
+	unsigned s, n = 0;
+	int fd;
+
+	fd = sim_memcg_psi_trigger_open(g, false, 100 * MS, 1000 * MS);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(sim_memcg_psi_trigger_open(g, false, 0, 1000 * MS),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(sim_task_spawn(m, "stall", g, 0, half_stall, m));
+	for (s = 0; s < 10; s++) {
+		sim_run(m, s * 1000 * MS + 750 * MS);
+		n += fired(fd);
+		ck_assert(!fired(fd));
+	}
+	/* One per second: each stall of 500 ms breaches 100 ms, and the
+	 * window of 1 s lets one through each time. */
+	ck_assert_uint_eq(n, 10);
+	sim_run(m, 20000 * MS);
+	ck_assert(!fired(fd));
+	ck_assert_int_eq(sim_memcg_remove(g), 0);
+	ck_assert_int_eq(sim_memcg_remove(g), -ENOENT);
+	ck_assert_ptr_null(sim_memcg_find(m, "/p"));
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert(pfd.revents & POLLHUP);
+	close(fd);
+	ck_assert_int_eq(sim_memcg_psi_trigger_open(g, false, MS, 1000 * MS),
+			 -ENOENT);
+	sim_machine_free(m);
+}
+END_TEST
+
+/* get_scan_count(): a group's reclaim at swappiness 0 scans page cache
+ * only; at 60 anon goes to swap once the cache is gone. Removal
+ * is refused while a task or a child lives there. */
+START_TEST(swappiness_zero_spares_anon)
+{
+	struct sim_machine *m = machine(1, 16384, 4096, SIM_SWAP_ZSWAP,
+					"today");
+	struct sim_memcg *g = group(m, "/s");
+	sim_obj anon = sim_anon_new(m, 512), file = sim_file_new(m, 512);
+	struct sim_reclaim_result res;
+
+	ck_assert_int_eq(run_op(m, g, OP_TOUCH, anon, 0, 512, SIM_UNLIMITED,
+				NULL), 0);
+	read_file(m, g, file, 32);
+	sim_reclaim_swappiness(m, g, 768, SIM_RECLAIM_PROACTIVE, true, false,
+			       0, &res);
+	ck_assert_uint_eq(res.swapped, 0);
+	ck_assert_uint_eq(sim_obj_resident(m, anon), 512);
+	ck_assert_uint_eq(sim_obj_resident(m, file), 0);
+	ck_assert_uint_eq(sim_memcg_swap(g), 0);
+	sim_reclaim_swappiness(m, g, 256, SIM_RECLAIM_PROACTIVE, true, false,
+			       60, &res);
+	ck_assert_uint_gt(res.swapped, 0);
+	ck_assert_uint_eq(sim_memcg_swap(g), 512 - sim_obj_resident(m, anon));
+	ck_assert_uint_eq(sim_memcg_peak(g), 1024);
+	group(m, "/s/child");
+	ck_assert_int_eq(sim_memcg_remove(g), -EBUSY);
+	ck_assert_int_eq(sim_memcg_remove(sim_memcg_find(m, "/s/child")), 0);
+	ck_assert_int_eq(sim_memcg_remove(g), 0);
+	/* Its charges stay until an ancestor's reclaim takes them. */
+	ck_assert_uint_eq(sim_memcg_usage(sim_root(m)), sim_memcg_usage(g));
+	assert_invariants(m);
+	sim_obj_free(m, anon);
+	ck_assert_uint_eq(sim_memcg_swap(g), 0);
+	sim_machine_free(m);
+}
+END_TEST
+
 /* ------------------------------------------------------- workloads */
 
 START_TEST(dd_leaves_clean_cache)
@@ -571,6 +718,9 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, high_throttle_56_defect_sleeps_the_maximum);
 	tcase_add_test(tc, oom_when_nothing_reclaimable);
 	tcase_add_test(tc, dd_leaves_clean_cache);
+	tcase_add_test(tc, psi_averages_decay_as_the_kernel);
+	tcase_add_test(tc, psi_trigger_once_per_window);
+	tcase_add_test(tc, swappiness_zero_spares_anon);
 	suite_add_tcase(s, tc);
 	return s;
 }

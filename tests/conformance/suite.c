@@ -124,7 +124,7 @@ END_TEST
 
 /* ---------------------------------------------------------- worker */
 
-/* A reader streams a file 8x the limit through the group, without and
+/* A reader streams a file 4x the limit through the group, without and
  * then with the margin worker: the limit hits (v1 memory.failcnt, v2 the
  * max counter of memory.events.local) fall at least tenfold. */
 START_TEST(margin_worker_cuts_limit_hits)
@@ -141,10 +141,10 @@ START_TEST(margin_worker_cuts_limit_hits)
 			 MR_BATCH_DEFAULT_MAX_PPM), 0);
 	limits(g, &l0);
 	events(g, MR_EVENTS_LOCAL, &e0);
-	T->stream(ctx, path, 512 * MiB, false);
+	T->stream(ctx, path, 256 * MiB, false);
 	limits(g, &l1);
 	events(g, MR_EVENTS_LOCAL, &e1);
-	T->stream(ctx, path, 512 * MiB, true);
+	T->stream(ctx, path, 256 * MiB, true);
 	limits(g, &l2);
 	without = l1.limit_hits - l0.limit_hits;
 	with = l2.limit_hits - l1.limit_hits;

@@ -75,7 +75,8 @@ struct conf_target {
 	/* Removes the group now, while the test may hold a handle on it. */
 	void (*remove)(const char *path);
 	/* Charges `bytes` of clean page cache to the group: a process of
-	 * the group writes a new file of that size, fsyncs it and exits. */
+	 * the group writes a new file of that size, fsyncs it (a kernel
+	 * target also drops it and reads it back) and exits. */
 	void (*charge_cache)(const char *path, uint64_t bytes);
 	/* A process of the group touching `bytes` of anonymous memory with
 	 * a pattern, then waiting; stop_anon has it check the pattern (the
