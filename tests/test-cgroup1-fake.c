@@ -45,6 +45,7 @@ static char tmp[64], grp[128], state[128];
 
 static struct fake {
 	uint64_t usage, limit, anon, inactive_file, active_file, failcnt;
+	uint64_t max_usage, oom_kill;
 	uint64_t dirty, mapped; /* of the file pages */
 	uint64_t hier; /* hierarchical_memory_limit as the file shows it */
 	/* The group vanishes after this many more reads (0: never). */
@@ -90,6 +91,12 @@ static void fake_sync(void)
 	write_file("memory.limit_in_bytes", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.failcnt);
 	write_file("memory.failcnt", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.max_usage);
+	write_file("memory.max_usage_in_bytes", buf);
+	snprintf(buf, sizeof(buf),
+		 "oom_kill_disable 0\nunder_oom 0\noom_kill %" PRIu64 "\n",
+		 fk.oom_kill);
+	write_file("memory.oom_control", buf);
 	snprintf(buf, sizeof(buf),
 		 "cache 0\nrss 0\ninactive_file 0\nactive_file 0\n"
 		 "hierarchical_memory_limit %" PRIu64 "\n"
