@@ -33,4 +33,9 @@ int mri_mount_find(const char *mountinfo, const char *path,
 int mri_mount_find_memory_v1(const char *mountinfo,
 			     struct mri_cgroup_mount *out);
 
+/* Finds a cgroup2 mount, the whole hierarchy (root "/") preferred over a
+ * bind mount of a subtree. Returns 0, -ENODEV (none), -EIO, or an open
+ * errno. */
+int mri_mount_find_v2(const char *mountinfo, struct mri_cgroup_mount *out);
+
 #endif /* MR_MOUNTINFO_H */
