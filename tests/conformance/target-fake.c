@@ -937,7 +937,7 @@ static void stop_anon(struct conf_proc *p)
 	free(p);
 }
 
-const struct conf_target conf_target = {
+struct conf_target conf_target = {
 	.name = V2 ? "fake-v2" : "fake-v1",
 	.backend = V2 ? "cgroup2" : "cgroup1",
 	.init = init,

@@ -462,6 +462,11 @@ static int init(void)
 		return cannot_run(why);
 	}
 	rmdir(probe);
+	/* Swap accounting (swapaccount=1, CONFIG_MEMCG_SWAP): the memsw
+	 * files, which read_limits() turns into swap usage and limit. */
+	fmt(probe, sizeof(probe), "%s/memory.memsw.usage_in_bytes", parent);
+	if (access(probe, F_OK) == 0)
+		conf_target.expect.limits_present |= MR_LIMITS_HAS_SWAP;
 	return 0;
 }
 
@@ -477,7 +482,7 @@ static void fini(void)
 
 #endif
 
-const struct conf_target conf_target = {
+struct conf_target conf_target = {
 	.name = V2 ? "cgroup2" : "cgroup1",
 	.backend = V2 ? "cgroup2" : "cgroup1",
 	.init = init,

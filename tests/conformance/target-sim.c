@@ -182,7 +182,7 @@ static void stop_anon(struct conf_proc *p)
 	free(p);
 }
 
-const struct conf_target conf_target = {
+struct conf_target conf_target = {
 	.name = "sim",
 	.backend = "sim",
 	.setup = setup,

@@ -59,7 +59,8 @@ struct conf_target {
 	const char *backend;
 	/* Once, in main, before any test: 0, or the exit status to end
 	 * with (77: cannot run here, printed with the reason; 1: cannot run
-	 * under CI=true). May be NULL. */
+	 * under CI=true). It may complete `expect` with what the machine
+	 * has (v1: swap accounting). May be NULL. */
 	int (*init)(void);
 	/* Once, after the tests (removes what init made). May be NULL. */
 	void (*fini)(void);
@@ -93,6 +94,6 @@ struct conf_target {
 };
 
 /* The target this program runs the suite on (one per program). */
-extern const struct conf_target conf_target;
+extern struct conf_target conf_target;
 
 #endif /* MR_CONF_TARGET_H */
