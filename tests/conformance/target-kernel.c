@@ -11,6 +11,10 @@
  * $MEMRECLAIM_TEST_DATA_DIR (v1; default /var/tmp, never tmpfs, whose
  * pages are not page cache) or on the guest's scratch disk ($MR_SCRATCH).
  * v2 swaps to zram (set up as tests/kernel/guest/v2-zram-swap.c does).
+ * With CONF_KERNEL_HYBRID (v1 on a hybrid host, like the development
+ * machines), the groups are made, joined and removed through a context
+ * with mr_ctx_set_hybrid_psi() on, as is the test's own: each has its
+ * cgroup2 twin, where the v1 backend reads pressure and arms triggers.
  * A v1 target that cannot run here exits 77 with the reason, or fails
  * under CI=true (as tests/test-real-cgroup1.c does).
  */
@@ -41,6 +45,7 @@
 #endif
 
 #define V2 CONF_KERNEL_V2
+#define HYBRID CONF_KERNEL_HYBRID
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
@@ -51,6 +56,8 @@
 static char parent[PATH_MAX], data_dir[PATH_MAX], state_dir[PATH_MAX];
 static char made[MAX_FILES][PATH_MAX]; /* data files of the test */
 static unsigned nmade, seq;
+/* Hybrid: the context that creates, joins and removes the groups. */
+static mr_ctx_t *admin;
 
 __attribute__((format(printf, 3, 4)))
 static void fmt(char *out, size_t len, const char *f, ...)
@@ -87,25 +94,42 @@ static int put(const char *dir, const char *name, const char *s)
 
 /* ------------------------------------------------------- processes */
 
-/* Moves the calling process into the group (cgroup.procs takes "0" for
- * the writer in v1 and v2 alike). */
-static void enter(const char *path)
+/* Moves pid into the group: through the library where it has a twin to
+ * join too, else by its cgroup.procs. */
+static void attach(const char *path, pid_t pid)
 {
-	if (put(path, "cgroup.procs", "0") < 0)
-		_exit(10);
+	char v[32];
+
+	if (HYBRID) {
+		ck_assert_int_eq(mr_cgroup_attach(admin, path, pid), 0);
+		return;
+	}
+	fmt(v, sizeof(v), "%d", (int)pid);
+	ck_assert_int_eq(put(path, "cgroup.procs", v), 0);
 }
 
-/* A child that enters `path` and runs fn(arg); its exit status is fn's.
- * Only async-signal-safe calls after fork(): the test may have threads. */
+/* A child that is moved into `path`, then runs fn(arg); its exit status
+ * is fn's. Only async-signal-safe calls after fork(): the test may have
+ * threads. */
 static pid_t start(const char *path, int (*fn)(void *), void *arg)
 {
-	pid_t pid = fork();
+	int go[2];
+	pid_t pid;
+	char c;
 
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		enter(path);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(10);
 		_exit(fn(arg));
 	}
+	close(go[0]);
+	attach(path, pid);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
 	return pid;
 }
 
@@ -297,10 +321,22 @@ static void create(uint64_t limit_bytes, char *path, size_t len)
 
 	fmt(path, len, "%s/memreclaim-conf-%d-%u", parent, (int)getpid(),
 	    ++seq);
+	if (HYBRID) {
+		ck_assert_int_eq(mr_cgroup_create(admin, path, limit_bytes), 0);
+		return;
+	}
 	ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path,
 		      strerror(errno));
 	fmt(v, sizeof(v), "%" PRIu64, limit_bytes);
 	ck_assert_int_eq(put(path, LIMIT_FILE, v), 0);
+}
+
+/* rmdir, or mr_cgroup_remove() for a group with a twin: 0 or -errno. */
+static int rm_group(const char *path)
+{
+	if (HYBRID)
+		return mr_cgroup_remove(admin, path);
+	return rmdir(path) < 0 ? -errno : 0;
 }
 
 static void remove_group(const char *path)
@@ -313,10 +349,9 @@ static void remove_group(const char *path)
 	 * once its exited tasks are gone, which may take a moment. */
 	if (!V2)
 		ck_assert_int_eq(put(path, "memory.force_empty", "0"), 0);
-	for (i = 0; rmdir(path) < 0 && errno == EBUSY && i < 5000; i++)
+	for (i = 0; rm_group(path) == -EBUSY && i < 5000; i++)
 		nanosleep(&ms, NULL);
-	ck_assert_msg(access(path, F_OK) < 0, "rmdir %s: %s", path,
-		      strerror(errno));
+	ck_assert_msg(access(path, F_OK) < 0, "%s is left", path);
 }
 
 /* Groups and data files of earlier tests whose process is gone (a failed
@@ -340,7 +375,7 @@ static void sweep(const char *dir, bool groups)
 		}
 		if (!V2)
 			put(p, "memory.force_empty", "0");
-		rmdir(p);
+		rm_group(p);
 	}
 	if (d)
 		closedir(d);
@@ -348,8 +383,12 @@ static void sweep(const char *dir, bool groups)
 
 static void setup(mr_ctx_t *ctx)
 {
-	(void)ctx;
 	nmade = 0;
+	if (HYBRID) {
+		ck_assert_int_eq(mr_ctx_set_hybrid_psi(ctx, 1), 0);
+		ck_assert_int_eq(mr_ctx_new(&admin), 0);
+		ck_assert_int_eq(mr_ctx_set_hybrid_psi(admin, 1), 0);
+	}
 	sweep(parent, true);
 	sweep(data_dir, false);
 }
@@ -360,6 +399,8 @@ static void teardown(void)
 
 	for (i = 0; i < nmade; i++)
 		unlink(made[i]);
+	mr_ctx_free(admin);
+	admin = NULL;
 }
 
 /* ------------------------------------------------------------- init */
@@ -462,6 +503,20 @@ static int init(void)
 		return cannot_run(why);
 	}
 	rmdir(probe);
+	if (HYBRID) {
+		mr_ctx_t *c;
+		int r = mr_ctx_new(&c);
+
+		if (r == 0)
+			r = mr_ctx_set_hybrid_psi(c, 1);
+		mr_ctx_free(c);
+		if (r < 0) {
+			fmt(why, sizeof(why), "no hybrid PSI here (cgroup2 "
+			    "without the memory controller beside v1): %s",
+			    strerror(-r));
+			return cannot_run(why);
+		}
+	}
 	/* Swap accounting (swapaccount=1, CONFIG_MEMCG_SWAP): the memsw
 	 * files, which read_limits() turns into swap usage and limit. */
 	fmt(probe, sizeof(probe), "%s/memory.memsw.usage_in_bytes", parent);
@@ -483,7 +538,7 @@ static void fini(void)
 #endif
 
 struct conf_target conf_target = {
-	.name = V2 ? "cgroup2" : "cgroup1",
+	.name = V2 ? "cgroup2" : HYBRID ? "cgroup1-hybrid" : "cgroup1",
 	.backend = V2 ? "cgroup2" : "cgroup1",
 	.init = init,
 	.fini = fini,
@@ -511,7 +566,13 @@ struct conf_target conf_target = {
 #else
 		.set_high = -EOPNOTSUPP,
 		.swappiness = -EOPNOTSUPP,
+#if HYBRID
+		/* From the group's cgroup2 twin. */
+		.pressure = 0,
+		.psi_poll = POLLPRI,
+#else
 		.pressure = -EOPNOTSUPP,
+#endif
 		.events_present = 1ULL << MR_EVENT_MAX |
 				  1ULL << MR_EVENT_OOM_KILL,
 		.limits_present = MR_LIMITS_HAS_PEAK,
