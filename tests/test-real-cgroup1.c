@@ -1349,6 +1349,70 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 }
 END_TEST
 
+/* A process the test started and moved into a group it created finds
+ * that group as its own: mr_group_open_self() in the library, then
+ * memreclaimd --self, which names it in its start record. */
+START_TEST(open_self_in_created_group)
+{
+	const char *top = getenv("top_builddir");
+	char prog[PATH_MAX], out[8192];
+	int go[2], res[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	new_group(64 * MiB);
+	fmt(prog, sizeof(prog), "%s/examples/memreclaimd",
+	    top && *top ? top : ".");
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		mr_ctx_t *c2;
+		mr_group_t *g;
+
+		close(go[1]);
+		close(res[0]);
+		if (read(go[0], &c, 1) != 1 || mr_ctx_new(&c2) < 0)
+			_exit(2);
+		if (mr_group_open_self(c2, &g) < 0)
+			_exit(3);
+		if (dprintf(res[1], "api %s\n", mr_group_path(g)) < 0)
+			_exit(4);
+		mr_group_close(g);
+		mr_ctx_free(c2);
+		if (dup2(res[1], STDOUT_FILENO) < 0 ||
+		    dup2(res[1], STDERR_FILENO) < 0)
+			_exit(5);
+		execl(prog, prog, "--self", "--margin", "4M", "--duration",
+		      "1", (char *)NULL);
+		_exit(6);
+	}
+	close(go[0]);
+	close(res[1]);
+	ck_assert_int_eq(mr_cgroup_attach(ctx, group, pid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	while (len < sizeof(out) - 1 &&
+	       (n = read(res[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(res[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %#x, output:\n%s", status, out);
+	ck_assert_msg(strncmp(out, "api ", 4) == 0 &&
+		      strncmp(out + 4, group, strlen(group)) == 0 &&
+		      out[4 + strlen(group)] == '\n',
+		      "mr_group_open_self found another group:\n%s", out);
+	ck_assert_msg(strstr(out, " start: ") && strstr(out, " final: "),
+		      "memreclaimd --self did not run:\n%s", out);
+	ck_assert_msg(strstr(out, group) != NULL, "%s", out);
+}
+END_TEST
+
 /* Another manager holds the group in a long step (the test pause) while
  * memreclaimd reads its statistics: the read answers -EBUSY, and
  * memreclaimd skips that record and goes on instead of exiting. */
@@ -1549,6 +1613,7 @@ int main(void)
 	tcase_add_test(tc, worker_leaves_unreachable_margin_alone);
 	tcase_add_test(tc, worker_forgets_removed_group);
 	tcase_add_test(tc, daemon_clean_stop_on_hup_quit_and_closed_pipe);
+	tcase_add_test(tc, open_self_in_created_group);
 	tcase_add_test(tc, daemon_retries_busy_statistics);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
