@@ -8,6 +8,7 @@
 
 /* The order "auto" tries them in. */
 const struct mri_backend *const mri_backends[] = {
+	&mri_backend_cgroup2,
 	&mri_backend_cgroup1,
 	NULL,
 };

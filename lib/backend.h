@@ -18,10 +18,16 @@
 #define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold() + event_fd() */
 
 /* What the core hands a backend when it opens a group. Valid until close. */
+struct mri_hybrid_psi;
+
 struct mri_open_env {
 	struct mri_logger *log;
 	const char *state_dir; /* for journals; an absolute path */
 	struct mr_sim *sim;    /* the context's simulator, or NULL */
+	/* The context's hybrid PSI switch and mounts (lib/hybrid.h), read
+	 * at each call since the option may change while the group is
+	 * open; NULL for none. */
+	const struct mri_hybrid_psi *hybrid;
 };
 
 /*
@@ -96,7 +102,11 @@ struct mri_backend {
 	int (*event_fd)(void *priv);
 
 	/* MRI_CAP_THRESHOLD. Consumes pending events so event_fd stops
-	 * polling readable. Does not block. */
+	 * polling readable. Returns 1 when usage really crossed the armed
+	 * threshold (cgroup1 and sim: their event fired), 0 when the wake-up
+	 * had nothing to do (cgroup2: a timer tick with usage below the
+	 * threshold; the worker then skips its margin pass), or a negative
+	 * errno. Does not block. */
 	int (*event_ack)(void *priv);
 
 	/* Optional. The clock the group lives in, in ns: the core measures
@@ -153,6 +163,7 @@ extern const struct mri_backend *const mri_named_backends[];
 const struct mri_backend *mri_backend_find(const char *name);
 
 extern const struct mri_backend mri_backend_cgroup1;
+extern const struct mri_backend mri_backend_cgroup2;
 extern const struct mri_backend mri_backend_sim;
 
 #endif /* MR_BACKEND_H */

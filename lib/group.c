@@ -10,6 +10,7 @@
 
 #include "group.h"
 #include "path.h"
+#include "psi.h"
 
 static const struct mri_policy default_policy = {
 	.batch_proportional = false,
@@ -113,6 +114,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	env.log = &ctx->log;
 	env.state_dir = ctx->state_dir;
 	env.sim = ctx->sim;
+	env.hybrid = &ctx->hybrid;
 	/* Not on the list yet: a fork() now would give the child copies of
 	 * fds its handler cannot see. */
 	mri_fork_hold();
@@ -256,6 +258,47 @@ MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
 	return 0;
 }
 
+MR_EXPORT int mr_group_read_pressure(mr_group_t *g,
+				     struct mr_pressure *pressure)
+{
+	struct mr_pressure p = { .size = sizeof(p) };
+	int r;
+
+	if (!g || !pressure ||
+	    pressure->size < offsetof(struct mr_pressure, present) +
+			     sizeof(pressure->present))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->read_pressure)
+		return -EOPNOTSUPP;
+	r = g->be->read_pressure(g->priv, &p);
+	if (r < 0)
+		return r;
+	copy_sized(pressure, pressure->size, &p, sizeof(p));
+	return 0;
+}
+
+MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
+					uint64_t stall_ns, uint64_t window_ns)
+{
+	int r;
+
+	if (!g)
+		return -EINVAL;
+	r = mri_psi_trigger_check(kind, stall_ns, window_ns);
+	if (r < 0)
+		return r;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->psi_trigger_open)
+		return -EOPNOTSUPP;
+	return g->be->psi_trigger_open(g->priv, kind, stall_ns / 1000,
+				       window_ns / 1000);
+}
+
 void mri_group_policy(struct mr_group *g, struct mri_policy *out)
 {
 	urcu_bp_read_lock();
@@ -308,20 +351,20 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	const struct margin_arg *a = arg;
 	struct mr_limits l = { .size = sizeof(l) };
 	bool was_on, on;
-	uint64_t margin;
+	uint64_t margin, limit;
 	int r;
 
 	if (a->bytes || a->ppm) {
 		r = g->be->read_limits(g->priv, &l);
 		if (r < 0)
 			return r;
-		if (l.limit_bytes != MR_UNLIMITED) {
+		limit = mri_margin_limit(&l);
+		if (limit != MR_UNLIMITED) {
 			struct mri_policy np = { .margin_bytes = a->bytes,
 						 .margin_ppm = a->ppm };
 
-			margin = mri_margin_bytes(&np, l.limit_bytes);
-			if (margin >= l.limit_bytes ||
-			    a->hysteresis > l.limit_bytes - margin)
+			margin = mri_margin_bytes(&np, limit);
+			if (margin >= limit || a->hysteresis > limit - margin)
 				return -ERANGE;
 		}
 	}
@@ -438,4 +481,43 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 	st.elapsed_ns = atomic_load(&s->elapsed_ns);
 	copy_sized(stats, stats->size, &st, sizeof(st));
 	return 0;
+}
+
+MR_EXPORT int mr_group_read_events(mr_group_t *g, unsigned flags,
+				   struct mr_events *events)
+{
+	struct mr_events ev = { .size = sizeof(ev) };
+	int r;
+
+	if (!g || !events || (flags & ~MR_EVENTS_LOCAL) ||
+	    events->size < offsetof(struct mr_events, low))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->read_events)
+		return -EOPNOTSUPP;
+	r = g->be->read_events(g->priv, flags & MR_EVENTS_LOCAL, &ev);
+	if (r < 0)
+		return r;
+	copy_sized(events, events->size, &ev, sizeof(ev));
+	return 0;
+}
+
+MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *g, int swappiness)
+{
+	int r;
+
+	if (!g || swappiness < -1 || swappiness > 200)
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->set_swappiness)
+		return -EOPNOTSUPP;
+	/* Serialised with reclaim: a batch uses one swappiness. */
+	pthread_mutex_lock(&g->reclaim_lock);
+	r = g->be->set_swappiness(g->priv, swappiness);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	return r;
 }

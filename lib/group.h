@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
 
@@ -67,6 +68,7 @@ struct mr_ctx {
 	struct mri_logger log;
 	char state_dir[PATH_MAX];
 	struct mr_sim *sim;               /* mr_ctx_set_sim(), or NULL */
+	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
 	pthread_mutex_t lock;             /* groups, next_id, refs */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */
@@ -148,6 +150,10 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
  * and another pass is due at once. */
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		     bool boost_idle);
+
+/* The limit the margin is kept below: the lower of limit_bytes and, where
+ * the backend reports one, high_bytes (cgroup v2 memory.high). */
+uint64_t mri_margin_limit(const struct mr_limits *l);
 
 /* The margin in bytes for a given limit (margin_bytes, or margin_ppm of
  * the limit). */

@@ -110,6 +110,8 @@ static int parse_line(char *line, struct mri_cgroup_mount *out)
 	if (out->mount_point[0] != '/' || out->root[0] != '/')
 		return -EIO;
 	out->has_memory = out->version == 1 && has_token(super_opts, "memory");
+	out->memory_recursiveprot = out->version == 2 &&
+		has_token(super_opts, "memory_recursiveprot");
 	return 1;
 }
 
@@ -126,7 +128,7 @@ static size_t contains(const char *mp, const char *path)
 	return 0;
 }
 
-enum match { MATCH_PATH, MATCH_MEMORY_V1 };
+enum match { MATCH_PATH, MATCH_MEMORY_V1, MATCH_V2 };
 
 static int find(const char *mountinfo, enum match how, const char *path,
 		struct mri_cgroup_mount *out)
@@ -154,10 +156,11 @@ static int find(const char *mountinfo, enum match how, const char *path,
 		if (r == 0)
 			continue;
 		r = 0;
-		if (how == MATCH_MEMORY_V1) {
+		if (how != MATCH_PATH) {
 			/* A bind mount of a subtree has a root other than
 			 * "/"; the whole hierarchy is preferred. */
-			if (!cur->has_memory ||
+			if ((how == MATCH_MEMORY_V1 && !cur->has_memory) ||
+			    (how == MATCH_V2 && cur->version != 2) ||
 			    (found && strcmp(out->root, "/") == 0))
 				continue;
 			*out = *cur;
@@ -228,4 +231,9 @@ int mri_mount_each(const char *mountinfo,
 	free(line);
 	free(cur);
 	return r;
+}
+
+int mri_mount_find_v2(const char *mountinfo, struct mri_cgroup_mount *out)
+{
+	return find(mountinfo, MATCH_V2, NULL, out);
 }

@@ -15,6 +15,8 @@ struct mri_cgroup_mount {
 	char root[PATH_MAX];        /* the mount's root within the hierarchy */
 	int version;                /* 1 (fstype cgroup) or 2 (cgroup2) */
 	bool has_memory;            /* v1: "memory" is a super option token */
+	/* v2: the memory_recursiveprot super option (Linux 5.7) */
+	bool memory_recursiveprot;
 };
 
 /* Finds the cgroup or cgroup2 mount whose mount point contains `path`
@@ -38,5 +40,10 @@ int mri_mount_find_memory_v1(const char *mountinfo,
 int mri_mount_each(const char *mountinfo,
 		   int (*fn)(const struct mri_cgroup_mount *m, void *arg),
 		   void *arg);
+
+/* Finds a cgroup2 mount, the whole hierarchy (root "/") preferred over a
+ * bind mount of a subtree. Returns 0, -ENODEV (none), -EIO, or an open
+ * errno. */
+int mri_mount_find_v2(const char *mountinfo, struct mri_cgroup_mount *out);
 
 #endif /* MR_MOUNTINFO_H */

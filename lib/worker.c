@@ -121,6 +121,13 @@ static void unboost(mr_ctx_t *ctx, bool boosted)
 			mr_strerror(r));
 }
 
+uint64_t mri_margin_limit(const struct mr_limits *l)
+{
+	if ((l->present & MR_LIMITS_HAS_HIGH) && l->high_bytes < l->limit_bytes)
+		return l->high_bytes;
+	return l->limit_bytes;
+}
+
 uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
 {
 	if (p->margin_bytes)
@@ -234,7 +241,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
-	uint64_t high_mark, low_mark, freed, usage;
+	uint64_t high_mark, low_mark, freed, usage, limit;
 	bool boosted;
 	int r;
 
@@ -256,11 +263,14 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 				mr_strerror(r));
 		return false;
 	}
-	if (l.limit_bytes == MR_UNLIMITED) {
+	/* The margin is kept below the lower of the limit and high (v2):
+	 * above high the kernel throttles the group's charging tasks. */
+	limit = mri_margin_limit(&l);
+	if (limit == MR_UNLIMITED) {
 		leave_alone(g, "the group has no limit");
 		return false;
 	}
-	if (mri_margin_marks(&p, l.limit_bytes, &high_mark, &low_mark) < 0) {
+	if (mri_margin_marks(&p, limit, &high_mark, &low_mark) < 0) {
 		leave_alone(g, "the limit fell to the margin or below");
 		return false;
 	}
@@ -316,21 +326,28 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 
 /* One margin pass over the group `id`, if it is still open. thread: the
  * pass runs on the worker thread (its stop flag ends a reclaim early, and
- * a SCHED_IDLE worker is boosted), not in a caller's dispatch. */
-static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread)
+ * a SCHED_IDLE worker is boosted), not in a caller's dispatch. event: the
+ * group is served for its own event, not in a round over every group: a
+ * wake-up the backend says had nothing to do (event_ack() 0, a cgroup2
+ * timer tick below the threshold) is then not worth a pass. */
+static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
 {
 	struct mr_group *g = mri_ctx_get_group(ctx, id);
-	bool again;
+	bool again = false;
+	int acked = 1;
 
 	if (!g)
 		return false;
 	/* Waits for a synchronous reclaim on the group, holding only a
 	 * reference: opens, closes and fork() go on meanwhile. */
 	pthread_mutex_lock(&g->reclaim_lock);
-	/* Acked even when gone: the kernel signals the removal once. */
+	/* Acked even when gone: the kernel signals the removal once. An
+	 * error (the group removed) leaves the pass to find out. */
 	if (g->be->caps & MRI_CAP_THRESHOLD)
-		g->be->event_ack(g->priv);
-	again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL, thread);
+		acked = g->be->event_ack(g->priv);
+	if (!event || acked != 0)
+		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
+					thread);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	mri_ctx_put_group(ctx, g);
 	return again;
@@ -376,11 +393,11 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 			return 0;
 		}
 		for (i = 0; i < n; i++)
-			again |= serve(ctx, ids[i], thread);
+			again |= serve(ctx, ids[i], thread, false);
 		free(ids);
 	} else {
 		for (k = 0; k < nev; k++)
-			again |= serve(ctx, evs[k].data.u64, thread);
+			again |= serve(ctx, evs[k].data.u64, thread, true);
 	}
 	ctx->serve_all = again;
 	return again;

@@ -1001,7 +1001,7 @@ START_TEST(thresholds)
 	 * until acknowledged. */
 	ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
 	ck_assert_int_eq(poll_in(epfd), 1);
-	ck_assert_int_eq(be->event_ack(priv), 0);
+	ck_assert_int_eq(be->event_ack(priv), 1);
 	ck_assert_int_eq(poll_in(epfd), 0);
 	ck_assert_int_eq(be->event_ack(priv), 0);
 

@@ -555,9 +555,11 @@ static int fake_event_ack(void *priv)
 	struct fake *f = fk(priv);
 	uint64_t n;
 
-	if (f->efd > 0 && read(f->efd, &n, sizeof(n)) < 0)
+	if (f->efd <= 0)
+		return 0;
+	if (read(f->efd, &n, sizeof(n)) < 0)
 		return errno == EAGAIN ? 0 : -errno;
-	return 0;
+	return 1;
 }
 
 /* The kernel's side: usage crossed the armed threshold. */

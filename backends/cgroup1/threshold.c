@@ -115,8 +115,9 @@ int mri_cgroup1_event_ack(void *priv)
 
 	/* One read resets an eventfd's counter (eventfd(2)); EAGAIN means
 	 * there was nothing to consume. */
-	if (cg->eventfd >= 0 &&
-	    read(cg->eventfd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-		return -errno;
-	return 0;
+	if (cg->eventfd < 0)
+		return 0;
+	if (read(cg->eventfd, &count, sizeof(count)) < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	return 1;
 }

@@ -218,10 +218,11 @@ static int sim_event_ack(void *priv)
 	struct sim_priv *p = priv;
 	uint64_t n;
 
-	if (p->efd >= 0 && read(p->efd, &n, sizeof(n)) < 0 &&
-	    errno != EAGAIN)
-		return -errno;
-	return 0;
+	if (p->efd < 0)
+		return 0;
+	if (read(p->efd, &n, sizeof(n)) < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	return 1;
 }
 
 static uint64_t sim_now_op(void *priv)

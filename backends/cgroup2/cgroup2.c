@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The cgroup v2 memory controller backend
+ * (Documentation/admin-guide/cgroup-v2.rst, "Memory"): probe, open, close
+ * and the reads of usage and limits. memory.stat and memory.events are
+ * parsed in memstat.c, effective protection walks the tree in protect.c,
+ * reclaim is reclaim.c, limit writes limit.c, usage thresholds watch.c.
+ *
+ * Every control file is kept open from open to close and read with one
+ * pread; the ancestors' directories are kept open too, and their files
+ * are opened, read and closed per snapshot. A snapshot is assembled in a
+ * local struct and copied out whole: a group removed in the middle of one
+ * gives -ENOENT and nothing half filled.
+ *
+ * Test-only settings: mri_cgroup2_mountinfo, mri_cgroup2_test_pause_ms
+ * (cgroup2.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cgroup2.h"
+#include "fileops.h"
+#include "mountinfo.h"
+
+const char *mri_cgroup2_mountinfo = "/proc/self/mountinfo";
+
+int mri_cgroup2_gone(int err)
+{
+	/* A kept fd of a removed cgroup's file fails with ENODEV (kernfs
+	 * deactivates the node); a lookup by name fails with ENOENT. */
+	return err == -ENODEV || err == -ENOENT ? -ENOENT : err;
+}
+
+int mri_cgroup2_parse_value(const char *buf, uint64_t *out)
+{
+	/* mm/memcontrol.c, seq_puts_memcg_tunable(): "max\n" for
+	 * PAGE_COUNTER_MAX, else the bytes. */
+	if (strcmp(buf, "max\n") == 0 || strcmp(buf, "max") == 0) {
+		*out = MR_UNLIMITED;
+		return 0;
+	}
+	return mri_parse_u64(buf, out) < 0 ? -EIO : 0;
+}
+
+int mri_cgroup2_read_value(struct mri_cgroup2 *cg, int fd, const char *name,
+			   uint64_t *out)
+{
+	char buf[64];
+	ssize_t n;
+
+	n = mri_read_fd(fd, buf, sizeof(buf));
+	if (n < 0)
+		return mri_cgroup2_gone((int)n);
+	if (mri_cgroup2_parse_value(buf, out) < 0) {
+		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s/%s: not a number "
+			"nor \"max\"", cg->path, name);
+		return -EIO;
+	}
+	return 0;
+}
+
+int mri_cgroup2_read_at(struct mri_cgroup2 *cg, int dirfd, const char *name,
+			uint64_t *out)
+{
+	int fd, r;
+
+	fd = mri_fops->openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup2_gone(fd);
+	r = mri_cgroup2_read_value(cg, fd, name, out);
+	mri_fops->close(fd);
+	return r;
+}
+
+int mri_cgroup2_write_value(int fd, uint64_t bytes)
+{
+	char buf[24];
+
+	/* The kernel's own spelling of "no limit" (page_counter_memparse()
+	 * takes "max"); a number is plain decimal bytes. */
+	if (bytes == MR_UNLIMITED)
+		strcpy(buf, "max");
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
+	return mri_cgroup2_gone(mri_write_fd(fd, buf));
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The parent directory of `path` into out; -EINVAL for "/". */
+static int parent_of(const char *path, char *out, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!slash || strlen(path) >= len || strcmp(path, "/") == 0)
+		return -EINVAL;
+	n = slash == path ? 1 : (size_t)(slash - path);
+	memcpy(out, path, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static bool on_cgroup2(const char *path)
+{
+	struct statfs st;
+
+	return mri_fops->statfs(path, &st) == 0 &&
+	       st.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* Whether the cgroup2 directory `path` has its parent's memory controller:
+ * 1 yes, 0 the parent's cgroup.subtree_control lacks "memory" (the group
+ * has no memory files), -ENOENT no cgroup2 parent (path is the root), or
+ * the errno of reading the parent's file. */
+static int parent_enables_memory(const char *path)
+{
+	char parent[PATH_MAX], buf[512], *tok, *save;
+	int fd, dirfd;
+	ssize_t n;
+
+	if (parent_of(path, parent, sizeof(parent)) < 0 ||
+	    !on_cgroup2(parent))
+		return -ENOENT;
+	dirfd = mri_fops->open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dirfd < 0)
+		return dirfd;
+	fd = mri_fops->openat(dirfd, "cgroup.subtree_control",
+			      O_RDONLY | O_CLOEXEC, 0);
+	mri_fops->close(dirfd);
+	if (fd < 0)
+		return fd;
+	n = mri_read_fd(fd, buf, sizeof(buf));
+	mri_fops->close(fd);
+	if (n < 0)
+		return (int)n;
+	for (tok = strtok_r(buf, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		if (strcmp(tok, "memory") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 for a cgroup2 directory with memory.current, and for one whose parent
+ * does not enable the memory controller (open then says so); 0 for
+ * another filesystem or the root cgroup (no memory.current).
+ */
+static int cg2_probe(const char *path)
+{
+	struct statfs st;
+	int dirfd, fd, r;
+
+	r = mri_fops->statfs(path, &st);
+	if (r < 0)
+		return r;
+	if (st.f_type != CGROUP2_SUPER_MAGIC)
+		return 0;
+	dirfd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dirfd < 0)
+		return dirfd;
+	fd = mri_fops->openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC, 0);
+	mri_fops->close(dirfd);
+	if (fd >= 0) {
+		mri_fops->close(fd);
+		return 1;
+	}
+	if (fd != -ENOENT)
+		return fd;
+	return parent_enables_memory(path) == 0 ? 1 : 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		mri_fops->close(*fd);
+	*fd = -1;
+}
+
+static void close_files(struct mri_cgroup2 *cg)
+{
+	int *fds[] = {
+		&cg->dir_fd, &cg->current_fd, &cg->max_fd, &cg->high_fd,
+		&cg->low_fd, &cg->min_fd, &cg->peak_fd, &cg->swap_current_fd,
+		&cg->swap_max_fd, &cg->stat_fd, &cg->events_fd,
+		&cg->events_local_fd, &cg->pressure_fd, &cg->reclaim_fd,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close_fd(fds[i]);
+	for (i = 0; i < cg->nanc; i++)
+		close_fd(&cg->anc_fds[i]);
+	cg->nanc = 0;
+}
+
+static void init_fds(struct mri_cgroup2 *cg)
+{
+	cg->dir_fd = cg->current_fd = cg->max_fd = cg->high_fd = -1;
+	cg->low_fd = cg->min_fd = cg->peak_fd = cg->swap_current_fd = -1;
+	cg->swap_max_fd = cg->stat_fd = cg->events_fd = -1;
+	cg->events_local_fd = cg->pressure_fd = cg->reclaim_fd = -1;
+	cg->epoll_fd = cg->timer_fd = cg->watch_events_fd = -1;
+	cg->journal.dir_fd = -1;
+	cg->nanc = 0;
+}
+
+/* The group's control files. Optional ones arrived after memory.current
+ * (4.5): memory.min 4.18, memory.pressure 4.20 (CONFIG_PSI),
+ * memory.events.local 5.2, memory.reclaim and memory.peak 5.19; the
+ * swap files exist with swap accounting only. A mandatory file that is
+ * missing, or an optional one that fails otherwise, fails the open.
+ * memory.max and memory.high are opened O_NONBLOCK: on kernels that
+ * honour it (docs/kernels.md), a write then skips the synchronous
+ * reclaim and OOM kill in the writer's context. */
+static int open_files(struct mri_cgroup2 *cg)
+{
+	const struct {
+		const char *name;
+		int flags;
+		bool optional;
+		int *fd;
+	} files[] = {
+		{ "memory.max", O_RDWR | O_NONBLOCK, false, &cg->max_fd },
+		{ "memory.high", O_RDWR | O_NONBLOCK, false, &cg->high_fd },
+		{ "memory.low", O_RDONLY, false, &cg->low_fd },
+		{ "memory.stat", O_RDONLY, false, &cg->stat_fd },
+		{ "memory.events", O_RDONLY, false, &cg->events_fd },
+		{ "memory.min", O_RDONLY, true, &cg->min_fd },
+		{ "memory.peak", O_RDONLY, true, &cg->peak_fd },
+		{ "memory.swap.current", O_RDONLY, true, &cg->swap_current_fd },
+		{ "memory.swap.max", O_RDONLY, true, &cg->swap_max_fd },
+		{ "memory.events.local", O_RDONLY, true, &cg->events_local_fd },
+		{ "memory.pressure", O_RDONLY, true, &cg->pressure_fd },
+		{ "memory.reclaim", O_WRONLY, true, &cg->reclaim_fd },
+	};
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		r = mri_fops->openat(cg->dir_fd, files[i].name,
+				     files[i].flags | O_CLOEXEC, 0);
+		if (r == -ENOENT && files[i].optional)
+			continue;
+		if (r < 0) {
+			mri_log(cg->log, MR_LOG_ERR,
+				"cgroup2: cannot open %s/%s: %s", cg->path,
+				files[i].name, mr_strerror(r));
+			return mri_cgroup2_gone(r);
+		}
+		*files[i].fd = r;
+	}
+	return 0;
+}
+
+/* The ancestors' directories, parent first, up to the highest directory
+ * of the cgroup2 mount (cg->root). */
+static int open_ancestors(struct mri_cgroup2 *cg)
+{
+	char p[PATH_MAX], up[PATH_MAX];
+	uint64_t v;
+	int fd, r;
+
+	strcpy(p, cg->real);
+	strcpy(cg->root, cg->real);
+	while (parent_of(p, up, sizeof(up)) == 0 && on_cgroup2(up)) {
+		if (cg->nanc == MRI_CGROUP2_MAX_DEPTH) {
+			mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: more than "
+				"%d ancestors", cg->path,
+				MRI_CGROUP2_MAX_DEPTH);
+			return -EINVAL;
+		}
+		fd = mri_fops->open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return mri_cgroup2_gone(fd);
+		cg->anc_fds[cg->nanc++] = fd;
+		strcpy(p, up);
+		strcpy(cg->root, up);
+	}
+	/* The real root has no memory.current; a namespace's or a bind
+	 * mount's top is a group like any other. */
+	cg->root_visible = false;
+	if (cg->nanc) {
+		r = mri_cgroup2_read_at(cg, cg->anc_fds[cg->nanc - 1],
+					"memory.current", &v);
+		if (r < 0 && r != -ENOENT)
+			return r;
+		cg->root_visible = r == -ENOENT;
+	}
+	return 0;
+}
+
+static void read_mount_options(struct mri_cgroup2 *cg)
+{
+	struct mri_cgroup_mount *m = malloc(sizeof(*m));
+	int r;
+
+	cg->recursiveprot = false;
+	if (!m)
+		return;
+	r = mri_mount_find(mri_cgroup2_mountinfo, cg->real, m);
+	if (r == 0 && m->version == 2)
+		cg->recursiveprot = m->memory_recursiveprot;
+	else
+		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: no cgroup2 mount "
+			"found in %s (%s); effective protection computed "
+			"without memory_recursiveprot", cg->path,
+			mri_cgroup2_mountinfo,
+			r < 0 ? mr_strerror(r) : "another filesystem");
+	free(m);
+}
+
+static int cg2_open(void *priv, const char *path,
+		    const struct mri_open_env *env)
+{
+	struct mri_cgroup2 *cg = priv;
+	char parent[PATH_MAX];
+	uint64_t usage;
+	long ps;
+	int r;
+
+	init_fds(cg);
+	cg->log = env->log;
+	cg->swappiness = -1;
+	cg->swappiness_ok = -1;
+	cg->threshold_bytes = MR_UNLIMITED;
+	if (strlen(path) >= sizeof(cg->path))
+		return -EINVAL;
+	strcpy(cg->path, path);
+	ps = sysconf(_SC_PAGESIZE);
+	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
+	if (!realpath(path, cg->real))
+		return mri_cgroup2_gone(-errno);
+
+	cg->dir_fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY |
+				    O_CLOEXEC, 0);
+	if (cg->dir_fd < 0)
+		return mri_cgroup2_gone(cg->dir_fd);
+	r = mri_fops->openat(cg->dir_fd, "memory.current",
+			     O_RDONLY | O_CLOEXEC, 0);
+	if (r == -ENOENT && parent_enables_memory(cg->real) == 0) {
+		parent_of(cg->real, parent, sizeof(parent));
+		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: no memory "
+			"controller: its parent does not enable it (no "
+			"\"memory\" in %s/cgroup.subtree_control)", cg->path,
+			parent);
+		r = -ENODEV;
+		goto fail;
+	}
+	if (r < 0) {
+		mri_log(cg->log, MR_LOG_ERR, "cgroup2: cannot open "
+			"%s/memory.current: %s", cg->path, mr_strerror(r));
+		r = r == -ENOENT ? -ENODEV : mri_cgroup2_gone(r);
+		goto fail;
+	}
+	cg->current_fd = r;
+	r = open_files(cg);
+	if (r == 0)
+		r = mri_cgroup2_read_value(cg, cg->current_fd,
+					   "memory.current", &usage);
+	if (r == 0)
+		r = open_ancestors(cg);
+	if (r < 0)
+		goto fail;
+	read_mount_options(cg);
+	r = mri_cgroup2_watch_init(cg);
+	if (r < 0)
+		goto fail;
+	/* Without memory.reclaim (before 5.19), reclaim lowers memory.high
+	 * for a moment: journaled, and recovered here. */
+	if (cg->reclaim_fd < 0) {
+		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: no memory.reclaim "
+			"(Linux < 5.19): reclaim lowers memory.high for a "
+			"moment", cg->path);
+		r = mri_cgroup2_journal_open(cg, env->state_dir);
+		if (r < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	mri_cgroup2_watch_fini(cg);
+	close_files(cg);
+	return r;
+}
+
+static int cg2_close(void *priv)
+{
+	struct mri_cgroup2 *cg = priv;
+	int r = 0;
+
+	mri_cgroup2_watch_fini(cg);
+	if (cg->journaled)
+		r = mri_cgroup2_journal_close(cg);
+	close_files(cg);
+	return r;
+}
+
+/* In a child after fork(): close everything, touch nothing. */
+static void cg2_forget(void *priv)
+{
+	struct mri_cgroup2 *cg = priv;
+
+	if (cg->journaled)
+		mri_journal_forget(&cg->journal);
+	cg->journaled = false;
+	mri_cgroup2_watch_forget(cg);
+	close_files(cg);
+}
+
+static int cg2_read_usage(void *priv, uint64_t *usage_bytes)
+{
+	struct mri_cgroup2 *cg = priv;
+
+	return mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
+				      usage_bytes);
+}
+
+/* The group's own files of a snapshot. */
+static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
+{
+	struct mr_events ev = { .size = sizeof(ev) };
+	int r;
+
+	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
+				   &l->usage_bytes);
+	if (r == 0)
+		r = mri_cgroup2_read_value(cg, cg->max_fd, "memory.max",
+					   &l->own_limit_bytes);
+	if (r == 0)
+		r = mri_cgroup2_read_value(cg, cg->high_fd, "memory.high",
+					   &l->own_high_bytes);
+	if (r == 0)
+		r = mri_cgroup2_read_value(cg, cg->low_fd, "memory.low",
+					   &l->low_bytes);
+	if (r == 0 && cg->min_fd >= 0)
+		r = mri_cgroup2_read_value(cg, cg->min_fd, "memory.min",
+					   &l->min_bytes);
+	if (r == 0 && cg->peak_fd >= 0) {
+		r = mri_cgroup2_read_value(cg, cg->peak_fd, "memory.peak",
+					   &l->peak_bytes);
+		l->present |= MR_LIMITS_HAS_PEAK;
+	}
+	if (r == 0 && cg->swap_current_fd >= 0 && cg->swap_max_fd >= 0) {
+		r = mri_cgroup2_read_value(cg, cg->swap_current_fd,
+					   "memory.swap.current",
+					   &l->swap_usage_bytes);
+		if (r == 0)
+			r = mri_cgroup2_read_value(cg, cg->swap_max_fd,
+						   "memory.swap.max",
+						   &l->swap_limit_bytes);
+		l->present |= MR_LIMITS_HAS_SWAP;
+	}
+	if (r < 0)
+		return r;
+	/* Charges that met memory.max: the group's own (events.local, 5.2),
+	 * the subtree's on older kernels. */
+	if (cg->events_local_fd >= 0)
+		r = mri_cgroup2_read_events_fd(cg, cg->events_local_fd,
+					       "memory.events.local", &ev);
+	else
+		r = mri_cgroup2_read_events_fd(cg, cg->events_fd,
+					       "memory.events", &ev);
+	if (r < 0)
+		return r;
+	l->limit_hits = ev.max;
+	return 0;
+}
+
+/* The binding limit and high: the lowest over the group and its
+ * ancestors (the root has neither file). */
+static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
+{
+	uint64_t v;
+	size_t i;
+	int r;
+
+	l->limit_bytes = l->own_limit_bytes;
+	l->high_bytes = l->own_high_bytes;
+	for (i = 0; i < cg->nanc; i++) {
+		if (cg->root_visible && i == cg->nanc - 1)
+			break;
+		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.max", &v);
+		if (r < 0)
+			return r;
+		l->limit_bytes = min_u64(l->limit_bytes, v);
+		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.high", &v);
+		if (r < 0)
+			return r;
+		l->high_bytes = min_u64(l->high_bytes, v);
+	}
+	return 0;
+}
+
+static int cg2_read_limits(void *priv, struct mr_limits *out)
+{
+	struct mri_cgroup2 *cg = priv;
+	struct mr_limits l = { .size = sizeof(l) };
+	uint64_t usage;
+	int r;
+
+	/* Where reclaim lowers memory.high for a moment, wait for steps on
+	 * the group and its ancestors (this or another manager's) so that
+	 * a transient high is never reported. */
+	if (cg->journaled) {
+		r = mri_journal_reads_begin(&cg->journal);
+		if (r < 0)
+			return r;
+	}
+	r = read_own(cg, &l);
+	if (r == 0)
+		r = read_ancestors(cg, &l);
+	if (cg->journaled)
+		mri_journal_reads_end(&cg->journal);
+	if (r < 0)
+		return r;
+	if (l.limit_bytes < l.own_limit_bytes)
+		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
+	r = mri_cgroup2_effective_protection(cg, l.usage_bytes, l.low_bytes,
+					     l.min_bytes,
+					     &l.effective_low_bytes,
+					     &l.effective_min_bytes);
+	if (r < 0)
+		return r;
+	/* The walk read other groups by name: the group itself must still
+	 * be there for the snapshot to be one. */
+	r = cg2_read_usage(cg, &usage);
+	if (r < 0)
+		return r;
+	l.present |= MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION;
+	*out = l;
+	return 0;
+}
+
+/* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
+ * its memory.max (open for writing anyway). */
+static int cg2_claim_keeper(void *priv, bool claim)
+{
+	struct mri_cgroup2 *cg = priv;
+	struct flock fl = {
+		.l_type = claim ? F_WRLCK : F_UNLCK,
+		.l_whence = SEEK_SET,
+		.l_start = 0,
+		.l_len = 1,
+	};
+
+	if (fcntl(cg->max_fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+}
+
+const struct mri_backend mri_backend_cgroup2 = {
+	.name = "cgroup2",
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.priv_size = sizeof(struct mri_cgroup2),
+	.probe = cg2_probe,
+	.open = cg2_open,
+	.close = cg2_close,
+	.read_usage = cg2_read_usage,
+	.read_limits = cg2_read_limits,
+	.read_memstat = mri_cgroup2_read_memstat,
+	.reclaim = mri_cgroup2_reclaim,
+	.claim_keeper = cg2_claim_keeper,
+	.forget = cg2_forget,
+	.set_usage_threshold = mri_cgroup2_set_usage_threshold,
+	.event_fd = mri_cgroup2_event_fd,
+	.event_ack = mri_cgroup2_event_ack,
+	.read_events = mri_cgroup2_read_events,
+	.write_limit = mri_cgroup2_write_limit,
+	.set_swappiness = mri_cgroup2_set_swappiness,
+};

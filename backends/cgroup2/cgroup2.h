@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internals of the cgroup v2 memory controller backend, shared by its
+ * files and reached by its tests. */
+#ifndef MR_CGROUP2_H
+#define MR_CGROUP2_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "journal.h"
+#include "log.h"
+#include "memreclaim.h"
+
+/* The control file the fallback reclaim step lowers (kernels without
+ * memory.reclaim), as named in journal records. */
+#define MRI_CGROUP2_HIGH_FILE "memory.high"
+
+/* Ancestors of a group the backend reads (limits, protection), at most. */
+#define MRI_CGROUP2_MAX_DEPTH 32
+
+/* The period at which an armed usage threshold polls memory.current:
+ * 10 ms, about 10 MB of charges at 1 GB/s, the fastest a single task
+ * faults in page cache; one tick is a timerfd read and one pread of
+ * memory.current (1.5 us on the development machine), so a group costs
+ * about 0.02 % of a CPU while its threshold is armed. Between ticks,
+ * memory.events wakes the worker at once (kernfs notifies its
+ * modifications: a high or max event). */
+#define MRI_CGROUP2_WATCH_PERIOD_NS 10000000ULL
+
+/* Where the backend reads mount options (memory_recursiveprot); tests
+ * point it at a fixture. */
+extern const char *mri_cgroup2_mountinfo;
+
+/* Tests only: when not 0, a fallback reclaim step (kernels without
+ * memory.reclaim) sleeps this many ms with memory.high lowered, so a
+ * test can kill the process there. */
+extern unsigned int mri_cgroup2_test_pause_ms;
+
+/* A group's private data (struct mri_backend.priv). */
+struct mri_cgroup2 {
+	struct mri_logger *log;
+	char path[PATH_MAX];     /* as opened, for messages */
+	char real[PATH_MAX];     /* without symlinks: the walks' start */
+	char root[PATH_MAX];     /* the highest directory of the mount */
+	bool recursiveprot;      /* the mount's memory_recursiveprot */
+	uint64_t page_size;
+	int dir_fd;              /* the group's directory */
+	int current_fd, max_fd, high_fd, low_fd, min_fd, peak_fd;
+	int swap_current_fd, swap_max_fd, stat_fd, events_fd;
+	int events_local_fd, pressure_fd, reclaim_fd; /* -1: absent */
+	/* The ancestors' directories, the group's parent first, up to and
+	 * including root. */
+	int anc_fds[MRI_CGROUP2_MAX_DEPTH];
+	size_t nanc;
+	/* The real root cgroup is the last ancestor (it has no
+	 * memory.current); false under a cgroup namespace or a bind mount
+	 * of a subtree, whose top is taken as a child of the root. */
+	bool root_visible;
+	/* Reclaim: the swappiness passed with each memory.reclaim write
+	 * (-1: none), and whether the kernel takes it (-1: not probed). */
+	int swappiness;
+	int swappiness_ok;
+	/* Kernels without memory.reclaim: the journal of the memory.high
+	 * step (open only then). */
+	bool journaled;
+	bool restore_failed;
+	struct mri_journal journal;
+	/* Usage threshold (watch.c): an epoll fd holding a timerfd and a
+	 * memory.events fd of its own (POLLPRI). */
+	int epoll_fd, timer_fd, watch_events_fd;
+	uint64_t threshold_bytes; /* MR_UNLIMITED: none */
+};
+
+/* -ENOENT for the errors a removed group gives on kept fds (ENODEV) or by
+ * name (ENOENT); other values unchanged. */
+int mri_cgroup2_gone(int err);
+
+/* A single value file: decimal bytes or the literal "max"
+ * (MR_UNLIMITED). Returns 0 or -EIO. */
+int mri_cgroup2_parse_value(const char *buf, uint64_t *out);
+/* Reads a single value file from a kept fd: 0, -ENOENT, -EIO. */
+int mri_cgroup2_read_value(struct mri_cgroup2 *cg, int fd, const char *name,
+			   uint64_t *out);
+/* Reads `name` in the directory dirfd (opened, read and closed through
+ * mri_fops): 0, -ENOENT (absent or removed), -EIO. */
+int mri_cgroup2_read_at(struct mri_cgroup2 *cg, int dirfd, const char *name,
+			uint64_t *out);
+/* Writes bytes, or "max" for MR_UNLIMITED, to a kept fd. */
+int mri_cgroup2_write_value(int fd, uint64_t bytes);
+
+/* memory.stat (memstat.c): parses into *out (fully written, size set);
+ * three states per key: present (bit set), absent (bit clear, 0), error
+ * (a known key with no valid value, or a line without one: -EIO). `kernel`
+ * is the sum of its parts where the kernel does not print it. */
+int mri_cgroup2_parse_memstat(const char *buf, uint64_t page_size,
+			      struct mr_memstat *out);
+/* memory.events: 0 or -EIO; unknown keys ignored. */
+int mri_cgroup2_parse_events(const char *buf, struct mr_events *out);
+int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out);
+int mri_cgroup2_read_events(void *priv, bool local, struct mr_events *out);
+/* Reads an events file from a kept fd into *out. */
+int mri_cgroup2_read_events_fd(struct mri_cgroup2 *cg, int fd,
+			       const char *name, struct mr_events *out);
+
+/* Effective memory.low and memory.min of the group (protect.c), against
+ * global reclaim; usage is the group's. */
+int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
+				     uint64_t low, uint64_t min,
+				     uint64_t *elow, uint64_t *emin);
+
+/* Reclaim (reclaim.c). */
+int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
+			uint64_t *freed_bytes);
+int mri_cgroup2_set_swappiness(void *priv, int swappiness);
+/* Kernels without memory.reclaim: opens the journal and recovers a step
+ * left by a dead manager; at close, settles and closes it. */
+int mri_cgroup2_journal_open(struct mri_cgroup2 *cg, const char *state_dir);
+int mri_cgroup2_journal_close(struct mri_cgroup2 *cg);
+
+/* Limits (limit.c). */
+int mri_cgroup2_write_limit(void *priv, int which, uint64_t bytes);
+
+/* Usage thresholds (watch.c). */
+int mri_cgroup2_watch_init(struct mri_cgroup2 *cg);
+void mri_cgroup2_watch_fini(struct mri_cgroup2 *cg);
+void mri_cgroup2_watch_forget(struct mri_cgroup2 *cg);
+int mri_cgroup2_set_usage_threshold(void *priv, uint64_t bytes);
+int mri_cgroup2_event_fd(void *priv);
+int mri_cgroup2_event_ack(void *priv);
+
+#endif /* MR_CGROUP2_H */
