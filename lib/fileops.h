@@ -22,6 +22,8 @@ struct mri_file_ops {
 	ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
 	int (*close)(int fd);
 	int (*statfs)(const char *path, struct statfs *st);
+	int (*mkdir)(const char *path, mode_t mode);
+	int (*rmdir)(const char *path);
 };
 
 /* The table in use. Defaults to mri_file_ops_real. */
