@@ -21,10 +21,11 @@
  *    quarter of its frames (MADV_DONTNEED), and grows back by an eighth
  *    after 5 s without pressure. Pressure is a PSI trigger on the group
  *    (some 100 ms in a 2 s window) where the backend has one (cgroup2; v1
- *    with per-group PSI on a hybrid host), else the group staying above
- *    limit - margin for two checks in a row (100 ms apart) although the
- *    worker runs: what cache reclaim cannot remove is the pool's own
- *    memory.
+ *    with per-group PSI on a hybrid host), else, checked every 100 ms,
+ *    what page-cache reclaim cannot remove (usage minus the file LRUs of
+ *    memory.stat: mostly the pool) leaving less than two margins below
+ *    the limit: the worker can then no longer keep the margin with cache
+ *    alone, and the next step would be the kernel's OOM killer.
  *
  * It prints one line a second (lookups, hit ratio, pool size, usage,
  * pressure events) and a summary at the end (--duration, or SIGINT or
@@ -344,9 +345,8 @@ static int print_group(mr_group_t *g, struct mr_limits *l)
 
 struct pressure {
 	int psi_fd;          /* a PSI trigger, or -1 */
-	unsigned above;      /* checks in a row above limit - margin */
 	uint64_t events;
-	uint64_t last_ns;    /* of the last event */
+	uint64_t last_ns;    /* of the last event, or of the last growth */
 };
 
 /* Whether the group is under pressure now; see the header comment. */
@@ -354,6 +354,8 @@ static bool pressure_check(mr_group_t *g, struct pressure *ps,
 			   uint64_t margin)
 {
 	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_memstat m = { .size = sizeof(m) };
+	uint64_t file, rest;
 	struct pollfd pfd;
 
 	if (ps->psi_fd >= 0) {
@@ -361,14 +363,11 @@ static bool pressure_check(mr_group_t *g, struct pressure *ps,
 		return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLPRI);
 	}
 	if (mr_group_read_limits(g, &l) < 0 || l.limit_bytes == MR_UNLIMITED ||
-	    l.usage_bytes + margin <= l.limit_bytes) {
-		ps->above = 0;
+	    mr_group_read_memstat(g, &m) < 0)
 		return false;
-	}
-	if (++ps->above < 2)
-		return false;
-	ps->above = 0;
-	return true;
+	file = m.inactive_file_bytes + m.active_file_bytes;
+	rest = l.usage_bytes > file ? l.usage_bytes - file : 0;
+	return rest + 2 * margin > l.limit_bytes;
 }
 
 static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
@@ -387,8 +386,8 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 		ps.psi_fd = r;
 		printf(PROG ": pressure: PSI trigger some 100 ms / 2 s\n");
 	} else {
-		printf(PROG ": pressure: no PSI trigger (%s); watching usage "
-		       "against limit - margin\n", mr_strerror(r));
+		printf(PROG ": pressure: no PSI trigger (%s); watching what "
+		       "cache reclaim cannot free\n", mr_strerror(r));
 	}
 	ps.last_ns = start;
 	next_check = start + CHECK_NS;
