@@ -83,6 +83,23 @@ static uint64_t read_u64_file(const char *dir, const char *name)
 	return v;
 }
 
+/* The whole of dir/name, as text. */
+static const char *read_text(const char *dir, const char *name)
+{
+	static char buf[4096];
+	char path[PATH_MAX];
+	size_t n;
+	FILE *f;
+
+	fmt(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
 static void write_file(const char *dir, const char *name, const char *val)
 {
 	char path[PATH_MAX];
@@ -1413,6 +1430,88 @@ START_TEST(open_self_in_created_group)
 }
 END_TEST
 
+/* examples/selfmanage, started by the test in a group it created whose
+ * limit is below the pool the program may grow to (anonymous memory,
+ * no swap): it finds the group as its own, prints it with its binding
+ * limit, and shrinks its pool when the library reports pressure, before
+ * the kernel's OOM killer would act. */
+START_TEST(selfmanage_shrinks_before_oom)
+{
+	const char *top = getenv("top_builddir");
+	char prog[PATH_MAX], file[PATH_MAX], out[65536], want[PATH_MAX + 64];
+	int go[2], res[2], status;
+	uint64_t end;
+	size_t len = 0;
+	bool pressured = false, stopped = false;
+	struct pollfd pfd;
+	ssize_t n;
+	pid_t pid;
+	char c, *p;
+
+	new_group(96 * MiB);
+	fmt(prog, sizeof(prog), "%s/examples/selfmanage",
+	    top && *top ? top : ".");
+	fmt(file, sizeof(file), "%s/memreclaim-test-%d.pool", data_dir,
+	    (int)getpid());
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(go[1]);
+		close(res[0]);
+		if (read(go[0], &c, 1) != 1 || dup2(res[1], STDOUT_FILENO) < 0 ||
+		    dup2(res[1], STDERR_FILENO) < 0)
+			_exit(2);
+		execl(prog, prog, "--file", file, "--file-size", "160M",
+		      "--pool", "128M", "--margin", "8M", "--duration", "60",
+		      (char *)NULL);
+		_exit(3);
+	}
+	close(go[0]);
+	close(res[1]);
+	ck_assert_int_eq(mr_cgroup_attach(ctx, group, pid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	end = mono_ms() + 50000;
+	while (len < sizeof(out) - 1 && mono_ms() < end) {
+		pfd = (struct pollfd){ .fd = res[0], .events = POLLIN };
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(res[0], out + len, sizeof(out) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		out[len] = '\0';
+		p = strstr(out, "pressure events ");
+		while (p && !pressured) {
+			pressured = strtoul(p + 16, NULL, 10) > 0;
+			p = strstr(p + 16, "pressure events ");
+		}
+		if (pressured && !stopped) {
+			ck_assert_int_eq(kill(pid, SIGTERM), 0);
+			stopped = true;
+		}
+	}
+	if (!stopped)
+		kill(pid, SIGKILL);
+	close(res[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	unlink(file);
+	fprintf(stderr, "selfmanage output:\n%s", out);
+	ck_assert_msg(pressured, "no pressure reported before the deadline");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "selfmanage wait status %#x", status);
+	fmt(want, sizeof(want), "backend cgroup1, group %s\n", group);
+	ck_assert_msg(strstr(out, want), "group not found as its own");
+	ck_assert_ptr_nonnull(strstr(out, "binding limit 100663296 bytes, "
+				       "set by the group itself"));
+	ck_assert_ptr_nonnull(strstr(out, "selfmanage: done: "));
+	ck_assert_ptr_nonnull(strstr(read_text(group, "memory.oom_control"),
+				     "oom_kill 0"));
+}
+END_TEST
+
 /* Another manager holds the group in a long step (the test pause) while
  * memreclaimd reads its statistics: the read answers -EBUSY, and
  * memreclaimd skips that record and goes on instead of exiting. */
@@ -1614,6 +1713,7 @@ int main(void)
 	tcase_add_test(tc, worker_forgets_removed_group);
 	tcase_add_test(tc, daemon_clean_stop_on_hup_quit_and_closed_pipe);
 	tcase_add_test(tc, open_self_in_created_group);
+	tcase_add_test(tc, selfmanage_shrinks_before_oom);
 	tcase_add_test(tc, daemon_retries_busy_statistics);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
