@@ -31,6 +31,7 @@
 #include "cgroup2.h"
 #include "fileops.h"
 #include "mountinfo.h"
+#include "psi.h"
 
 const char *mri_cgroup2_mountinfo = "/proc/self/mountinfo";
 
@@ -562,6 +563,30 @@ static int cg2_claim_keeper(void *priv, bool claim)
 	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 }
 
+/* memory.pressure (4.20, CONFIG_PSI): absent, empty or EOPNOTSUPP is
+ * -EOPNOTSUPP (lib/psi.h). */
+static int cg2_read_pressure(void *priv, struct mr_pressure *out)
+{
+	struct mri_cgroup2 *cg = priv;
+
+	if (cg->pressure_fd < 0)
+		return -EOPNOTSUPP;
+	return mri_psi_read(cg->pressure_fd, out);
+}
+
+/* A trigger needs a file of its own (one trigger per open file,
+ * kernel/sched/psi.c psi_trigger_create()): a new fd each time. */
+static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
+				uint64_t window_us)
+{
+	struct mri_cgroup2 *cg = priv;
+
+	if (cg->pressure_fd < 0)
+		return -EOPNOTSUPP;
+	return mri_psi_trigger_open(cg->dir_fd, "memory.pressure", kind,
+				    stall_us, window_us);
+}
+
 const struct mri_backend mri_backend_cgroup2 = {
 	.name = "cgroup2",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
@@ -579,6 +604,8 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.event_fd = mri_cgroup2_event_fd,
 	.event_ack = mri_cgroup2_event_ack,
 	.read_events = mri_cgroup2_read_events,
+	.read_pressure = cg2_read_pressure,
+	.psi_trigger_open = cg2_psi_trigger_open,
 	.write_limit = mri_cgroup2_write_limit,
 	.set_swappiness = mri_cgroup2_set_swappiness,
 };

@@ -1,0 +1,1084 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The cgroup2 backend against a fake cgroup2 tree: a temporary directory
+ * of regular files named like the cgroup files, statfs answering
+ * CGROUP2_SUPER_MAGIC beneath it, and a file-access table that plays the
+ * kernel's part where a regular file cannot: memory.reclaim frees page
+ * cache (answering EAGAIN when it freed less than asked, EINVAL to
+ * swappiness= as 6.1 does, or ENODEV as a removed group does),
+ * memory.high and memory.max writes reclaim down to the new value as
+ * memory_high_write() and memory_max_write() do, kept fds of a removed
+ * group fail with ENODEV and lookups with ENOENT, a sibling vanishes in
+ * the middle of a walk, pressure files read empty or fail with
+ * EOPNOTSUPP.
+ *
+ * The tree: root/ (the real root: no memory.current), root/a (a child of
+ * the root), root/a/g (the group under test), root/a/s1, root/a/s2
+ * (g's siblings), root/off (memory not enabled in root's
+ * subtree_control for it: off/x has no memory files).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cgroup2.h"
+#include "fileops.h"
+#include "group.h"
+#include "journal.h"
+#include "log.h"
+
+#define MiB (1024ULL * 1024)
+
+static char tmp[64], root[128], grp[160], state[128];
+
+static struct fake {
+	uint64_t usage, cache;   /* g: memory.current, reclaimable cache */
+	/* memory.reclaim's answer: 0, or an errno returned after freeing
+	 * reclaim_frees bytes (EAGAIN) or nothing (EINVAL, ENODEV). */
+	int reclaim_err;
+	bool swappiness_einval;  /* the kernel of 6.1 */
+	char reclaim_writes[64][48];
+	int nreclaim_writes;
+	char limit_writes[16][48]; /* "max=..." or "high=..." */
+	int nlimit_writes;
+	bool nonblock_seen, blocking_seen;
+	/* After this many reads of g's files, g is removed (0: never). */
+	int vanish_after_reads;
+	bool vanished;
+	char vanish_sibling[16];  /* removed once its memory.current read */
+	int pressure_err;         /* pread of memory.pressure fails */
+} fk;
+
+static struct mri_logger lg;
+static char logbuf[16384];
+static void *priv;
+static const struct mri_backend *be = &mri_backend_cgroup2;
+
+static void put(const char *rel, const char *file, const char *content)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s%s%s", root, rel, *rel ? "/" : "", file);
+	f = fopen(p, "we");
+	ck_assert_msg(f, "cannot write %s", p);
+	fputs(content, f);
+	fclose(f);
+}
+
+static void putu(const char *rel, const char *file, uint64_t v)
+{
+	char buf[32];
+
+	if (v == MR_UNLIMITED)
+		strcpy(buf, "max\n");
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
+	put(rel, file, buf);
+}
+
+static void getf(const char *rel, const char *file, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/%s/%s", root, rel, file);
+	f = fopen(p, "re");
+	ck_assert_msg(f, "cannot read %s", p);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void mkgroup(const char *rel, uint64_t usage, uint64_t low,
+		    uint64_t min)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	putu(rel, "memory.current", usage);
+	putu(rel, "memory.max", MR_UNLIMITED);
+	putu(rel, "memory.high", MR_UNLIMITED);
+	putu(rel, "memory.low", low);
+	putu(rel, "memory.min", min);
+	put(rel, "memory.stat", "anon 0\nfile 0\n");
+	put(rel, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"
+	    "oom_group_kill 0\n");
+	put(rel, "cgroup.subtree_control", "memory\n");
+}
+
+static void sync_usage(void)
+{
+	putu("a/g", "memory.current", fk.usage);
+}
+
+/* The path an fd refers to. */
+static const char *fd_path(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+/* The file `name` of g, for an fd's path. */
+static bool is_g_file(const char *path, const char *name)
+{
+	size_t n = strlen(grp);
+
+	return strncmp(path, grp, n) == 0 && path[n] == '/' &&
+	       (!name || strcmp(path + n + 1, name) == 0);
+}
+
+static int h_open(const char *path, int flags, mode_t mode)
+{
+	if (fk.vanished && strncmp(path, grp, strlen(grp)) == 0)
+		return -ENOENT;
+	return mri_file_ops_real.open(path, flags, mode);
+}
+
+static int h_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	char dir[PATH_MAX], full[PATH_MAX * 2];
+
+	snprintf(full, sizeof(full), "%s/%s",
+		 fd_path(dirfd, dir, sizeof(dir)), path);
+	if (fk.vanished && strncmp(full, grp, strlen(grp)) == 0)
+		return -ENOENT;
+	if (fk.vanish_sibling[0] && strncmp(path, fk.vanish_sibling,
+					    strlen(fk.vanish_sibling)) == 0 &&
+	    !strstr(path, "memory.current"))
+		return -ENOENT;
+	return mri_file_ops_real.openat(dirfd, path, flags, mode);
+}
+
+static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
+{
+	char p[PATH_MAX];
+
+	fd_path(fd, p, sizeof(p));
+	if (is_g_file(p, NULL)) {
+		if (fk.vanish_after_reads && --fk.vanish_after_reads == 0)
+			fk.vanished = true;
+		if (fk.vanished)
+			return -ENODEV;
+		if (fk.pressure_err && is_g_file(p, "memory.pressure"))
+			return -fk.pressure_err;
+	}
+	return mri_file_ops_real.pread(fd, buf, len, off);
+}
+
+static uint64_t reclaim_cache(uint64_t bytes)
+{
+	uint64_t n = bytes < fk.cache ? bytes : fk.cache;
+
+	fk.cache -= n;
+	fk.usage -= n;
+	sync_usage();
+	return n;
+}
+
+/* memory.reclaim: "BYTES [swappiness=N]". */
+static ssize_t fake_reclaim(const char *s, size_t len)
+{
+	uint64_t bytes;
+	char num[32];
+	const char *sp = strchr(s, ' ');
+	size_t nlen = sp ? (size_t)(sp - s) : len;
+
+	ck_assert_int_lt(fk.nreclaim_writes, 64);
+	strcpy(fk.reclaim_writes[fk.nreclaim_writes++], s);
+	if (sp && fk.swappiness_einval)
+		return -EINVAL;
+	if (fk.reclaim_err && fk.reclaim_err != EAGAIN)
+		return -fk.reclaim_err;
+	ck_assert_uint_lt(nlen, sizeof(num));
+	memcpy(num, s, nlen);
+	num[nlen] = '\0';
+	ck_assert_int_eq(mri_parse_u64(num, &bytes), 0);
+	if (reclaim_cache(bytes) < bytes || fk.reclaim_err == EAGAIN)
+		return -EAGAIN;
+	return (ssize_t)len;
+}
+
+/* memory.max and memory.high: the value is set, then the writer
+ * reclaims down to it (what O_NONBLOCK skips on 6.16). */
+static ssize_t fake_limit(int fd, const char *file, const char *s,
+			  size_t len)
+{
+	uint64_t v;
+
+	ck_assert_int_lt(fk.nlimit_writes, 16);
+	snprintf(fk.limit_writes[fk.nlimit_writes++], 48, "%s=%s",
+		 strcmp(file, "memory.max") == 0 ? "max" : "high", s);
+	if (fcntl(fd, F_GETFL) & O_NONBLOCK)
+		fk.nonblock_seen = true;
+	else
+		fk.blocking_seen = true;
+	ck_assert_int_eq(mri_cgroup2_parse_value(s, &v), 0);
+	putu("a/g", file, v);
+	if (v < fk.usage)
+		reclaim_cache(fk.usage - v);
+	return (ssize_t)len;
+}
+
+static ssize_t h_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	char p[PATH_MAX], s[64];
+
+	fd_path(fd, p, sizeof(p));
+	if (!is_g_file(p, NULL))
+		return mri_file_ops_real.pwrite(fd, buf, len, off);
+	if (fk.vanished)
+		return -ENODEV;
+	ck_assert_uint_lt(len, sizeof(s));
+	memcpy(s, buf, len);
+	s[len] = '\0';
+	if (is_g_file(p, "memory.reclaim"))
+		return fake_reclaim(s, len);
+	if (is_g_file(p, "memory.max"))
+		return fake_limit(fd, "memory.max", s, len);
+	if (is_g_file(p, "memory.high"))
+		return fake_limit(fd, "memory.high", s, len);
+	return mri_file_ops_real.pwrite(fd, buf, len, off);
+}
+
+static int h_close(int fd)
+{
+	return mri_file_ops_real.close(fd);
+}
+
+static int h_statfs(const char *path, struct statfs *st)
+{
+	int r = mri_file_ops_real.statfs(path, st);
+
+	if (r == 0 && strncmp(path, root, strlen(root)) == 0 &&
+	    (path[strlen(root)] == '\0' || path[strlen(root)] == '/'))
+		st->f_type = CGROUP2_SUPER_MAGIC;
+	return r;
+}
+
+static const struct mri_file_ops fake_ops = {
+	.open = h_open,
+	.openat = h_openat,
+	.pread = h_pread,
+	.pwrite = h_pwrite,
+	.close = h_close,
+	.statfs = h_statfs,
+};
+
+static void log_fn(int level, const char *msg, void *userdata)
+{
+	size_t n = strlen(logbuf);
+
+	(void)userdata;
+	snprintf(logbuf + n, sizeof(logbuf) - n, "%d %s\n", level, msg);
+}
+
+static char data_path[PATH_MAX];
+
+static const char *data(const char *name)
+{
+	const char *dir = getenv("MEMRECLAIM_TEST_DATA");
+	const char *top = getenv("top_srcdir");
+
+	if (dir)
+		snprintf(data_path, sizeof(data_path), "%s/%s", dir, name);
+	else
+		snprintf(data_path, sizeof(data_path), "%s/tests/data/%s",
+			 top ? top : ".", name);
+	return data_path;
+}
+
+static void setup(void)
+{
+	char p[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "/tmp/mr-cg2-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/cg", tmp);
+	snprintf(grp, sizeof(grp), "%s/a/g", root);
+	snprintf(state, sizeof(state), "%s/state", tmp);
+	ck_assert_int_eq(mkdir(root, 0755), 0);
+	put("", "cgroup.subtree_control", "memory\n");
+	put("", "memory.stat", "anon 0\n");
+	memset(&fk, 0, sizeof(fk));
+	fk.usage = 100 * MiB;
+	fk.cache = 40 * MiB;
+	mkgroup("a", 300 * MiB, 0, 0);
+	mkgroup("a/g", fk.usage, 0, 0);
+	put("a/g", "memory.reclaim", "");
+	put("a/g", "memory.peak", "123456789\n");
+	put("a/g", "memory.swap.current", "4096\n");
+	put("a/g", "memory.swap.max", "max\n");
+	put("a/g", "memory.events.local", "low 1\nhigh 2\nmax 3\noom 4\n"
+	    "oom_kill 5\noom_group_kill 6\n");
+	put("a/g", "memory.pressure",
+	    "some avg10=1.23 avg60=0.50 avg300=0.00 total=1234\n"
+	    "full avg10=0.10 avg60=0.00 avg300=0.00 total=99\n");
+	mkgroup("a/s1", 100 * MiB, 0, 0);
+	mkgroup("a/s2", 100 * MiB, 0, 0);
+	snprintf(p, sizeof(p), "%s/off", root);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	put("off", "cgroup.subtree_control", "cpu io\n");
+	snprintf(p, sizeof(p), "%s/off/x", root);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	mri_cgroup2_mountinfo = data("mountinfo.cgroup2-plain");
+	mri_file_ops_set(&fake_ops);
+	mri_logger_init(&lg);
+	lg.fn = log_fn;
+	lg.max_level = MR_LOG_DEBUG;
+	logbuf[0] = '\0';
+	mri_cgroup2_test_pause_ms = 0;
+	priv = calloc(1, be->priv_size);
+	ck_assert_ptr_nonnull(priv);
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	mri_file_ops_set(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+	free(priv);
+}
+
+static int be_open_path(const char *path)
+{
+	struct mri_open_env env = { .log = &lg, .state_dir = state };
+
+	return be->open(priv, path, &env);
+}
+
+static int be_open(void)
+{
+	return be_open_path(grp);
+}
+
+/* ------------------------------------------------------------ probe */
+
+START_TEST(probe_and_auto)
+{
+	char p[PATH_MAX];
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	ck_assert_int_eq(be->probe(grp), 1);
+	/* The root has no memory.current: not a group to open. */
+	ck_assert_int_eq(be->probe(root), 0);
+	/* Not on cgroup2. */
+	ck_assert_int_eq(be->probe(tmp), 0);
+	/* A control file is not a directory. */
+	snprintf(p, sizeof(p), "%s/memory.current", grp);
+	ck_assert_int_eq(be->probe(p), -ENOTDIR);
+
+	/* "auto" picks cgroup2 from the filesystem. */
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "auto", &g), 0);
+	ck_assert_str_eq(mr_group_backend(g), "cgroup2");
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	/* cgroup1 does not take a cgroup2 path. */
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup1", &g), -ENODEV);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(parent_without_memory)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/off/x", root);
+	/* Probed as cgroup2 so that the open can say why it fails. */
+	ck_assert_int_eq(be->probe(p), 1);
+	ck_assert_int_eq(be_open_path(p), -ENODEV);
+	ck_assert_ptr_nonnull(strstr(logbuf, "parent does not enable it"));
+	ck_assert_ptr_nonnull(strstr(logbuf, "off/cgroup.subtree_control"));
+}
+END_TEST
+
+/* ------------------------------------------------------------ memstat */
+
+START_TEST(memstat_with_kernel)
+{
+	struct mr_memstat m;
+
+	ck_assert_int_eq(mri_cgroup2_parse_memstat(
+		"anon 1000\nfile 2000\nkernel 3000\nkernel_stack 100\n"
+		"slab 50\npgscan 10\npgsteal 7\npgfault 5\n"
+		"some_future_key 99\nworkingset_refault_file 2\n",
+		4096, &m), 0);
+	ck_assert_uint_eq(m.size, sizeof(m));
+	ck_assert_uint_eq(m.anon_bytes, 1000);
+	ck_assert_uint_eq(m.file_bytes, 2000);
+	/* The kernel's own `kernel` wins over the sum of the parts. */
+	ck_assert_uint_eq(m.kernel_bytes, 3000);
+	ck_assert(m.present & (1ULL << MR_MEMSTAT_KERNEL));
+	ck_assert_uint_eq(m.pgscan_bytes, 10 * 4096);
+	ck_assert_uint_eq(m.pgsteal_bytes, 7 * 4096);
+	ck_assert_uint_eq(m.pgfault, 5);
+	ck_assert_uint_eq(m.workingset_refault_file_bytes, 2 * 4096);
+	/* Absent, not zero. */
+	ck_assert(!(m.present & (1ULL << MR_MEMSTAT_SHMEM)));
+	ck_assert(!(m.present & (1ULL << MR_MEMSTAT_PGPGIN)));
+	ck_assert(!(m.present & (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_ANON)));
+}
+END_TEST
+
+START_TEST(memstat_kernel_from_parts)
+{
+	struct mr_memstat m;
+
+	/* Before 5.18: kernel_stack + pagetables + percpu + sock + vmalloc
+	 * + slab. */
+	ck_assert_int_eq(mri_cgroup2_parse_memstat(
+		"anon 1\nkernel_stack 100\npagetables 200\npercpu 30\n"
+		"sock 4\nvmalloc 5\nslab 600\nslab_reclaimable 400\n"
+		"slab_unreclaimable 200\n", 4096, &m), 0);
+	ck_assert(m.present & (1ULL << MR_MEMSTAT_KERNEL));
+	ck_assert_uint_eq(m.kernel_bytes, 100 + 200 + 30 + 4 + 5 + 600);
+	/* Before 5.9 there was no `slab`: its two halves. */
+	ck_assert_int_eq(mri_cgroup2_parse_memstat(
+		"kernel_stack 100\nslab_reclaimable 400\n"
+		"slab_unreclaimable 200\n", 4096, &m), 0);
+	ck_assert_uint_eq(m.kernel_bytes, 700);
+	/* None of the parts: absent. */
+	ck_assert_int_eq(mri_cgroup2_parse_memstat("anon 1\n", 4096, &m), 0);
+	ck_assert(!(m.present & (1ULL << MR_MEMSTAT_KERNEL)));
+}
+END_TEST
+
+START_TEST(memstat_malformed)
+{
+	struct mr_memstat m;
+
+	/* A known key without a valid value is an error, never a 0. */
+	ck_assert_int_eq(mri_cgroup2_parse_memstat("anon 12x\n", 4096, &m),
+			 -EIO);
+	ck_assert_int_eq(mri_cgroup2_parse_memstat("file \n", 4096, &m),
+			 -EIO);
+	ck_assert_int_eq(mri_cgroup2_parse_memstat("anon\n", 4096, &m), -EIO);
+	ck_assert_int_eq(mri_cgroup2_parse_memstat("kernel -1\n", 4096, &m),
+			 -EIO);
+	ck_assert_int_eq(mri_cgroup2_parse_memstat(
+		"pgscan 99999999999999999999999\n", 4096, &m), -EIO);
+	/* Through the backend: logged, -EIO. */
+	put("a/g", "memory.stat", "anon 5\nfile x\n");
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_memstat(priv, &m), -EIO);
+	ck_assert_ptr_nonnull(strstr(logbuf, "memory.stat: unparsable"));
+	put("a/g", "memory.stat", "anon 8192\nfile 4096\n");
+	ck_assert_int_eq(be->read_memstat(priv, &m), 0);
+	ck_assert_uint_eq(m.anon_bytes, 8192);
+	/* swap from memory.swap.current. */
+	ck_assert(m.present & (1ULL << MR_MEMSTAT_SWAP));
+	ck_assert_uint_eq(m.swap_bytes, 4096);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ events */
+
+START_TEST(events)
+{
+	struct mr_events e;
+	struct mr_limits l;
+	char p[PATH_MAX];
+
+	put("a/g", "memory.events", "low 10\nhigh 20\nmax 30\noom 40\n"
+	    "oom_kill 50\noom_group_kill 60\nfuture 1\n");
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_events(priv, false, &e), 0);
+	ck_assert_uint_eq(e.low, 10);
+	ck_assert_uint_eq(e.high, 20);
+	ck_assert_uint_eq(e.max, 30);
+	ck_assert_uint_eq(e.oom, 40);
+	ck_assert_uint_eq(e.oom_kill, 50);
+	ck_assert_uint_eq(e.oom_group_kill, 60);
+	ck_assert_uint_eq(e.present, 0x3f);
+	ck_assert_int_eq(be->read_events(priv, true, &e), 0);
+	ck_assert_uint_eq(e.max, 3);
+	ck_assert_uint_eq(e.oom_group_kill, 6);
+	/* limit_hits: the group's own max (events.local). */
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.limit_hits, 3);
+	/* Before 5.17: no oom_group_kill, absent. */
+	put("a/g", "memory.events", "low 1\nhigh 2\nmax 3\noom 4\n"
+	    "oom_kill 5\n");
+	ck_assert_int_eq(be->read_events(priv, false, &e), 0);
+	ck_assert(!(e.present & (1ULL << MR_EVENT_OOM_GROUP_KILL)));
+	ck_assert_uint_eq(e.oom_group_kill, 0);
+	put("a/g", "memory.events", "low 1\nmax many\n");
+	ck_assert_int_eq(be->read_events(priv, false, &e), -EIO);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* Before 5.2: no events.local; limit_hits from memory.events. */
+	snprintf(p, sizeof(p), "%s/memory.events.local", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	put("a/g", "memory.events", "low 0\nhigh 0\nmax 77\noom 0\n");
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_events(priv, true, &e), -EOPNOTSUPP);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.limit_hits, 77);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ pressure */
+
+START_TEST(pressure)
+{
+	struct mr_pressure pr;
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &pr), 0);
+	ck_assert_uint_eq(pr.present, MR_PRESSURE_SOME | MR_PRESSURE_FULL);
+	ck_assert_uint_eq(pr.some.avg10_ppm, 12300);
+	ck_assert_uint_eq(pr.some.total_us, 1234);
+	ck_assert_uint_eq(pr.full.total_us, 99);
+	/* No full line: absent, not an error; unknown keys ignored. */
+	put("a/g", "memory.pressure",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=7 future=3\n");
+	ck_assert_int_eq(be->read_pressure(priv, &pr), 0);
+	ck_assert_uint_eq(pr.present, MR_PRESSURE_SOME);
+	ck_assert_uint_eq(pr.some.total_us, 7);
+	/* Empty: PSI unavailable, never zeros. */
+	put("a/g", "memory.pressure", "");
+	ck_assert_int_eq(be->read_pressure(priv, &pr), -EOPNOTSUPP);
+	/* psi=0: the read fails with EOPNOTSUPP. */
+	put("a/g", "memory.pressure",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=7\n");
+	fk.pressure_err = EOPNOTSUPP;
+	ck_assert_int_eq(be->read_pressure(priv, &pr), -EOPNOTSUPP);
+	fk.pressure_err = 0;
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ limits */
+
+START_TEST(limits_and_max_literal)
+{
+	struct mr_limits l;
+
+	putu("a/g", "memory.max", MR_UNLIMITED);
+	putu("a/g", "memory.high", 180 * MiB);
+	putu("a/g", "memory.low", 10 * MiB);
+	putu("a", "memory.max", 200 * MiB);
+	putu("a", "memory.high", MR_UNLIMITED);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.size, sizeof(l));
+	ck_assert_uint_eq(l.usage_bytes, 100 * MiB);
+	/* "max" is MR_UNLIMITED; the parent's limit binds. */
+	ck_assert_uint_eq(l.own_limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.limit_bytes, 200 * MiB);
+	ck_assert(l.flags & MR_LIMITS_ANCESTOR_BINDS);
+	ck_assert_uint_eq(l.own_high_bytes, 180 * MiB);
+	ck_assert_uint_eq(l.high_bytes, 180 * MiB);
+	ck_assert_uint_eq(l.low_bytes, 10 * MiB);
+	ck_assert_uint_eq(l.peak_bytes, 123456789);
+	ck_assert_uint_eq(l.swap_usage_bytes, 4096);
+	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_HIGH |
+			  MR_LIMITS_HAS_PROTECTION | MR_LIMITS_HAS_PEAK |
+			  MR_LIMITS_HAS_SWAP);
+	/* A parent's high binds too. */
+	putu("a", "memory.high", 150 * MiB);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.high_bytes, 150 * MiB);
+	/* Not "max", not a number: -EIO, logged. */
+	put("a/g", "memory.max", "maximum\n");
+	ck_assert_int_eq(be->read_limits(priv, &l), -EIO);
+	ck_assert_ptr_nonnull(strstr(logbuf, "memory.max: not a number"));
+
+	/* Writes: "max" for MR_UNLIMITED, decimal bytes else, through
+	 * fds opened O_NONBLOCK. */
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, MR_UNLIMITED),
+			 0);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_HIGH, 64 * MiB), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	ck_assert_str_eq(fk.limit_writes[0], "max=max");
+	ck_assert_str_eq(fk.limit_writes[1], "high=67108864");
+	ck_assert(fk.nonblock_seen);
+	ck_assert(!fk.blocking_seen);
+	ck_assert_int_eq(be->write_limit(priv, 7, 1), -EINVAL);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A snapshot interrupted by the group's removal: -ENOENT, and the
+ * caller's struct untouched, whichever read the removal hits. */
+START_TEST(removed_mid_snapshot)
+{
+	struct mr_limits l, sentinel;
+	struct mr_memstat m;
+	int reads, r;
+
+	ck_assert_int_eq(be_open(), 0);
+	for (reads = 1; reads < 12; reads++) {
+		fk.vanished = false;
+		fk.vanish_after_reads = reads;
+		memset(&l, 0xa5, sizeof(l));
+		sentinel = l;
+		r = be->read_limits(priv, &l);
+		if (!fk.vanished) {
+			/* Fewer reads than that in a snapshot. */
+			ck_assert_int_eq(r, 0);
+			break;
+		}
+		ck_assert_int_eq(r, -ENOENT);
+		ck_assert_mem_eq(&l, &sentinel, sizeof(l));
+	}
+	ck_assert_int_gt(reads, 5);
+	fk.vanish_after_reads = 0;
+	fk.vanished = true;
+	memset(&m, 0xa5, sizeof(m));
+	ck_assert_int_eq(be->read_memstat(priv, &m), -ENOENT);
+	ck_assert_uint_eq(m.size, 0xa5a5a5a5a5a5a5a5ULL);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ protection */
+
+/* The two-level example of tests/test-protection.c in bytes: a (a child
+ * of the root) low 300 pages, usage 400 pages; its children g (usage
+ * 100, low 0), s1 (usage 300, low 100), s2 (no usage). With
+ * memory_recursiveprot g gets (300 - 100) * 100 / (400 - 100) = 66 pages;
+ * without, 0. s1's share is checked by opening s1. */
+static void protection_tree(void)
+{
+	const uint64_t P = 4096;
+
+	putu("a", "memory.current", 400 * P);
+	putu("a", "memory.low", 300 * P);
+	putu("a", "memory.min", 300 * P);
+	fk.usage = 100 * P;
+	sync_usage();
+	putu("a/g", "memory.low", 0);
+	putu("a/s1", "memory.current", 300 * P);
+	putu("a/s1", "memory.low", 100 * P);
+	putu("a/s1", "memory.min", 100 * P);
+	putu("a/s2", "memory.current", 0);
+}
+
+START_TEST(protection_recursiveprot)
+{
+	const uint64_t P = 4096;
+	struct mr_limits l;
+	char p[PATH_MAX];
+
+	protection_tree();
+	mri_cgroup2_mountinfo = data("mountinfo.cgroup2-recursiveprot");
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 66 * P);
+	ck_assert_uint_eq(l.effective_min_bytes, 66 * P);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	snprintf(p, sizeof(p), "%s/a/s1", root);
+	ck_assert_int_eq(be_open_path(p), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 233 * P);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* A child of the root: its own setting. */
+	snprintf(p, sizeof(p), "%s/a", root);
+	ck_assert_int_eq(be_open_path(p), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 300 * P);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(protection_plain)
+{
+	const uint64_t P = 4096;
+	struct mr_limits l;
+	char p[PATH_MAX];
+
+	protection_tree();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	snprintf(p, sizeof(p), "%s/a/s1", root);
+	ck_assert_int_eq(be_open_path(p), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 100 * P);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* s2 claims 300 pages of a's 300 too, but is removed between the listing
+ * and the read of its memory.low: skipped, and g's share is computed
+ * from g and s1 as if s2 had never been there. */
+START_TEST(sibling_removed_mid_walk)
+{
+	const uint64_t P = 4096;
+	struct mr_limits l;
+
+	protection_tree();
+	putu("a/s2", "memory.current", 300 * P);
+	putu("a/s2", "memory.low", 300 * P);
+	mri_cgroup2_mountinfo = data("mountinfo.cgroup2-recursiveprot");
+	ck_assert_int_eq(be_open(), 0);
+	strcpy(fk.vanish_sibling, "s2/");
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 66 * P);
+	ck_assert_ptr_nonnull(strstr(logbuf, "sibling s2 skipped"));
+	/* With s2 there, the children claim 400 pages of a's 300:
+	 * overcommitted, g's protected usage is 0, so 0. */
+	fk.vanish_sibling[0] = '\0';
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ reclaim */
+
+START_TEST(reclaim_memory_reclaim)
+{
+	uint64_t asked, freed;
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 8 * MiB);
+	ck_assert_uint_eq(freed, 8 * MiB);
+	ck_assert_str_eq(fk.reclaim_writes[0], "8388608");
+	/* Whole pages: 5000 bytes ask for one page. */
+	ck_assert_int_eq(be->reclaim(priv, 5000, &asked, &freed), 0);
+	ck_assert_str_eq(fk.reclaim_writes[1], "4096");
+	/* EAGAIN: less than asked, not an error; what was freed counts. */
+	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 64 * MiB);
+	ck_assert_uint_eq(freed, 40 * MiB - 8 * MiB - 4096);
+	ck_assert_uint_eq(fk.cache, 0);
+	/* Nothing left: EAGAIN answered, 0 freed, still success. */
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(freed, 0);
+	/* Never more than the usage. */
+	fk.usage = 2 * MiB;
+	sync_usage();
+	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 2 * MiB);
+	/* A removed group: ENODEV from the write is -ENOENT. */
+	fk.reclaim_err = ENODEV;
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), -ENOENT);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* Through the core: work on a removed group stops with -ENOENT. */
+START_TEST(reclaim_gone_stops)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	uint64_t freed = 1;
+
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	fk.reclaim_err = ENODEV;
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), -ENOENT);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(swappiness_probe)
+{
+	uint64_t asked, freed;
+
+	/* 6.1: EINVAL to the argument: unsupported, probed once. */
+	fk.swappiness_einval = true;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->set_swappiness(priv, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_str_eq(fk.reclaim_writes[0], "0 swappiness=0");
+	ck_assert_int_eq(be->set_swappiness(priv, 60), -EOPNOTSUPP);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	/* -1 (the kernel's own) needs no argument. */
+	ck_assert_int_eq(be->set_swappiness(priv, -1), 0);
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_str_eq(fk.reclaim_writes[1], "1048576");
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* 6.11+: accepted; every reclaim call passes it. */
+	memset(fk.reclaim_writes, 0, sizeof(fk.reclaim_writes));
+	fk.nreclaim_writes = 0;
+	fk.swappiness_einval = false;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->set_swappiness(priv, 0), 0);
+	ck_assert_str_eq(fk.reclaim_writes[0], "0 swappiness=0");
+	ck_assert_uint_eq(fk.usage, 100 * MiB - 1 * MiB); /* probe: 0 */
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_str_eq(fk.reclaim_writes[1], "1048576 swappiness=0");
+	ck_assert_int_eq(be->set_swappiness(priv, 100), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 2);
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_str_eq(fk.reclaim_writes[2], "1048576 swappiness=100");
+	ck_assert_int_eq(be->set_swappiness(priv, 201), -EINVAL);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ fallback */
+
+static void no_memory_reclaim(void)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/memory.reclaim", grp);
+	ck_assert_int_eq(unlink(p), 0);
+}
+
+static long long journal_size(void)
+{
+	char name[48], p[PATH_MAX + 64];
+	struct stat st;
+
+	ck_assert_int_eq(mri_journal_name(grp, name, sizeof(name)), 0);
+	snprintf(p, sizeof(p), "%s/%s", state, name);
+	return lstat(p, &st) < 0 ? -1 : st.st_size;
+}
+
+START_TEST(fallback_high_step)
+{
+	uint64_t asked, freed;
+	char buf[64];
+
+	no_memory_reclaim();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "no memory.reclaim"));
+	ck_assert_int_eq(be->set_swappiness(priv, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 8 * MiB);
+	ck_assert_uint_eq(freed, 8 * MiB);
+	/* Lowered to usage - step, then put back to "max". */
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	ck_assert_str_eq(fk.limit_writes[0], "high=96468992");
+	ck_assert_str_eq(fk.limit_writes[1], "high=max");
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "max\n");
+	/* The journal is empty between steps and gone at close. */
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(journal_size(), -1);
+}
+END_TEST
+
+/* A manager died with memory.high lowered: the next open restores it. */
+START_TEST(fallback_crash_recovery)
+{
+	struct mri_journal_record rec = {
+		.file = MRI_CGROUP2_HIGH_FILE,
+		.original = MR_UNLIMITED,
+		.lowered = 50 * MiB,
+		.pid = 4242,
+	};
+	struct mri_journal j;
+	struct mr_limits l;
+	char buf[64], real[PATH_MAX];
+
+	no_memory_reclaim();
+	ck_assert_ptr_nonnull(realpath(grp, real));
+	ck_assert_int_eq(mri_journal_open(&j, state, real, root, &lg), 0);
+	ck_assert_int_eq(mri_journal_lock(&j), 0);
+	ck_assert_int_eq(mri_journal_write(&j, &rec), 0);
+	mri_journal_unlock(&j);
+	mri_journal_close(&j);
+	putu("a/g", "memory.high", 50 * MiB);
+	ck_assert_int_gt(journal_size(), 0);
+
+	ck_assert_int_eq(be_open(), 0);
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "max\n");
+	ck_assert_ptr_nonnull(strstr(logbuf, "journal of pid 4242"));
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.own_high_bytes, MR_UNLIMITED);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* Changed by someone else since: left as it is. */
+	ck_assert_int_eq(mri_journal_open(&j, state, real, root, &lg), 0);
+	ck_assert_int_eq(mri_journal_lock(&j), 0);
+	ck_assert_int_eq(mri_journal_write(&j, &rec), 0);
+	mri_journal_unlock(&j);
+	mri_journal_close(&j);
+	putu("a/g", "memory.high", 70 * MiB);
+	ck_assert_int_eq(be_open(), 0);
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "73400320\n");
+	ck_assert_ptr_nonnull(strstr(logbuf, "changed by someone else"));
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ set_limit */
+
+START_TEST(set_limit_reclaims_first)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	char buf[64];
+
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	/* 100 MiB used, 40 of it cache: 80 MiB is reached by reclaim in
+	 * 4 MiB batches, then written once. */
+	ck_assert_int_eq(mr_group_set_limit(g, 80 * MiB, 0), 0);
+	ck_assert_uint_eq(fk.usage, 80 * MiB);
+	ck_assert_int_eq(fk.nreclaim_writes, 5);
+	ck_assert_str_eq(fk.reclaim_writes[0], "4194304");
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	ck_assert_str_eq(fk.limit_writes[0], "max=83886080");
+	ck_assert(fk.nonblock_seen && !fk.blocking_seen);
+	/* 50 MiB cannot be reached (60 MiB is not cache): -EBUSY, the limit
+	 * unchanged, nothing written. */
+	ck_assert_int_eq(mr_group_set_limit(g, 50 * MiB, 0), -EBUSY);
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	getf("a/g", "memory.max", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "83886080\n");
+	/* A high that cannot be reached is written all the same. */
+	ck_assert_int_eq(mr_group_set_high(g, 50 * MiB, 0), 0);
+	ck_assert_str_eq(fk.limit_writes[1], "high=52428800");
+	ck_assert_int_eq(mr_group_set_limit(g, MR_UNLIMITED, 0), 0);
+	ck_assert_str_eq(fk.limit_writes[2], "max=max");
+	ck_assert_int_eq(mr_group_set_limit(g, 4095, 0), -EINVAL);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* ------------------------------------------------------------ watch */
+
+static int poll_in(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms);
+}
+
+START_TEST(threshold_ticks)
+{
+	int fd;
+
+	ck_assert_int_eq(be_open(), 0);
+	fd = be->event_fd(priv);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	/* Disarmed: no tick. */
+	ck_assert_int_eq(poll_in(fd, 50), 0);
+	ck_assert_int_eq(be->event_ack(priv), 0);
+	/* Armed above usage: ticks, each answered "nothing to do". */
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	ck_assert_int_eq(be->event_ack(priv), 0);
+	/* Usage crosses it: the next tick is a real event. */
+	fk.usage = 160 * MiB;
+	sync_usage();
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	ck_assert_int_eq(be->event_ack(priv), 1);
+	/* Disarmed again: the ticks stop. */
+	ck_assert_int_eq(be->set_usage_threshold(priv, MR_UNLIMITED), 0);
+	ck_assert_int_eq(be->event_ack(priv), 0);
+	ck_assert_int_eq(poll_in(fd, 50), 0);
+	/* A removed group: -ENOENT. */
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
+	fk.vanished = true;
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	ck_assert_int_eq(be->event_ack(priv), -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* The worker keeps the margin below min(max, high) on cgroup2. */
+START_TEST(worker_margin_below_high)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int r;
+
+	putu("a/g", "memory.max", 200 * MiB);
+	putu("a/g", "memory.high", 110 * MiB);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	/* A margin of 120 MiB fits below max but not below high. */
+	ck_assert_int_eq(mr_group_set_margin(g, 120 * MiB, 0, 0), -ERANGE);
+	ck_assert_int_eq(mr_group_set_margin(g, 20 * MiB, 0, 0), 0);
+	/* Usage 100 MiB is above high - margin = 90 MiB: one dispatch
+	 * round reclaims it down. */
+	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+	ck_assert_int_ge(r, 0);
+	ck_assert_uint_le(fk.usage, 90 * MiB);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cgroup2-fake");
+	TCase *tc = tcase_create("backend");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, probe_and_auto);
+	tcase_add_test(tc, parent_without_memory);
+	tcase_add_test(tc, memstat_with_kernel);
+	tcase_add_test(tc, memstat_kernel_from_parts);
+	tcase_add_test(tc, memstat_malformed);
+	tcase_add_test(tc, events);
+	tcase_add_test(tc, pressure);
+	tcase_add_test(tc, limits_and_max_literal);
+	tcase_add_test(tc, removed_mid_snapshot);
+	tcase_add_test(tc, protection_recursiveprot);
+	tcase_add_test(tc, protection_plain);
+	tcase_add_test(tc, sibling_removed_mid_walk);
+	tcase_add_test(tc, reclaim_memory_reclaim);
+	tcase_add_test(tc, reclaim_gone_stops);
+	tcase_add_test(tc, swappiness_probe);
+	tcase_add_test(tc, fallback_high_step);
+	tcase_add_test(tc, fallback_crash_recovery);
+	tcase_add_test(tc, set_limit_reclaims_first);
+	tcase_add_test(tc, threshold_ticks);
+	tcase_add_test(tc, worker_margin_below_high);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
