@@ -198,6 +198,41 @@ int mri_mount_find_memory_v1(const char *mountinfo,
 	return find(mountinfo, MATCH_MEMORY_V1, NULL, out);
 }
 
+int mri_mount_each(const char *mountinfo,
+		   int (*fn)(const struct mri_cgroup_mount *m, void *arg),
+		   void *arg)
+{
+	struct mri_cgroup_mount *cur;
+	size_t cap = 0;
+	char *line = NULL;
+	FILE *f;
+	int r = 0;
+
+	cur = malloc(sizeof(*cur));
+	if (!cur)
+		return -ENOMEM;
+	f = fopen(mountinfo, "re");
+	if (!f) {
+		r = -errno;
+		free(cur);
+		return r;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		r = parse_line(line, cur);
+		if (r < 0)
+			break;
+		r = r > 0 ? fn(cur, arg) : 0;
+		if (r != 0)
+			break;
+	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	fclose(f);
+	free(line);
+	free(cur);
+	return r;
+}
+
 int mri_mount_find_v2(const char *mountinfo, struct mri_cgroup_mount *out)
 {
 	return find(mountinfo, MATCH_V2, NULL, out);

@@ -1035,6 +1035,38 @@ START_TEST(thresholds)
 }
 END_TEST
 
+/* The kernel signals a threshold's eventfd once more when the group is
+ * removed: a count of 1 with cgroup.event_control gone is the removal
+ * alone, 2 or more a crossing and the removal; both answer -ENOENT, and
+ * with the group there a count is a crossing. */
+START_TEST(threshold_signal_of_removal)
+{
+	static const uint64_t counts[] = { 1, 2 };
+	char ec[PATH_MAX + 32];
+	int efd, cfd, epfd;
+	size_t i;
+
+	ck_assert_int_eq(be_open(), 0);
+	epfd = be->event_fd(priv);
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
+	ck_assert_int_eq(sscanf(fk.ec_writes[0], "%d %d", &efd, &cfd), 2);
+	snprintf(ec, sizeof(ec), "%s/cgroup.event_control", grp);
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		write_file("cgroup.event_control", "");
+		ck_assert_int_eq(write(efd, &counts[i], sizeof(counts[i])),
+				 sizeof(counts[i]));
+		ck_assert_int_eq(be->event_ack(priv), 1);
+		ck_assert_int_eq(write(efd, &counts[i], sizeof(counts[i])),
+				 sizeof(counts[i]));
+		ck_assert_int_eq(unlink(ec), 0);
+		ck_assert_int_eq(be->event_ack(priv), -ENOENT);
+		ck_assert_int_eq(poll_in(epfd), 0);
+	}
+	write_file("cgroup.event_control", "");
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 START_TEST(threshold_write_error)
 {
 	ck_assert_int_eq(be_open(), 0);
@@ -1708,6 +1740,7 @@ int main(void)
 	tc = tcase_create("threshold");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, thresholds);
+	tcase_add_test(tc, threshold_signal_of_removal);
 	tcase_add_test(tc, threshold_write_error);
 	suite_add_tcase(s, tc);
 
