@@ -145,7 +145,11 @@ static void wait_ok(pid_t pid)
 struct file_job {
 	const char *path;
 	uint64_t bytes;
+	unsigned passes;          /* of read_file(); 0 counts as 1 */
 };
+
+/* The largest file a stream writes: the guest's scratch disk is 512 MiB. */
+#define STREAM_FILE_MAX (256 * MiB)
 
 /* Writes a new file of job->bytes and fsyncs it: its pages stay cached,
  * clean, charged to the writer's group. */
@@ -188,18 +192,25 @@ static void drop_cache(const char *path)
 	close(fd);
 }
 
-/* Reads the file once from start to end. */
+/* Reads the file j->passes times (at least once) from start to end,
+ * dropping it from the page cache before each pass. */
 static int read_file(void *arg)
 {
 	static char buf[1 << 20];
 	const struct file_job *j = arg;
-	int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+	unsigned pass = 0;
+	int fd;
 
-	if (fd < 0)
-		return 2;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
+	do {
+		fd = open(j->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 2;
+		if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+			return 3;
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	} while (++pass < j->passes);
 	return 0;
 }
 
@@ -233,15 +244,21 @@ static void stream(mr_ctx_t *ctx, const char *path, uint64_t file_bytes,
 {
 	static char file[PATH_MAX];
 	static uint64_t file_size;
-	struct file_job j = { .path = file, .bytes = file_bytes };
+	uint64_t size = file_bytes < STREAM_FILE_MAX ? file_bytes :
+			STREAM_FILE_MAX;
+	struct file_job j = {
+		.path = file,
+		.bytes = size,
+		.passes = (unsigned)((file_bytes + size - 1) / size),
+	};
 	struct stat st;
 
 	/* One file per size, written here (charged to this process's own
-	 * group) and dropped from the cache before each read. */
-	if (file_size != file_bytes || stat(file, &st) < 0) {
+	 * group) and dropped from the cache before each pass. */
+	if (file_size != size || stat(file, &st) < 0) {
 		fmt(file, sizeof(file), "%s", new_data_file());
 		ck_assert_int_eq(write_file(&j), 0);
-		file_size = file_bytes;
+		file_size = size;
 	}
 	drop_cache(file);
 	if (worker)

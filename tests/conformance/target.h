@@ -84,8 +84,10 @@ struct conf_target {
 	 * pages swapped out come back intact) and end. */
 	struct conf_proc *(*start_anon)(const char *path, uint64_t bytes);
 	void (*stop_anon)(struct conf_proc *p);
-	/* A process of the group reads a file of file_bytes (not in the
-	 * page cache) once from start to end; with `worker`, the context's
+	/* A process of the group reads file_bytes of a file not in the
+	 * page cache from start to end (a kernel target reads a smaller
+	 * file in several passes, each after dropping it from the cache:
+	 * the guest's scratch disk holds 512 MiB); with `worker`, the context's
 	 * margin worker runs meanwhile (the thread, or the simulator's
 	 * worker task). Returns when the reader has ended. */
 	void (*stream)(mr_ctx_t *ctx, const char *path, uint64_t file_bytes,
