@@ -206,6 +206,17 @@ MR_EXPORT int mr_group_read_usage(mr_group_t *group, uint64_t *usage_bytes);
 
 /* flags of struct mr_limits */
 #define MR_LIMITS_ANCESTOR_BINDS (1u << 0) /* limit_bytes < own_limit_bytes */
+/* The walk up the hierarchy ended at a group that is not the real root:
+ * the top of a cgroup namespace or of a bind-mounted subtree, above which
+ * nothing is visible. With limit_bytes MR_UNLIMITED this means "no limit
+ * as far as visible": a limit may bind from above, unseen (never taken to
+ * be the host's RAM). */
+#define MR_LIMITS_PARTIAL_VIEW   (1u << 1)
+/* cgroup v1: the kernel's hierarchical_memory_limit is lower than every
+ * visible group's limit, so an invisible ancestor binds: limit_bytes is
+ * right, but which group sets it and that group's usage are not known
+ * (MR_LIMITS_HAS_BINDING is clear). */
+#define MR_LIMITS_BINDING_HIDDEN (1u << 2)
 
 /* A snapshot of usage and limits. The caller sets size = sizeof(struct
  * mr_limits); fields past size are neither read nor written, so fields can
@@ -248,6 +259,17 @@ struct mr_limits {
 	 * and memory.swap.max; MR_UNLIMITED: none). */
 	uint64_t swap_usage_bytes;
 	uint64_t swap_limit_bytes;
+	/* Since 0.2 (MR_LIMITS_HAS_BINDING). The group whose limit is
+	 * limit_bytes, as a number of levels above this one (0: the group
+	 * itself; its path is mr_group_path() without that many last
+	 * components), that group's usage, and the headroom under it:
+	 * limit_bytes - binding_usage_bytes, 0 when over. A pod at 11.5 of
+	 * its 12 GiB over a child with no limit and 9 GiB used leaves the
+	 * child 0.5 GiB of headroom, not 3 GiB. With no limit: level 0,
+	 * the group's usage, headroom MR_UNLIMITED. */
+	uint32_t binding_level;
+	uint64_t binding_usage_bytes;
+	uint64_t headroom_bytes;
 };
 
 /* Bits of struct mr_limits.present. */
@@ -255,6 +277,7 @@ struct mr_limits {
 #define MR_LIMITS_HAS_PROTECTION (1u << 1) /* low, min and effective ones */
 #define MR_LIMITS_HAS_PEAK       (1u << 2) /* peak_bytes */
 #define MR_LIMITS_HAS_SWAP       (1u << 3) /* swap_usage/limit_bytes */
+#define MR_LIMITS_HAS_BINDING    (1u << 4) /* binding_level, _usage, headroom */
 
 /* Fills *limits (see struct mr_limits). On cgroup v1 it first waits for
  * any reclaim step in progress on the group or an ancestor (of this or
