@@ -525,28 +525,55 @@ MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *group,
  * memory controller found in /proc/self/mountinfo; its parent must exist)
  * and sets its limit to limit_bytes (MR_UNLIMITED: none; else at least
  * 4096, rounded down to a page by the kernel).
+ *
+ * cgroup v1 goes through libcgroup. On cgroup2 (without libcgroup, so a
+ * libcgroup that fails to initialise leaves cgroup2 working) the parent
+ * must offer memory in its cgroup.controllers; +memory is enabled in its
+ * cgroup.subtree_control if it is not. cgroup2's "no internal processes"
+ * rule (Documentation/admin-guide/cgroup-v2.rst) forbids that in a
+ * group, other than the root, that holds processes: its cgroup.procs is
+ * read first, and a populated parent gives -EBUSY with nothing created,
+ * unless mr_ctx_set_process_leaf() named a child to move them into.
+ * memory.max is written with O_NONBLOCK.
+ *
  * Errors: -EINVAL (NULL, relative path, "." or ".." components, limit
- * below 4096), -ENODEV (not beneath a memory controller mount), -EEXIST,
- * -ENOENT (parent missing), -EACCES/-EPERM, -ENOMEM, or the errno libcgroup
- * reported (its positive ECG* codes are translated; ECGOTHER is unwrapped
- * to the kernel's errno). On error nothing is left behind.
- * MT-safe. */
+ * below 4096), -ENODEV (not beneath a memory controller mount; on cgroup2,
+ * a parent without memory in cgroup.controllers), -EEXIST, -ENOENT
+ * (parent missing), -EBUSY (cgroup2: the parent holds processes),
+ * -EACCES/-EPERM, -ENOMEM, or the errno libcgroup reported (its positive
+ * ECG* codes are translated; ECGOTHER is unwrapped to the kernel's
+ * errno). On error nothing is left behind: no directory, no controller
+ * enabled, no process moved. MT-safe. */
 MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 			       uint64_t limit_bytes);
 
 /* Moves process `pid` (> 0) into the memory cgroup `path`. Only for a
  * process the caller started and a group the caller created: the library
  * cannot check this, it is the caller's duty (the library itself never
- * moves a process it was not asked to). Charges already made stay where they are
- * (cgroup v1 does not move charges).
+ * moves a process it was not asked to). Charges already made stay where
+ * they are (neither v1 by default nor v2 moves charges). On cgroup2 a
+ * group whose cgroup.subtree_control is not empty takes no process (the
+ * root excepted): -EBUSY, nothing moved.
  * Errors: -EINVAL, -ENODEV, -ENOENT (no group), -ESRCH (no process),
- * -EACCES/-EPERM. MT-safe. */
+ * -EBUSY, -EACCES/-EPERM. MT-safe. */
 MR_EXPORT int mr_cgroup_attach(mr_ctx_t *ctx, const char *path, pid_t pid);
 
 /* Removes the empty memory cgroup `path`. Never moves tasks: a group that
  * still has tasks or child groups gives -EBUSY and is left as it is.
  * Errors: -EINVAL, -ENODEV, -ENOENT, -EBUSY, -EACCES/-EPERM. MT-safe. */
 MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
+
+/* Names the child into which mr_cgroup_create() on cgroup2 moves the
+ * processes of a parent that holds some, so that +memory can be enabled
+ * in the parent (cgroup2's "no internal processes" rule), as systemd
+ * moves a delegated unit's processes into a leaf. The child is created
+ * if missing; if a move or the enabling fails, the processes are moved
+ * back and the child removed. This moves processes the call did not
+ * start: turn it on only for a subtree whose processes are the caller's.
+ * name: a single path component (no '/', not "." or ".."), shorter than
+ * 256 bytes, or NULL (the default) to refuse with -EBUSY instead.
+ * Errors: -EINVAL, -ECHILD. MT-safe; applies to later calls. */
+MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
 
 /* Per-group PSI for cgroup v1 on hybrid hosts (cgroup v1 memory beside a
  * cgroup2 hierarchy without the memory controller, as systemd's "hybrid"
