@@ -109,6 +109,15 @@ START_TEST(open_and_read)
 	ck_assert_uint_eq(l.limit_bytes, 64 * MiB);
 	ck_assert_uint_eq(l.own_limit_bytes, 128 * MiB);
 	ck_assert(l.flags & MR_LIMITS_ANCESTOR_BINDS);
+	/* /a binds, one level up, with the child's 16 MiB. */
+	ck_assert(l.present & MR_LIMITS_HAS_BINDING);
+	ck_assert_uint_eq(l.binding_level, 1);
+	ck_assert_uint_eq(l.binding_usage_bytes, 16 * MiB);
+	ck_assert_uint_eq(l.headroom_bytes, 48 * MiB);
+	ck_assert(l.present & MR_LIMITS_HAS_PEAK);
+	ck_assert_uint_eq(l.peak_bytes, 16 * MiB);
+	ck_assert(l.present & MR_LIMITS_HAS_HIGH);
+	ck_assert_uint_eq(l.high_bytes, MR_UNLIMITED);
 	ck_assert_int_eq(mr_group_read_memstat(g, &st), 0);
 	ck_assert(st.present & (1ULL << MR_MEMSTAT_INACTIVE_FILE));
 	ck_assert_uint_eq(st.file_bytes, 16 * MiB);

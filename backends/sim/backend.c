@@ -103,16 +103,29 @@ static int sim_read_limits(void *priv, struct mr_limits *out)
 	struct sim_memcg *g = p->g;
 	uint64_t own = sim_memcg_get(g, SIM_KNOB_MAX);
 	uint64_t binding = sim_memcg_binding_max(g);
+	const struct sim_memcg *b;
+	unsigned levels;
 
 	if (sim_memcg_removed(g))
 		return -ENOENT;
+	b = sim_memcg_binding_group(g, &levels);
 	out->usage_bytes = sim_bytes(sim_memcg_usage(g));
 	out->limit_bytes = sim_bytes(binding);
 	out->own_limit_bytes = sim_bytes(own);
 	out->limit_hits = sim_memcg_counter(g, SIM_FAILCNT);
 	out->flags = binding < own ? MR_LIMITS_ANCESTOR_BINDS : 0;
 	out->present = MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION |
-		       MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP;
+		       MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
+		       MR_LIMITS_HAS_BINDING;
+	/* The whole machine is visible: the root is the top. */
+	out->binding_level = levels;
+	out->binding_usage_bytes = sim_bytes(sim_memcg_usage(b));
+	if (binding == SIM_UNLIMITED)
+		out->headroom_bytes = MR_UNLIMITED;
+	else
+		out->headroom_bytes = sim_memcg_usage(b) < binding ?
+				      sim_bytes(binding - sim_memcg_usage(b)) :
+				      0;
 	out->high_bytes = sim_bytes(sim_memcg_binding_high(g));
 	out->own_high_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_HIGH));
 	out->low_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_LOW));

@@ -189,6 +189,22 @@ uint64_t sim_memcg_binding_max(const struct sim_memcg *g)
 	return max;
 }
 
+const struct sim_memcg *sim_memcg_binding_group(const struct sim_memcg *g,
+					       unsigned *levels)
+{
+	const struct sim_memcg *b = g;
+	unsigned up = 0;
+
+	*levels = 0;
+	for (g = g->parent, up = 1; g; g = g->parent, up++) {
+		if (g->knob[SIM_KNOB_MAX] < b->knob[SIM_KNOB_MAX]) {
+			b = g;
+			*levels = up;
+		}
+	}
+	return b;
+}
+
 uint64_t sim_memcg_binding_high(const struct sim_memcg *g)
 {
 	uint64_t high = SIM_UNLIMITED;

@@ -305,6 +305,11 @@ int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages);
 uint64_t sim_memcg_get(const struct sim_memcg *g, int knob);
 /* The smallest max of g and its ancestors. */
 uint64_t sim_memcg_binding_max(const struct sim_memcg *g);
+/* The group whose max is sim_memcg_binding_max(g): the nearest of g and
+ * its ancestors with the smallest max (g itself when none has one), and
+ * how many levels above g it is. */
+const struct sim_memcg *sim_memcg_binding_group(const struct sim_memcg *g,
+					       unsigned *levels);
 /* The smallest high of g and its ancestors. */
 uint64_t sim_memcg_binding_high(const struct sim_memcg *g);
 /* Removes the group (rmdir): -EBUSY while it has tasks or live

@@ -180,6 +180,15 @@ START_TEST(limit_and_high_read_back)
 	limits(g, &l);
 	ck_assert_uint_eq(l.present, E->limits_present);
 	ck_assert_uint_eq(l.own_limit_bytes, 256 * MiB);
+	if (l.present & MR_LIMITS_HAS_PEAK)
+		ck_assert_uint_ge(l.peak_bytes, l.usage_bytes);
+	/* Its own limit binds (the parents the targets use have none). */
+	if (l.present & MR_LIMITS_HAS_BINDING) {
+		ck_assert_uint_eq(l.binding_level, 0);
+		ck_assert_uint_eq(l.binding_usage_bytes, l.usage_bytes);
+		ck_assert_uint_eq(l.headroom_bytes,
+				  256 * MiB - l.binding_usage_bytes);
+	}
 
 	ck_assert_int_eq(mr_group_set_limit(g, 128 * MiB, 0), 0);
 	limits(g, &l);

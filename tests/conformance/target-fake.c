@@ -971,7 +971,8 @@ struct conf_target conf_target = {
 		.events_present = (1ULL << F_NEV) - 1,
 		.limits_present = MR_LIMITS_HAS_HIGH |
 				  MR_LIMITS_HAS_PROTECTION |
-				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP,
+				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
+				  MR_LIMITS_HAS_BINDING,
 		.anon_reclaim = -EAGAIN,
 		.anon_reason = "the fake kernel has no swap: memory.reclaim "
 			       "frees nothing and answers EAGAIN",
@@ -980,7 +981,7 @@ struct conf_target conf_target = {
 		.pressure = -EOPNOTSUPP,
 		.events_present = 1ULL << MR_EVENT_MAX |
 				  1ULL << MR_EVENT_OOM_KILL,
-		.limits_present = MR_LIMITS_HAS_PEAK,
+		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING,
 		.anon_reclaim = -EAGAIN,
 		.anon_reason = "the cgroup1 backend reclaims by lowering the "
 			       "limit by at most half the group's page cache, "

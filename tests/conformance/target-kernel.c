@@ -577,7 +577,8 @@ struct conf_target conf_target = {
 		.events_present = (1ULL << (MR_EVENT_OOM_GROUP_KILL + 1)) - 1,
 		.limits_present = MR_LIMITS_HAS_HIGH |
 				  MR_LIMITS_HAS_PROTECTION |
-				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP,
+				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
+				  MR_LIMITS_HAS_BINDING,
 		.anon_reclaim = 0,
 		.charge_stock = true,
 #else
@@ -592,7 +593,7 @@ struct conf_target conf_target = {
 #endif
 		.events_present = 1ULL << MR_EVENT_MAX |
 				  1ULL << MR_EVENT_OOM_KILL,
-		.limits_present = MR_LIMITS_HAS_PEAK,
+		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING,
 		.anon_reclaim = -EAGAIN,
 		.anon_reason = "the cgroup1 backend reclaims by lowering the "
 			       "limit by at most half the group's page cache "

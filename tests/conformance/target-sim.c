@@ -202,7 +202,8 @@ struct conf_target conf_target = {
 				  1ULL << MR_EVENT_MAX | 1ULL << MR_EVENT_OOM |
 				  1ULL << MR_EVENT_OOM_KILL,
 		.limits_present = MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION |
-				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP,
+				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
+				  MR_LIMITS_HAS_BINDING,
 		.anon_reclaim = 0,
 	},
 };
