@@ -61,6 +61,7 @@ static struct fake {
 	bool vanished;
 	char vanish_sibling[16];  /* removed once its memory.current read */
 	int pressure_err;         /* pread of memory.pressure fails */
+	int max_reads;            /* preads of g's memory.max */
 } fk;
 
 static struct mri_logger lg;
@@ -183,6 +184,7 @@ static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
 			return -ENODEV;
 		if (fk.pressure_err && is_g_file(p, "memory.pressure"))
 			return -fk.pressure_err;
+		fk.max_reads += is_g_file(p, "memory.max");
 	}
 	return mri_file_ops_real.pread(fd, buf, len, off);
 }
@@ -1017,6 +1019,9 @@ START_TEST(threshold_ticks)
 	fk.vanished = true;
 	ck_assert_int_eq(poll_in(fd, 5000), 1);
 	ck_assert_int_eq(be->event_ack(priv), -ENOENT);
+	/* ... and the fd falls silent: a gone group must not keep the
+	 * worker awake. */
+	ck_assert_int_eq(poll_in(fd, 50), 0);
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1042,6 +1047,41 @@ START_TEST(worker_margin_below_high)
 	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
 	ck_assert_int_ge(r, 0);
 	ck_assert_uint_le(fk.usage, 90 * MiB);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* A tick with usage below the mark costs no margin pass (no read of the
+ * limits); a tick above it runs one. */
+START_TEST(worker_skips_idle_ticks)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int fd, reads;
+
+	putu("a/g", "memory.max", 200 * MiB);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 50 * MiB, 0, 0), 0);
+	/* The round after the policy change arms the threshold at 150 MiB
+	 * (usage 100 MiB: nothing to do). */
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, 0), 0);
+	fd = mr_ctx_worker_fd(ctx);
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	reads = fk.max_reads;
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(fk.max_reads, reads);
+	ck_assert_uint_eq(fk.usage, 100 * MiB);
+	/* Usage crosses the mark: the next tick is served. */
+	fk.usage = 160 * MiB;
+	fk.cache = 100 * MiB;
+	sync_usage();
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_gt(fk.max_reads, reads);
+	ck_assert_uint_le(fk.usage, 150 * MiB);
 	mr_ctx_free(ctx);
 }
 END_TEST
@@ -1074,6 +1114,7 @@ int main(void)
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);
 	tcase_add_test(tc, worker_margin_below_high);
+	tcase_add_test(tc, worker_skips_idle_ticks);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);
