@@ -1086,6 +1086,99 @@ START_TEST(worker_skips_idle_ticks)
 }
 END_TEST
 
+/* A backend without a high (as cgroup v1): mr_group_set_high() is
+ * refused before anything is reclaimed for it. */
+static int nohigh_reclaims, nohigh_writes;
+
+static int nohigh_open(void *p, const char *path,
+		       const struct mri_open_env *env)
+{
+	(void)p, (void)path, (void)env;
+	return 0;
+}
+
+static int nohigh_close(void *p)
+{
+	(void)p;
+	return 0;
+}
+
+static void nohigh_forget(void *p)
+{
+	(void)p;
+}
+
+static int nohigh_usage(void *p, uint64_t *usage)
+{
+	(void)p;
+	*usage = 100 * MiB;
+	return 0;
+}
+
+static int nohigh_limits(void *p, struct mr_limits *l)
+{
+	(void)p;
+	memset(l, 0, sizeof(*l));
+	l->size = sizeof(*l);
+	l->usage_bytes = 100 * MiB;
+	l->limit_bytes = l->own_limit_bytes = 200 * MiB;
+	return 0;
+}
+
+static int nohigh_memstat(void *p, struct mr_memstat *m)
+{
+	(void)p;
+	memset(m, 0, sizeof(*m));
+	m->size = sizeof(*m);
+	return 0;
+}
+
+static int nohigh_reclaim(void *p, uint64_t bytes, uint64_t *asked,
+			  uint64_t *freed)
+{
+	(void)p;
+	nohigh_reclaims++;
+	*asked = bytes;
+	*freed = bytes;
+	return 0;
+}
+
+static int nohigh_write(void *p, int which, uint64_t bytes)
+{
+	(void)p, (void)bytes;
+	nohigh_writes++;
+	return which == MRI_LIMIT_HIGH ? -EOPNOTSUPP : 0;
+}
+
+static const struct mri_backend nohigh_backend = {
+	.name = "nohigh",
+	.caps = MRI_CAP_RECLAIM,
+	.open = nohigh_open,
+	.close = nohigh_close,
+	.forget = nohigh_forget,
+	.read_usage = nohigh_usage,
+	.read_limits = nohigh_limits,
+	.read_memstat = nohigh_memstat,
+	.reclaim = nohigh_reclaim,
+	.write_limit = nohigh_write,
+};
+
+START_TEST(set_high_without_high)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mri_group_open(ctx, "/nohigh", &nohigh_backend, &g),
+			 0);
+	ck_assert_int_eq(mr_group_set_high(g, 50 * MiB, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(nohigh_reclaims, 0);
+	ck_assert_int_eq(nohigh_writes, 0);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cgroup2-fake");
@@ -1115,6 +1208,7 @@ int main(void)
 	tcase_add_test(tc, threshold_ticks);
 	tcase_add_test(tc, worker_margin_below_high);
 	tcase_add_test(tc, worker_skips_idle_ticks);
+	tcase_add_test(tc, set_high_without_high);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);
