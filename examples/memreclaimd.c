@@ -3,7 +3,7 @@
  * memreclaimd — keeps a memory cgroup's usage a margin below its limit with
  * libmemreclaim's margin worker, and reports what the worker did.
  *
- *   memreclaimd --cgroup PATH --margin SIZE [--hysteresis SIZE]
+ *   memreclaimd --cgroup PATH|--self --margin SIZE [--hysteresis SIZE]
  *               [--batch SIZE|auto] [--backend auto|cgroup1|cgroup2]
  *               [--sched idle|nice:N] [--duration SECONDS]
  *               [--stats-interval SECONDS] [--json]
@@ -61,7 +61,8 @@
 #define FINAL_TRIES 4
 
 struct options {
-	const char *cgroup;
+	const char *cgroup;          /* NULL with --self until opened */
+	bool self;                   /* --self: the group memreclaimd runs in */
 	struct policy_opts policy;   /* --margin, --hysteresis, --batch */
 	const char *backend;
 	uint64_t duration_s;         /* 0: until a signal */
@@ -75,11 +76,12 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " --cgroup PATH --margin SIZE [OPTION]...\n"
+		"usage: " PROG " --cgroup PATH|--self --margin SIZE [OPTION]...\n"
 		"Keeps a memory cgroup's usage a margin below its limit with libmemreclaim's\n"
 		"margin worker, so that the group's own charges rarely meet the limit.\n"
 		"\n"
-		"  --cgroup PATH           the group's directory, an absolute path (required)\n"
+		"  --cgroup PATH           the group's directory, an absolute path\n"
+		"  --self                  instead of --cgroup: the memory cgroup memreclaimd itself runs in\n"
 		"  --margin SIZE           keep usage this far below the group's limit (required; below the limit)\n"
 		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
@@ -152,11 +154,16 @@ static int check_options(const struct options *o)
 {
 	int r;
 
-	if (!o->cgroup) {
-		fprintf(stderr, PROG ": --cgroup is required\n");
+	if (!o->cgroup == !o->self) {
+		fprintf(stderr, PROG ": one of --cgroup and --self is required\n");
 		return -EINVAL;
 	}
-	if (o->cgroup[0] != '/') {
+	if (o->self && strcmp(o->backend, "auto") != 0) {
+		fprintf(stderr, PROG ": --backend does not apply to --self: the "
+			"backend follows from where the group is mounted\n");
+		return -EINVAL;
+	}
+	if (o->cgroup && o->cgroup[0] != '/') {
 		fprintf(stderr, PROG ": --cgroup '%s': not an absolute path\n",
 			o->cgroup);
 		return -EINVAL;
@@ -182,9 +189,10 @@ static int check_options(const struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
-	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION };
+	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
+		{ "self", no_argument, NULL, OPT_SELF },
 		{ "margin", required_argument, NULL, 'm' },
 		{ "hysteresis", required_argument, NULL, OPT_HYST },
 		{ "batch", required_argument, NULL, OPT_BATCH },
@@ -223,6 +231,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'c':
 			o->cgroup = optarg;
+			break;
+		case OPT_SELF:
+			o->self = true;
 			break;
 		case 'm': case OPT_HYST: case OPT_BATCH:
 			r = policyopt_parse(PROG, longopts[i].name, optarg,
@@ -495,11 +506,21 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	mr_ctx_set_log(ctx, log_to_stderr, NULL, MR_LOG_INFO);
-	r = mr_group_open(ctx, o.cgroup, o.backend, &g);
-	if (r < 0) {
-		fprintf(stderr, PROG ": opening %s: %s\n", o.cgroup,
-			mr_strerror(r));
-		goto out;
+	if (o.self) {
+		r = mr_group_open_self(ctx, &g);
+		if (r < 0) {
+			fprintf(stderr, PROG ": opening own memory cgroup: %s\n",
+				mr_strerror(r));
+			goto out;
+		}
+		o.cgroup = mr_group_path(g);
+	} else {
+		r = mr_group_open(ctx, o.cgroup, o.backend, &g);
+		if (r < 0) {
+			fprintf(stderr, PROG ": opening %s: %s\n", o.cgroup,
+				mr_strerror(r));
+			goto out;
+		}
 	}
 	r = mr_group_read_limits(g, &lim);
 	if (r < 0) {

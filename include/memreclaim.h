@@ -171,6 +171,22 @@ typedef struct mr_group mr_group_t;
 MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 			    const char *backend, mr_group_t **ret);
 
+/* Opens the memory cgroup the calling process belongs to, as
+ * mr_group_open() opens a path: the v1 memory controller's group where
+ * one is mounted, else the cgroup2 group (a host whose memory controller
+ * is on cgroup2 gets the "cgroup2" backend at that mount). Found from
+ * /proc/self/cgroup and /proc/self/mountinfo, with the mount's root
+ * stripped from the path (inside a container whose cgroup mount is a bind
+ * mount of /docker/ID, the group /docker/ID/sub is <mount point>/sub);
+ * never from /proc/mounts, /proc/cgroups or libcgroup.
+ * Errors: those of mr_group_open(), and -EIO (a malformed line of
+ * /proc/self/cgroup or mountinfo, logged with its number), -ENODEV (no
+ * mounted memory controller holds the process), -EREMOTE (the group is
+ * outside what this process can see: above its cgroup namespace's root,
+ * which /proc/self/cgroup shows as a path beginning "/..", or below no
+ * mount's root), -ENAMETOOLONG. MT-safe. */
+MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret);
+
 /* Removes the group from its context and frees it. A reclaim step that
  * lowered a limit is undone before this returns (the worker and synchronous
  * reclaim are waited for), and the group's margin, if this handle kept one,

@@ -18,10 +18,16 @@
 #define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold() + event_fd() */
 
 /* What the core hands a backend when it opens a group. Valid until close. */
+struct mri_hybrid_psi;
+
 struct mri_open_env {
 	struct mri_logger *log;
 	const char *state_dir; /* for journals; an absolute path */
 	struct mr_sim *sim;    /* the context's simulator, or NULL */
+	/* The context's hybrid PSI switch and mounts (lib/hybrid.h), read
+	 * at each call since the option may change while the group is
+	 * open; NULL for none. */
+	const struct mri_hybrid_psi *hybrid;
 };
 
 /*

@@ -23,6 +23,13 @@
  *    gone after.
  *  - cgroup_attach_task_pid() moves one thread; cgroup_change_cgroup_path()
  *    moves every thread of the process.
+ *
+ * With hybrid PSI on (lib/hybrid.c), each call also handles the group's
+ * cgroup2 twin, all or nothing: create checks the twin's place first and
+ * removes the new v1 group if the twin cannot be made; attach moves the
+ * process into v1, then into the twin, and back to its former v1 group
+ * if the twin refuses it; remove removes the twin first and makes it
+ * again if the v1 group then cannot go.
  */
 #include "config.h"
 
@@ -42,6 +49,7 @@
 
 #include "cgcreate.h"
 #include "group.h"
+#include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
 #include "mountinfo.h"
@@ -174,11 +182,15 @@ static void cg_init_once(void)
 	free(mount_point);
 }
 
-/* One call's target: the normalized path and its libcgroup name. */
+/* One call's target: the normalized path and its libcgroup name, and
+ * its cgroup2 twin when the ctx has hybrid PSI on (lib/hybrid.h). */
 struct cg_target {
 	char path[PATH_MAX];
 	const char *name;     /* into path: "/" for the mount's root */
 	bool is_root;
+	char mount_root[PATH_MAX]; /* the v1 mount's root in its hierarchy */
+	bool hybrid;          /* the ctx's option, read once per call */
+	char twin[PATH_MAX];
 };
 
 /*
@@ -215,6 +227,18 @@ static int cg_begin(mr_ctx_t *ctx, const char *path, struct cg_target *t)
 	}
 	t->is_root = t->path[mlen] == '\0' || strcmp(t->path, "/") == 0;
 	t->name = t->is_root ? "/" : t->path + mlen;
+	strcpy(t->mount_root, mnt.root);
+	t->hybrid = mri_hybrid_enabled(&ctx->hybrid);
+	if (t->hybrid) {
+		r = mri_hybrid_twin_path(&ctx->hybrid, t->path, t->twin,
+					 sizeof(t->twin));
+		if (r < 0) {
+			mri_log(cg_call_logger, MR_LOG_ERR,
+				"hybrid PSI: no twin for %s: %s", t->path,
+				mr_strerror(r));
+			return r;
+		}
+	}
 
 	pthread_once(&cg_once, cg_init_once);
 	if (cg_init_err < 0)
@@ -307,6 +331,13 @@ MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 	r = cg_check_parent(&t);
 	if (r < 0)
 		goto out;
+	/* The twin's place is checked before anything is made, so the
+	 * usual refusals create nothing at all. */
+	if (t.hybrid) {
+		r = mri_hybrid_twin_check_new(t.twin, cg_call_logger);
+		if (r < 0)
+			goto out;
+	}
 
 	cg = cg_new_memory(t.name, &ctrl);
 	if (!cg) {
@@ -326,6 +357,12 @@ MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 		mri_log(cg_call_logger, MR_LOG_ERR, "creating %s: %s", t.path,
 			mr_strerror(r));
 		cg_undo_create(cg, t.path);
+	} else if (t.hybrid) {
+		/* Both or neither: a v1 group without the twin it was
+		 * asked for is removed again. */
+		r = mri_hybrid_twin_create(t.twin, cg_call_logger);
+		if (r < 0)
+			cg_undo_create(cg, t.path);
 	}
 free:
 	cgroup_free(&cg);
@@ -334,18 +371,114 @@ out:
 	return r;
 }
 
+static const char *const cg_memory_only[] = { "memory", NULL };
+
+/* The libcgroup name of the v1 memory group process pid is in, from
+ * /proc/PID/cgroup ("ID:CONTROLLERS:PATH" lines, the path relative to the
+ * cgroup namespace's root as the mount's root field is). Returns 0,
+ * -ESRCH (no such process), -ENOENT (no memory line, or a group outside
+ * the mount's view), or -EIO. */
+static int cg_current_memory_name(pid_t pid, const struct cg_target *t,
+				  char *name, size_t len)
+{
+	char file[64], line[PATH_MAX + 64], *ctl, *p, *save;
+	size_t rlen = strcmp(t->mount_root, "/") == 0 ? 0 :
+						       strlen(t->mount_root);
+	int r = -ENOENT;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		ctl = strchr(line, ':');
+		p = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!p)
+			continue;
+		*p++ = '\0';
+		p[strcspn(p, "\n")] = '\0';
+		for (ctl = strtok_r(ctl + 1, ",", &save); ctl;
+		     ctl = strtok_r(NULL, ",", &save))
+			if (strcmp(ctl, "memory") == 0)
+				break;
+		if (!ctl)
+			continue;
+		if (strncmp(p, t->mount_root, rlen) != 0 ||
+		    (p[rlen] != '/' && p[rlen] != '\0'))
+			break;
+		r = snprintf(name, len, "%s", p[rlen] ? p + rlen : "/") <
+				    (int)len ? 0 : -EIO;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+/* The twin of an attach: the process is in the v1 group already. If the
+ * twin refuses it, the process goes back to the v1 group it came from,
+ * so that a failed call has moved nothing; only if that fails too does
+ * it stay in the v1 group without the twin, which is logged. */
+static int cg_attach_twin(const struct cg_target *t, pid_t pid,
+			  const char *prev)
+{
+	int r, u;
+
+	r = mri_hybrid_twin_attach(t->twin, pid);
+	if (r == 0)
+		return 0;
+	mri_log(cg_call_logger, MR_LOG_ERR,
+		"hybrid PSI: moving pid %d into the twin %s: %s; moving it "
+		"back to the memory group %s", (int)pid, t->twin,
+		mr_strerror(r), prev);
+	u = mri_cgroup_errno(cgroup_change_cgroup_path(prev, pid,
+						       cg_memory_only));
+	if (u < 0)
+		mri_log(cg_call_logger, MR_LOG_ERR,
+			"hybrid PSI: pid %d could not be moved back to %s "
+			"(%s): it is in %s without its twin", (int)pid, prev,
+			mr_strerror(u), t->path);
+	return r;
+}
+
 MR_EXPORT int mr_cgroup_attach(mr_ctx_t *ctx, const char *path, pid_t pid)
 {
-	static const char *const controllers[] = { "memory", NULL };
+	char prev[PATH_MAX];
 	struct cg_target t;
 	int r;
 
 	if (!ctx || !path || pid <= 0)
 		return -EINVAL;
 	r = cg_begin(ctx, path, &t);
-	if (r == 0)
-		r = mri_cgroup_errno(cgroup_change_cgroup_path(t.name, pid,
-							       controllers));
+	if (r < 0)
+		goto out;
+	if (t.hybrid) {
+		/* Nothing is moved unless both groups can take it: the
+		 * twin must exist, and where the process is must be
+		 * known to put it back. */
+		r = mri_hybrid_twin_exists(t.twin);
+		if (r == 0) {
+			mri_log(cg_call_logger, MR_LOG_ERR,
+				"hybrid PSI: %s has no twin %s (groups "
+				"created with the option off have none)",
+				t.path, t.twin);
+			r = -ENOENT;
+		}
+		if (r < 0)
+			goto out;
+		r = cg_current_memory_name(pid, &t, prev, sizeof(prev));
+		if (r < 0) {
+			mri_log(cg_call_logger, MR_LOG_ERR,
+				"hybrid PSI: the memory group of pid %d: %s",
+				(int)pid, mr_strerror(r));
+			goto out;
+		}
+	}
+	r = mri_cgroup_errno(cgroup_change_cgroup_path(t.name, pid,
+						       cg_memory_only));
+	if (r == 0 && t.hybrid)
+		r = cg_attach_twin(&t, pid, prev);
+out:
 	cg_end();
 	return r;
 }
@@ -405,6 +538,7 @@ static int cg_check_empty(const char *path)
 
 MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path)
 {
+	bool twin_removed = false;
 	struct cg_target t;
 	struct cgroup *cg;
 	struct stat st;
@@ -422,10 +556,19 @@ MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path)
 	r = cg_check_empty(t.path);
 	if (r < 0)
 		goto out;
+	/* The twin first: cgroup2's rmdir refuses a populated group
+	 * atomically, and a twin removed before a v1 removal that then
+	 * fails is made again (empty, as it was). */
+	if (t.hybrid) {
+		r = mri_hybrid_twin_remove(t.twin, cg_call_logger);
+		if (r < 0)
+			goto out;
+		twin_removed = r == 1;
+	}
 	cg = cg_new_memory(t.name, NULL);
 	if (!cg) {
 		r = -ENOMEM;
-		goto out;
+		goto restore_twin;
 	}
 	r = mri_cgroup_errno(cgroup_delete_cgroup_ext(cg,
 						      CGFLAG_DELETE_EMPTY_ONLY));
@@ -436,6 +579,12 @@ MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path)
 			"%s is still there after removal", t.path);
 		r = -EBUSY;
 	}
+restore_twin:
+	if (r < 0 && twin_removed &&
+	    mri_hybrid_twin_create(t.twin, cg_call_logger) < 0)
+		mri_log(cg_call_logger, MR_LOG_ERR,
+			"hybrid PSI: %s stays without its twin %s", t.path,
+			t.twin);
 out:
 	cg_end();
 	return r;

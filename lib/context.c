@@ -157,6 +157,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
 	pthread_mutex_init(&ctx->worker_lock, NULL);
+	mri_hybrid_init(&ctx->hybrid);
 	strcpy(ctx->state_dir, dir);
 	ctx->fork_gen = atomic_load(&mri_fork_gen);
 	ctx->next_id = MRI_WAKE_ID + 1;
@@ -170,6 +171,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 			close(ctx->wakefd);
 		if (ctx->epfd >= 0)
 			close(ctx->epfd);
+		mri_hybrid_destroy(&ctx->hybrid);
 		pthread_mutex_destroy(&ctx->worker_lock);
 		pthread_cond_destroy(&ctx->unref);
 		pthread_mutex_destroy(&ctx->lock);
@@ -217,6 +219,7 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 		close(ctx->epfd);
 	if (ctx->wakefd >= 0)
 		close(ctx->wakefd);
+	mri_hybrid_destroy(&ctx->hybrid);
 	pthread_mutex_destroy(&ctx->worker_lock);
 	pthread_cond_destroy(&ctx->unref);
 	pthread_mutex_destroy(&ctx->lock);

@@ -46,6 +46,8 @@ MR_EXPORT const char *mr_strerror(int err)
 		return "the worker does not run";
 	case EEXIST:
 		return "the cgroup already exists";
+	case EREMOTE:
+		return "the cgroup is outside what this process can see";
 	default:
 		break;
 	}

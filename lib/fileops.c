@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -49,6 +50,16 @@ static int real_statfs(const char *path, struct statfs *st)
 	return statfs(path, st) < 0 ? -errno : 0;
 }
 
+static int real_mkdir(const char *path, mode_t mode)
+{
+	return mkdir(path, mode) < 0 ? -errno : 0;
+}
+
+static int real_rmdir(const char *path)
+{
+	return rmdir(path) < 0 ? -errno : 0;
+}
+
 const struct mri_file_ops mri_file_ops_real = {
 	.open = real_open,
 	.openat = real_openat,
@@ -56,6 +67,8 @@ const struct mri_file_ops mri_file_ops_real = {
 	.pwrite = real_pwrite,
 	.close = real_close,
 	.statfs = real_statfs,
+	.mkdir = real_mkdir,
+	.rmdir = real_rmdir,
 };
 
 const struct mri_file_ops *mri_fops = &mri_file_ops_real;

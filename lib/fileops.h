@@ -12,6 +12,7 @@
 #ifndef MR_FILEOPS_H
 #define MR_FILEOPS_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/vfs.h>
 
@@ -22,6 +23,11 @@ struct mri_file_ops {
 	ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
 	int (*close)(int fd);
 	int (*statfs)(const char *path, struct statfs *st);
+	/* Creating and removing a cgroup directory (cgroup2 groups,
+	 * lib/cgtree2.c; the twin of a v1 group, lib/hybrid.c); tables of
+	 * tests that never reach them may leave them NULL. */
+	int (*mkdir)(const char *path, mode_t mode);
+	int (*rmdir)(const char *path);
 };
 
 /* The table in use. Defaults to mri_file_ops_real. */

@@ -10,6 +10,7 @@
 
 #include "group.h"
 #include "path.h"
+#include "psi.h"
 
 static const struct mri_policy default_policy = {
 	.batch_proportional = false,
@@ -113,6 +114,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	env.log = &ctx->log;
 	env.state_dir = ctx->state_dir;
 	env.sim = ctx->sim;
+	env.hybrid = &ctx->hybrid;
 	/* Not on the list yet: a fork() now would give the child copies of
 	 * fds its handler cannot see. */
 	mri_fork_hold();
@@ -254,6 +256,47 @@ MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
 		return r;
 	copy_sized(stat, stat->size, &st, sizeof(st));
 	return 0;
+}
+
+MR_EXPORT int mr_group_read_pressure(mr_group_t *g,
+				     struct mr_pressure *pressure)
+{
+	struct mr_pressure p = { .size = sizeof(p) };
+	int r;
+
+	if (!g || !pressure ||
+	    pressure->size < offsetof(struct mr_pressure, present) +
+			     sizeof(pressure->present))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->read_pressure)
+		return -EOPNOTSUPP;
+	r = g->be->read_pressure(g->priv, &p);
+	if (r < 0)
+		return r;
+	copy_sized(pressure, pressure->size, &p, sizeof(p));
+	return 0;
+}
+
+MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
+					uint64_t stall_ns, uint64_t window_ns)
+{
+	int r;
+
+	if (!g)
+		return -EINVAL;
+	r = mri_psi_trigger_check(kind, stall_ns, window_ns);
+	if (r < 0)
+		return r;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->psi_trigger_open)
+		return -EOPNOTSUPP;
+	return g->be->psi_trigger_open(g->priv, kind, stall_ns / 1000,
+				       window_ns / 1000);
 }
 
 void mri_group_policy(struct mr_group *g, struct mri_policy *out)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
 
@@ -67,6 +68,7 @@ struct mr_ctx {
 	struct mri_logger log;
 	char state_dir[PATH_MAX];
 	struct mr_sim *sim;               /* mr_ctx_set_sim(), or NULL */
+	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
 	pthread_mutex_t lock;             /* groups, next_id, refs */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */

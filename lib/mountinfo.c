@@ -128,7 +128,7 @@ static size_t contains(const char *mp, const char *path)
 	return 0;
 }
 
-enum match { MATCH_PATH, MATCH_MEMORY_V1 };
+enum match { MATCH_PATH, MATCH_MEMORY_V1, MATCH_V2 };
 
 static int find(const char *mountinfo, enum match how, const char *path,
 		struct mri_cgroup_mount *out)
@@ -156,10 +156,11 @@ static int find(const char *mountinfo, enum match how, const char *path,
 		if (r == 0)
 			continue;
 		r = 0;
-		if (how == MATCH_MEMORY_V1) {
+		if (how != MATCH_PATH) {
 			/* A bind mount of a subtree has a root other than
 			 * "/"; the whole hierarchy is preferred. */
-			if (!cur->has_memory ||
+			if ((how == MATCH_MEMORY_V1 && !cur->has_memory) ||
+			    (how == MATCH_V2 && cur->version != 2) ||
 			    (found && strcmp(out->root, "/") == 0))
 				continue;
 			*out = *cur;
@@ -195,4 +196,44 @@ int mri_mount_find_memory_v1(const char *mountinfo,
 			     struct mri_cgroup_mount *out)
 {
 	return find(mountinfo, MATCH_MEMORY_V1, NULL, out);
+}
+
+int mri_mount_each(const char *mountinfo,
+		   int (*fn)(const struct mri_cgroup_mount *m, void *arg),
+		   void *arg)
+{
+	struct mri_cgroup_mount *cur;
+	size_t cap = 0;
+	char *line = NULL;
+	FILE *f;
+	int r = 0;
+
+	cur = malloc(sizeof(*cur));
+	if (!cur)
+		return -ENOMEM;
+	f = fopen(mountinfo, "re");
+	if (!f) {
+		r = -errno;
+		free(cur);
+		return r;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		r = parse_line(line, cur);
+		if (r < 0)
+			break;
+		r = r > 0 ? fn(cur, arg) : 0;
+		if (r != 0)
+			break;
+	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	fclose(f);
+	free(line);
+	free(cur);
+	return r;
+}
+
+int mri_mount_find_v2(const char *mountinfo, struct mri_cgroup_mount *out)
+{
+	return find(mountinfo, MATCH_V2, NULL, out);
 }

@@ -33,4 +33,17 @@ int mri_mount_find(const char *mountinfo, const char *path,
 int mri_mount_find_memory_v1(const char *mountinfo,
 			     struct mri_cgroup_mount *out);
 
+/* Calls fn for each cgroup and cgroup2 mount, in the file's order (a
+ * later mount on one mount point is on top of an earlier one), until fn
+ * returns non-zero, which is then returned. Returns 0, -EIO (a malformed
+ * line), -ENOMEM, or an open errno. */
+int mri_mount_each(const char *mountinfo,
+		   int (*fn)(const struct mri_cgroup_mount *m, void *arg),
+		   void *arg);
+
+/* Finds a cgroup2 mount, the whole hierarchy (root "/") preferred over a
+ * bind mount of a subtree. Returns 0, -ENODEV (none), -EIO, or an open
+ * errno. */
+int mri_mount_find_v2(const char *mountinfo, struct mri_cgroup_mount *out);
+
 #endif /* MR_MOUNTINFO_H */

@@ -35,6 +35,7 @@
 #include "cgroup1.h"
 #include "fileops.h"
 #include "journal.h"
+#include "hybrid.h"
 #include "log.h"
 
 #define MiB (1024ULL * 1024)
@@ -45,6 +46,7 @@ static char tmp[64], grp[128], state[128];
 
 static struct fake {
 	uint64_t usage, limit, anon, inactive_file, active_file, failcnt;
+	uint64_t max_usage, oom_kill;
 	uint64_t dirty, mapped; /* of the file pages */
 	uint64_t hier; /* hierarchical_memory_limit as the file shows it */
 	/* The group vanishes after this many more reads (0: never). */
@@ -90,6 +92,12 @@ static void fake_sync(void)
 	write_file("memory.limit_in_bytes", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.failcnt);
 	write_file("memory.failcnt", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.max_usage);
+	write_file("memory.max_usage_in_bytes", buf);
+	snprintf(buf, sizeof(buf),
+		 "oom_kill_disable 0\nunder_oom 0\noom_kill %" PRIu64 "\n",
+		 fk.oom_kill);
+	write_file("memory.oom_control", buf);
 	snprintf(buf, sizeof(buf),
 		 "cache 0\nrss 0\ninactive_file 0\nactive_file 0\n"
 		 "hierarchical_memory_limit %" PRIu64 "\n"
@@ -1027,6 +1035,38 @@ START_TEST(thresholds)
 }
 END_TEST
 
+/* The kernel signals a threshold's eventfd once more when the group is
+ * removed: a count of 1 with cgroup.event_control gone is the removal
+ * alone, 2 or more a crossing and the removal; both answer -ENOENT, and
+ * with the group there a count is a crossing. */
+START_TEST(threshold_signal_of_removal)
+{
+	static const uint64_t counts[] = { 1, 2 };
+	char ec[PATH_MAX + 32];
+	int efd, cfd, epfd;
+	size_t i;
+
+	ck_assert_int_eq(be_open(), 0);
+	epfd = be->event_fd(priv);
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
+	ck_assert_int_eq(sscanf(fk.ec_writes[0], "%d %d", &efd, &cfd), 2);
+	snprintf(ec, sizeof(ec), "%s/cgroup.event_control", grp);
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		write_file("cgroup.event_control", "");
+		ck_assert_int_eq(write(efd, &counts[i], sizeof(counts[i])),
+				 sizeof(counts[i]));
+		ck_assert_int_eq(be->event_ack(priv), 1);
+		ck_assert_int_eq(write(efd, &counts[i], sizeof(counts[i])),
+				 sizeof(counts[i]));
+		ck_assert_int_eq(unlink(ec), 0);
+		ck_assert_int_eq(be->event_ack(priv), -ENOENT);
+		ck_assert_int_eq(poll_in(epfd), 0);
+	}
+	write_file("cgroup.event_control", "");
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 START_TEST(threshold_write_error)
 {
 	ck_assert_int_eq(be_open(), 0);
@@ -1174,6 +1214,472 @@ START_TEST(one_keeper_per_group)
 }
 END_TEST
 
+/* ------------------------------------------- events, limits, writes */
+
+START_TEST(read_events_failcnt_and_oom_kill)
+{
+	struct mr_events ev;
+
+	fk.failcnt = 12;
+	fk.oom_kill = 3;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	memset(&ev, 0xa5, sizeof(ev));
+	ck_assert_int_eq(be->read_events(priv, false, &ev), 0);
+	ck_assert_uint_eq(ev.size, sizeof(ev));
+	ck_assert_uint_eq(ev.present, (1ULL << MR_EVENT_MAX) |
+				      (1ULL << MR_EVENT_OOM_KILL));
+	ck_assert_uint_eq(ev.max, 12);
+	ck_assert_uint_eq(ev.oom_kill, 3);
+	/* absent, and zeroed rather than left as they were */
+	ck_assert_uint_eq(ev.low, 0);
+	ck_assert_uint_eq(ev.high, 0);
+	ck_assert_uint_eq(ev.oom, 0);
+	ck_assert_uint_eq(ev.oom_group_kill, 0);
+	/* the group's own counters either way */
+	memset(&ev, 0xa5, sizeof(ev));
+	ck_assert_int_eq(be->read_events(priv, true, &ev), 0);
+	ck_assert_uint_eq(ev.max, 12);
+	ck_assert_uint_eq(ev.oom_kill, 3);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(read_events_without_oom_kill_line)
+{
+	struct mr_events ev;
+
+	ck_assert_int_eq(be_open(), 0);
+	/* A kernel before 4.13 */
+	write_file("memory.oom_control", "oom_kill_disable 0\nunder_oom 0\n");
+	ck_assert_int_eq(be->read_events(priv, false, &ev), 0);
+	ck_assert_uint_eq(ev.present, 1ULL << MR_EVENT_MAX);
+	ck_assert_uint_eq(ev.max, 7);
+	ck_assert_uint_eq(ev.oom_kill, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(read_events_errors)
+{
+	struct mr_events ev = { .size = sizeof(ev), .max = 99 };
+
+	ck_assert_int_eq(be_open(), 0);
+	write_file("memory.oom_control",
+		   "oom_kill_disable 0\nunder_oom 0\noom_kill x1\n");
+	ck_assert_int_eq(be->read_events(priv, false, &ev), -EIO);
+	ck_assert_uint_eq(ev.max, 99); /* nothing written on error */
+	ck_assert_ptr_nonnull(strstr(logbuf, "oom_kill is not a number"));
+	write_file("memory.oom_control", "oom_kill 1\n");
+	strcpy(fk.pread_err_file, "memory.oom_control");
+	fk.pread_err = EIO;
+	ck_assert_int_eq(be->read_events(priv, false, &ev), -EIO);
+	strcpy(fk.pread_err_file, "memory.failcnt");
+	ck_assert_int_eq(be->read_events(priv, false, &ev), -EIO);
+	ck_assert_uint_eq(ev.max, 99);
+	fk.pread_err = 0;
+	ck_assert_int_eq(be->read_events(priv, false, &ev), 0);
+	ck_assert_uint_eq(ev.oom_kill, 1);
+	fk.vanished = true;
+	ck_assert_int_eq(be->read_events(priv, false, &ev), -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(parse_oom_kill)
+{
+	uint64_t v = 5;
+
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill(
+		"oom_kill_disable 1\nunder_oom 1\noom_kill 42\n", &v), 1);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill("oom_kill 7", &v), 1);
+	ck_assert_uint_eq(v, 7);
+	v = 5;
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill(
+		"oom_kill_disable 0\nunder_oom 0\n", &v), 0);
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill("", &v), 0);
+	ck_assert_uint_eq(v, 5);
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill("oom_kill \n", &v), -EIO);
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill("oom_kill -1\n", &v),
+			 -EIO);
+	ck_assert_int_eq(mri_cgroup1_parse_oom_kill(
+		"oom_kill 99999999999999999999999\n", &v), -EIO);
+}
+END_TEST
+
+START_TEST(read_limits_peak_and_swap)
+{
+	struct mr_limits l;
+
+	fk.max_usage = 150 * MiB;
+	fake_sync();
+	/* 4 MiB swapped; memory+swap limited to 260 MiB */
+	write_file("memory.memsw.usage_in_bytes", "109051904\n");
+	write_file("memory.memsw.limit_in_bytes", "272629760\n");
+	ck_assert_int_eq(be_open(), 0);
+	memset(&l, 0xa5, sizeof(l));
+	l.size = sizeof(l);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP);
+	ck_assert_uint_eq(l.peak_bytes, 150 * MiB);
+	ck_assert_uint_eq(l.swap_usage_bytes, 4 * MiB);
+	ck_assert_uint_eq(l.swap_limit_bytes, 60 * MiB);
+	ck_assert_uint_eq(l.high_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.own_high_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.low_bytes, 0);
+	ck_assert_uint_eq(l.min_bytes, 0);
+	ck_assert_uint_eq(l.effective_low_bytes, 0);
+	ck_assert_uint_eq(l.effective_min_bytes, 0);
+
+	/* memsw unlimited: swap unlimited; memsw usage read before a
+	 * fall in usage: clamped at 0 */
+	write_file("memory.memsw.limit_in_bytes", "9223372036854771712\n");
+	write_file("memory.memsw.usage_in_bytes", "1048576\n");
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.swap_usage_bytes, 0);
+	/* memsw limit equal to the limit: no swap allowed */
+	write_file("memory.memsw.limit_in_bytes", "209715200\n");
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.swap_limit_bytes, 0);
+
+	strcpy(fk.pread_err_file, "memory.memsw.usage_in_bytes");
+	fk.pread_err = EIO;
+	l.peak_bytes = 1;
+	ck_assert_int_eq(be->read_limits(priv, &l), -EIO);
+	ck_assert_uint_eq(l.peak_bytes, 1);
+	strcpy(fk.pread_err_file, "memory.max_usage_in_bytes");
+	ck_assert_int_eq(be->read_limits(priv, &l), -EIO);
+	ck_assert_uint_eq(l.peak_bytes, 1);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(read_limits_without_swap_accounting)
+{
+	struct mr_limits l;
+
+	fk.max_usage = 120 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	memset(&l, 0xa5, sizeof(l));
+	l.size = sizeof(l);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK);
+	ck_assert_uint_eq(l.peak_bytes, 120 * MiB);
+	ck_assert_uint_eq(l.swap_usage_bytes, 0);
+	ck_assert_uint_eq(l.swap_limit_bytes, 0);
+	ck_assert_uint_eq(l.high_bytes, MR_UNLIMITED);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(open_needs_peak_and_oom_control)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/memory.oom_control", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(be_open(), -ENOENT);
+	fake_sync();
+	snprintf(p, sizeof(p), "%s/memory.max_usage_in_bytes", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(be_open(), -ENOENT);
+}
+END_TEST
+
+START_TEST(write_limit_max)
+{
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 150 * MiB), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 1);
+	ck_assert_str_eq(fk.limit_writes[0], "157286400");
+	ck_assert_uint_eq(file_limit(), 150 * MiB);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, MR_UNLIMITED),
+			 0);
+	ck_assert_str_eq(fk.limit_writes[1], "-1");
+	ck_assert_uint_eq(file_limit(), UNLIMITED_4K);
+	/* below usage with not enough cache: the kernel's EBUSY, the old
+	 * limit kept */
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 40 * MiB),
+			 -EBUSY);
+	ck_assert_uint_eq(file_limit(), UNLIMITED_4K);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(write_limit_other_kinds)
+{
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_HIGH, 150 * MiB),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(be->write_limit(priv, 2, 150 * MiB), -EINVAL);
+	ck_assert_int_eq(be->write_limit(priv, -1, 150 * MiB), -EINVAL);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(be->set_swappiness(priv, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(be->set_swappiness(priv, -1), -EOPNOTSUPP);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A record a dead manager left after the open is settled (its limit put
+ * back) before the new limit is written, so the new limit is not the
+ * record's "original" a later restore would write over. */
+START_TEST(write_limit_settles_dead_managers_record)
+{
+	ck_assert_int_eq(be_open(), 0);
+	fk.limit = 92 * MiB;
+	fake_sync();
+	leave_record(grp, 200 * MiB, 92 * MiB);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 180 * MiB), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 2);
+	ck_assert_str_eq(fk.limit_writes[0], "209715200");
+	ck_assert_str_eq(fk.limit_writes[1], "188743680");
+	ck_assert_uint_eq(file_limit(), 180 * MiB);
+	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_uint_eq(file_limit(), 180 * MiB);
+}
+END_TEST
+
+START_TEST(write_limit_waits_for_steps)
+{
+	int fd;
+
+	ck_assert_int_eq(be_open(), 0);
+	fd = open(grp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 150 * MiB),
+			 -EBUSY);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(flock(fd, LOCK_UN), 0);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 150 * MiB), 0);
+	close(fd);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(write_limit_errors)
+{
+	ck_assert_int_eq(be_open(), 0);
+	fk.limit_write_err[0] = EINVAL; /* memsw limit below it */
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 250 * MiB),
+			 -EINVAL);
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_ptr_nonnull(strstr(logbuf, "writing the limit"));
+	/* EINTR is retried */
+	fk.limit_write_err[1] = EINTR;
+	fk.limit_write_err[2] = EINTR;
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 250 * MiB), 0);
+	ck_assert_uint_eq(file_limit(), 250 * MiB);
+	fk.vanished = true;
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 150 * MiB),
+			 -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* ------------------------------------------------- PSI from the twin */
+
+/* The fake hybrid layout: tmp stands for the v1 memory mount (grp is
+ * tmp/grp), tmp/v2 for the cgroup2 mount; the twin is tmp/v2/grp. */
+static struct mri_hybrid_psi hy;
+static char twin[PATH_MAX];
+
+static void write_twin_pressure(const char *text)
+{
+	char p[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/memory.pressure", twin);
+	f = fopen(p, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int be_open_hybrid(const char *pressure)
+{
+	struct mri_open_env env = { .log = &lg, .state_dir = state,
+				    .hybrid = &hy };
+
+	mri_hybrid_init(&hy);
+	ck_assert_ptr_nonnull(realpath(tmp, hy.v1_mount));
+	ck_assert_uint_lt(strlen(hy.v1_mount), 200);
+	snprintf(hy.v2_mount, sizeof(hy.v2_mount), "%.200s/v2", hy.v1_mount);
+	hy.found = true;
+	atomic_store(&hy.enabled, true);
+	ck_assert_int_eq(mkdir(hy.v2_mount, 0755), 0);
+	snprintf(twin, sizeof(twin), "%.200s/v2/grp", hy.v1_mount);
+	if (pressure) {
+		ck_assert_int_eq(mkdir(twin, 0755), 0);
+		write_twin_pressure(pressure);
+	}
+	return be->open(priv, grp, &env);
+}
+
+#define PRESSURE_618 \
+	"some avg10=12.76 avg60=2.48 avg300=0.52 total=1833797\n" \
+	"full avg10=12.76 avg60=2.48 avg300=0.52 total=1833797\n"
+
+START_TEST(pressure_needs_hybrid)
+{
+	struct mr_pressure p;
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	ck_assert_int_eq(be->psi_trigger_open(priv, MR_PSI_SOME, 100000,
+					      2000000), -EOPNOTSUPP);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(pressure_from_twin)
+{
+	struct mr_pressure p;
+
+	ck_assert_int_eq(be_open_hybrid(PRESSURE_618), 0);
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
+	ck_assert_uint_eq(p.size, sizeof(p));
+	ck_assert_uint_eq(p.present, MR_PRESSURE_SOME | MR_PRESSURE_FULL);
+	ck_assert_uint_eq(p.some.avg10_ppm, 127600);
+	ck_assert_uint_eq(p.full.total_us, 1833797);
+	/* The option turned off while the group is open: no PSI. */
+	atomic_store(&hy.enabled, false);
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	atomic_store(&hy.enabled, true);
+	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(pressure_without_twin)
+{
+	struct mr_pressure p;
+
+	ck_assert_int_eq(be_open_hybrid(NULL), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	ck_assert_int_eq(be->psi_trigger_open(priv, MR_PSI_SOME, 100000,
+					      2000000), -EOPNOTSUPP);
+	/* A twin without memory.pressure (no CONFIG_PSI): no PSI */
+	ck_assert_int_eq(mkdir(twin, 0755), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	ck_assert_int_eq(be->psi_trigger_open(priv, MR_PSI_SOME, 100000,
+					      2000000), -EOPNOTSUPP);
+	/* The twin made later is found. */
+	write_twin_pressure(PRESSURE_618);
+	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
+	ck_assert_uint_eq(p.some.total_us, 1833797);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(pressure_v1_group_gone)
+{
+	struct mr_pressure p;
+
+	ck_assert_int_eq(be_open_hybrid(NULL), 0);
+	fk.vanished = true;
+	ck_assert_int_eq(be->read_pressure(priv, &p), -ENOENT);
+	ck_assert_int_eq(be->psi_trigger_open(priv, MR_PSI_SOME, 100000,
+					      2000000), -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* The twin removed, or removed and made again, under the kept fd: the
+ * kept file answers ENODEV, as kernfs does for a removed node. Here the
+ * removed file is the one of inode stale_ino. */
+static ino_t stale_ino;
+
+static ssize_t twin_pread(int fd, void *buf, size_t len, off_t off)
+{
+	struct stat st;
+
+	if (stale_ino && fstat(fd, &st) == 0 && st.st_ino == stale_ino)
+		return -ENODEV;
+	return h_pread(fd, buf, len, off);
+}
+
+static ino_t twin_pressure_ino(void)
+{
+	char p[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/memory.pressure", twin);
+	ck_assert_int_eq(stat(p, &st), 0);
+	return st.st_ino;
+}
+
+START_TEST(pressure_twin_removed_under_kept_fd)
+{
+	struct mri_file_ops ops = fake_ops;
+	struct mr_pressure p;
+	char path[PATH_MAX + 32];
+
+	ops.pread = twin_pread;
+	mri_file_ops_set(&ops);
+	ck_assert_int_eq(be_open_hybrid(PRESSURE_618), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
+	ck_assert_uint_eq(p.some.total_us, 1833797);
+
+	/* Made again: the stale fd is dropped and the new twin read in the
+	 * same call. */
+	stale_ino = twin_pressure_ino();
+	snprintf(path, sizeof(path), "%s/memory.pressure", twin);
+	ck_assert_int_eq(unlink(path), 0);
+	write_twin_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 "
+			    "total=5\n");
+	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
+	ck_assert_uint_eq(p.some.total_us, 5);
+	ck_assert_uint_eq(p.present, MR_PRESSURE_SOME);
+
+	/* Removed for good while the v1 group lives: no PSI. */
+	stale_ino = twin_pressure_ino();
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(twin), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	ck_assert_int_eq(be->psi_trigger_open(priv, MR_PSI_SOME, 100000,
+					      2000000), -EOPNOTSUPP);
+	/* and both gone: -ENOENT */
+	fk.vanished = true;
+	ck_assert_int_eq(be->read_pressure(priv, &p), -ENOENT);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(pressure_disabled_in_kernel)
+{
+	struct mr_pressure p;
+
+	/* psi=0 leaves an empty file on some kernels */
+	ck_assert_int_eq(be_open_hybrid(""), 0);
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+START_TEST(psi_trigger_on_twin)
+{
+	char path[PATH_MAX + 32];
+	int fd;
+
+	ck_assert_int_eq(be_open_hybrid(""), 0);
+	fd = be->psi_trigger_open(priv, MR_PSI_FULL, 150000, 2000000);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/memory.pressure", twin);
+	ck_assert_str_eq(read_text(path), "full 150000 2000000\n");
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cgroup1-fake");
@@ -1234,7 +1740,35 @@ int main(void)
 	tc = tcase_create("threshold");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, thresholds);
+	tcase_add_test(tc, threshold_signal_of_removal);
 	tcase_add_test(tc, threshold_write_error);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("events-limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, read_events_failcnt_and_oom_kill);
+	tcase_add_test(tc, read_events_without_oom_kill_line);
+	tcase_add_test(tc, read_events_errors);
+	tcase_add_test(tc, parse_oom_kill);
+	tcase_add_test(tc, read_limits_peak_and_swap);
+	tcase_add_test(tc, read_limits_without_swap_accounting);
+	tcase_add_test(tc, open_needs_peak_and_oom_control);
+	tcase_add_test(tc, write_limit_max);
+	tcase_add_test(tc, write_limit_other_kinds);
+	tcase_add_test(tc, write_limit_settles_dead_managers_record);
+	tcase_add_test(tc, write_limit_waits_for_steps);
+	tcase_add_test(tc, write_limit_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pressure");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, pressure_needs_hybrid);
+	tcase_add_test(tc, pressure_from_twin);
+	tcase_add_test(tc, pressure_without_twin);
+	tcase_add_test(tc, pressure_v1_group_gone);
+	tcase_add_test(tc, pressure_twin_removed_under_kept_fd);
+	tcase_add_test(tc, pressure_disabled_in_kernel);
+	tcase_add_test(tc, psi_trigger_on_twin);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

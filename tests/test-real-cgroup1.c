@@ -83,6 +83,23 @@ static uint64_t read_u64_file(const char *dir, const char *name)
 	return v;
 }
 
+/* The whole of dir/name, as text. */
+static const char *read_text(const char *dir, const char *name)
+{
+	static char buf[4096];
+	char path[PATH_MAX];
+	size_t n;
+	FILE *f;
+
+	fmt(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
 static void write_file(const char *dir, const char *name, const char *val)
 {
 	char path[PATH_MAX];
@@ -1349,6 +1366,152 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 }
 END_TEST
 
+/* A process the test started and moved into a group it created finds
+ * that group as its own: mr_group_open_self() in the library, then
+ * memreclaimd --self, which names it in its start record. */
+START_TEST(open_self_in_created_group)
+{
+	const char *top = getenv("top_builddir");
+	char prog[PATH_MAX], out[8192];
+	int go[2], res[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	new_group(64 * MiB);
+	fmt(prog, sizeof(prog), "%s/examples/memreclaimd",
+	    top && *top ? top : ".");
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		mr_ctx_t *c2;
+		mr_group_t *g;
+
+		close(go[1]);
+		close(res[0]);
+		if (read(go[0], &c, 1) != 1 || mr_ctx_new(&c2) < 0)
+			_exit(2);
+		if (mr_group_open_self(c2, &g) < 0)
+			_exit(3);
+		if (dprintf(res[1], "api %s\n", mr_group_path(g)) < 0)
+			_exit(4);
+		mr_group_close(g);
+		mr_ctx_free(c2);
+		if (dup2(res[1], STDOUT_FILENO) < 0 ||
+		    dup2(res[1], STDERR_FILENO) < 0)
+			_exit(5);
+		execl(prog, prog, "--self", "--margin", "4M", "--duration",
+		      "1", (char *)NULL);
+		_exit(6);
+	}
+	close(go[0]);
+	close(res[1]);
+	ck_assert_int_eq(mr_cgroup_attach(ctx, group, pid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	while (len < sizeof(out) - 1 &&
+	       (n = read(res[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(res[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %#x, output:\n%s", status, out);
+	ck_assert_msg(strncmp(out, "api ", 4) == 0 &&
+		      strncmp(out + 4, group, strlen(group)) == 0 &&
+		      out[4 + strlen(group)] == '\n',
+		      "mr_group_open_self found another group:\n%s", out);
+	ck_assert_msg(strstr(out, " start: ") && strstr(out, " final: "),
+		      "memreclaimd --self did not run:\n%s", out);
+	ck_assert_msg(strstr(out, group) != NULL, "%s", out);
+}
+END_TEST
+
+/* examples/selfmanage, started by the test in a group it created whose
+ * limit is below the pool the program may grow to (anonymous memory,
+ * no swap): it finds the group as its own, prints it with its binding
+ * limit, and shrinks its pool when the library reports pressure, before
+ * the kernel's OOM killer would act. */
+START_TEST(selfmanage_shrinks_before_oom)
+{
+	const char *top = getenv("top_builddir");
+	char prog[PATH_MAX], file[PATH_MAX], out[65536], want[PATH_MAX + 64];
+	int go[2], res[2], status;
+	uint64_t end;
+	size_t len = 0;
+	bool pressured = false, stopped = false;
+	struct pollfd pfd;
+	ssize_t n;
+	pid_t pid;
+	char c, *p;
+
+	new_group(96 * MiB);
+	fmt(prog, sizeof(prog), "%s/examples/selfmanage",
+	    top && *top ? top : ".");
+	fmt(file, sizeof(file), "%s/memreclaim-test-%d.pool", data_dir,
+	    (int)getpid());
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(go[1]);
+		close(res[0]);
+		if (read(go[0], &c, 1) != 1 || dup2(res[1], STDOUT_FILENO) < 0 ||
+		    dup2(res[1], STDERR_FILENO) < 0)
+			_exit(2);
+		execl(prog, prog, "--file", file, "--file-size", "160M",
+		      "--pool", "128M", "--margin", "8M", "--duration", "60",
+		      (char *)NULL);
+		_exit(3);
+	}
+	close(go[0]);
+	close(res[1]);
+	ck_assert_int_eq(mr_cgroup_attach(ctx, group, pid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	end = mono_ms() + 50000;
+	while (len < sizeof(out) - 1 && mono_ms() < end) {
+		pfd = (struct pollfd){ .fd = res[0], .events = POLLIN };
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(res[0], out + len, sizeof(out) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		out[len] = '\0';
+		p = strstr(out, "pressure events ");
+		while (p && !pressured) {
+			pressured = strtoul(p + 16, NULL, 10) > 0;
+			p = strstr(p + 16, "pressure events ");
+		}
+		if (pressured && !stopped) {
+			ck_assert_int_eq(kill(pid, SIGTERM), 0);
+			stopped = true;
+		}
+	}
+	if (!stopped)
+		kill(pid, SIGKILL);
+	close(res[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	unlink(file);
+	fprintf(stderr, "selfmanage output:\n%s", out);
+	ck_assert_msg(pressured, "no pressure reported before the deadline");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "selfmanage wait status %#x", status);
+	fmt(want, sizeof(want), "backend cgroup1, group %s\n", group);
+	ck_assert_msg(strstr(out, want), "group not found as its own");
+	ck_assert_ptr_nonnull(strstr(out, "binding limit 100663296 bytes, "
+				       "set by the group itself"));
+	ck_assert_ptr_nonnull(strstr(out, "selfmanage: done: "));
+	ck_assert_ptr_nonnull(strstr(read_text(group, "memory.oom_control"),
+				     "oom_kill 0"));
+}
+END_TEST
+
 /* Another manager holds the group in a long step (the test pause) while
  * memreclaimd reads its statistics: the read answers -EBUSY, and
  * memreclaimd skips that record and goes on instead of exiting. */
@@ -1549,6 +1712,8 @@ int main(void)
 	tcase_add_test(tc, worker_leaves_unreachable_margin_alone);
 	tcase_add_test(tc, worker_forgets_removed_group);
 	tcase_add_test(tc, daemon_clean_stop_on_hup_quit_and_closed_pipe);
+	tcase_add_test(tc, open_self_in_created_group);
+	tcase_add_test(tc, selfmanage_shrinks_before_oom);
 	tcase_add_test(tc, daemon_retries_busy_statistics);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Every registered reference scenario, through the public API: inside its
- * band with its default costs and seed 1 (but for the known gaps below,
- * pinned to the figure they concern), the same output twice for one seed,
- * and S1 inside its band with today's costs too.
+ * band with its default costs and seed 1, the same output twice for one
+ * seed, and S1 inside its band with today's costs too.
  */
 #include "config.h"
 
@@ -52,81 +51,24 @@ static void free_figures(struct figures *fs)
 	memset(fs, 0, sizeof(*fs));
 }
 
-/* Figures the model does not reproduce yet, by scenario and cost set. The
- * band line that names the figure is OUT and every other line ok; each gap
- * is explained in docs/simulator.md ("Known gaps"). When the model closes
- * one, this test fails until its entry goes. */
-static const struct gap {
-	const char *scenario, *costs, *figure;
-} gaps[] = {
-	{ "S1", "2011", "p99" },
-};
-
-static const struct gap *find_gap(const char *name, const char *costs)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++) {
-		if (strcmp(gaps[i].scenario, name) == 0 &&
-		    strcmp(gaps[i].costs, costs) == 0)
-			return &gaps[i];
-	}
-	return NULL;
-}
-
-/* Asserts that the band check's OUT lines are exactly those naming the
- * gap's figure, and that there is one. */
-static void assert_only_gap(const char *table, const struct gap *gap)
-{
-	const char *line = table, *end;
-	unsigned outs = 0;
-	char buf[512];
-	size_t len;
-
-	for (; *line; line = *end ? end + 1 : end) {
-		end = strchr(line, '\n');
-		if (!end)
-			end = line + strlen(line);
-		len = (size_t)(end - line) < sizeof(buf) - 1 ?
-		      (size_t)(end - line) : sizeof(buf) - 1;
-		memcpy(buf, line, len);
-		buf[len] = '\0';
-		if (strncmp(buf, "  OUT", 5) != 0)
-			continue;
-		outs++;
-		ck_assert_msg(strstr(buf, gap->figure),
-			      "%s: a band line other than %s's is OUT: %s",
-			      gap->scenario, gap->figure, buf);
-	}
-	ck_assert_msg(outs > 0, "%s (costs %s): %s is inside its band now: "
-		      "remove the gap", gap->scenario, gap->costs,
-		      gap->figure);
-}
-
-/* Runs name with costs and seed 1, and asserts it lands inside its band,
- * but for a known gap; the table goes to the test log when it does not. */
+/* Runs name with costs and seed 1, and asserts it lands inside its band;
+ * the table goes to the test log when it does not. */
 static char *run_inside(const char *name, const char *costs,
 			struct figures *fs)
 {
 	const char *c = costs ? costs : mr_sim_scenario_costs(name);
-	const struct gap *gap = find_gap(name, c);
 	char *table = NULL;
 	int verdict = -1;
 
 	ck_assert_int_eq(mr_sim_run_scenario(name, 1, costs, add_figure, fs,
 					     &table, &verdict), 0);
 	ck_assert_ptr_nonnull(table);
-	if (verdict != (gap ? MR_SIM_OUTSIDE : MR_SIM_INSIDE))
+	if (verdict != MR_SIM_INSIDE)
 		fprintf(stderr, "%s with costs %s, seed 1:\n%s\n", name, c,
 			table);
-	if (gap) {
-		ck_assert_int_eq(verdict, MR_SIM_OUTSIDE);
-		assert_only_gap(table, gap);
-	} else {
-		ck_assert_msg(verdict == MR_SIM_INSIDE,
-			      "%s (costs %s) outside its band, verdict %d",
-			      name, c, verdict);
-	}
+	ck_assert_msg(verdict == MR_SIM_INSIDE,
+		      "%s (costs %s) outside its band, verdict %d", name, c,
+		      verdict);
 	ck_assert_uint_gt(fs->n, 0);
 	return table;
 }

@@ -221,7 +221,8 @@ static void close_files(struct mri_cgroup1 *cg)
 {
 	int *fds[] = {
 		&cg->usage_fd, &cg->limit_fd, &cg->stat_fd, &cg->failcnt_fd,
-		&cg->event_control_fd,
+		&cg->max_usage_fd, &cg->oom_control_fd, &cg->memsw_usage_fd,
+		&cg->memsw_limit_fd, &cg->event_control_fd,
 	};
 	size_t i;
 
@@ -244,12 +245,21 @@ static int open_files(struct mri_cgroup1 *cg)
 		const char *name;
 		int flags;
 		int *fd;
+		bool optional; /* absent on some kernels: fd stays -1 */
 	} files[] = {
-		{ "memory.usage_in_bytes", O_RDONLY, &cg->usage_fd },
-		{ MRI_CGROUP1_LIMIT_FILE, O_RDWR, &cg->limit_fd },
-		{ "memory.stat", O_RDONLY, &cg->stat_fd },
-		{ "memory.failcnt", O_RDONLY, &cg->failcnt_fd },
-		{ "cgroup.event_control", O_WRONLY, &cg->event_control_fd },
+		{ "memory.usage_in_bytes", O_RDONLY, &cg->usage_fd, false },
+		{ MRI_CGROUP1_LIMIT_FILE, O_RDWR, &cg->limit_fd, false },
+		{ "memory.stat", O_RDONLY, &cg->stat_fd, false },
+		{ "memory.failcnt", O_RDONLY, &cg->failcnt_fd, false },
+		{ "memory.max_usage_in_bytes", O_RDONLY, &cg->max_usage_fd,
+		  false },
+		{ "memory.oom_control", O_RDONLY, &cg->oom_control_fd, false },
+		{ "memory.memsw.usage_in_bytes", O_RDONLY,
+		  &cg->memsw_usage_fd, true },
+		{ "memory.memsw.limit_in_bytes", O_RDONLY,
+		  &cg->memsw_limit_fd, true },
+		{ "cgroup.event_control", O_WRONLY, &cg->event_control_fd,
+		  false },
 	};
 	int dirfd, r = 0;
 	size_t i;
@@ -260,6 +270,10 @@ static int open_files(struct mri_cgroup1 *cg)
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		r = mri_fops->openat(dirfd, files[i].name,
 				     files[i].flags | O_CLOEXEC, 0);
+		if (r == -ENOENT && files[i].optional) {
+			r = 0;
+			continue;
+		}
 		if (r < 0) {
 			mri_log(cg->log, MR_LOG_ERR,
 				"cgroup1: cannot open %s/%s: %s", cg->path,
@@ -329,12 +343,15 @@ static int cg1_open(void *priv, const char *path,
 	int r;
 
 	cg->usage_fd = cg->limit_fd = cg->stat_fd = cg->failcnt_fd = -1;
+	cg->max_usage_fd = cg->oom_control_fd = -1;
+	cg->memsw_usage_fd = cg->memsw_limit_fd = -1;
 	cg->event_control_fd = cg->epoll_fd = cg->eventfd = -1;
 	cg->journal.dir_fd = -1;
 	cg->log = env->log;
 	if (strlen(path) >= sizeof(cg->path))
 		return -EINVAL;
 	strcpy(cg->path, path);
+	mri_cgroup1_twin_init(cg, env->hybrid);
 	ps = sysconf(_SC_PAGESIZE);
 	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
 
@@ -353,6 +370,7 @@ static int cg1_open(void *priv, const char *path,
 		r = mri_cgroup1_gone(-errno);
 		goto fail;
 	}
+	strcpy(cg->real_path, real);
 	r = hierarchy_root(real, root, sizeof(root));
 	if (r < 0)
 		goto fail;
@@ -368,6 +386,7 @@ static int cg1_open(void *priv, const char *path,
 	return 0;
 fail:
 	close_fds(cg);
+	mri_cgroup1_twin_fini(cg);
 	return r;
 }
 
@@ -390,6 +409,7 @@ static int cg1_close(void *priv)
 	}
 	mri_journal_close(&cg->journal);
 	close_fds(cg);
+	mri_cgroup1_twin_fini(cg);
 	return r;
 }
 
@@ -401,22 +421,49 @@ static int cg1_read_usage(void *priv, uint64_t *usage_bytes)
 			usage_bytes);
 }
 
+/* Swap from the memsw ("memory+swap") counters, read beside usage and
+ * limit: swap charged is memsw usage - usage, the swap allowed memsw
+ * limit - limit (Documentation/admin-guide/cgroup-v1/memory.rst, 2.4 and
+ * 2.5), clamped at 0 (the two files are read at different instants). */
+static void swap_from_memsw(struct mr_limits *l, uint64_t memsw_usage,
+			    uint64_t memsw_limit_raw)
+{
+	uint64_t memsw_limit = mri_cgroup1_limit_value(memsw_limit_raw);
+
+	l->swap_usage_bytes = memsw_usage > l->usage_bytes ?
+			      memsw_usage - l->usage_bytes : 0;
+	if (memsw_limit == MR_UNLIMITED)
+		l->swap_limit_bytes = MR_UNLIMITED;
+	else
+		l->swap_limit_bytes = memsw_limit > l->own_limit_bytes ?
+				      memsw_limit - l->own_limit_bytes : 0;
+	l->present |= MR_LIMITS_HAS_SWAP;
+}
+
 static int cg1_read_limits(void *priv, struct mr_limits *out)
 {
 	struct mri_cgroup1 *cg = priv;
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat ms;
-	uint64_t raw, hier;
+	uint64_t raw, hier, memsw_usage = 0, memsw_raw = 0;
+	bool memsw = cg->memsw_usage_fd >= 0 && cg->memsw_limit_fd >= 0;
 	int r;
 
 	r = mri_journal_reads_begin(&cg->journal);
 	if (r < 0)
 		return r;
-	/* Usage after the wait for steps, so that it is fresh. */
+	/* Usage after the wait for steps, so that it is fresh; memsw usage
+	 * right after it. */
 	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
 		     &l.usage_bytes);
+	if (r == 0 && memsw)
+		r = read_u64(cg, cg->memsw_usage_fd,
+			     "memory.memsw.usage_in_bytes", &memsw_usage);
 	if (r == 0)
 		r = read_limit_raw(cg, &raw);
+	if (r == 0 && memsw)
+		r = read_u64(cg, cg->memsw_limit_fd,
+			     "memory.memsw.limit_in_bytes", &memsw_raw);
 	if (r == 0)
 		r = mri_cgroup1_read_stat(cg, &ms, &hier);
 	mri_journal_reads_end(&cg->journal);
@@ -425,6 +472,13 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	r = read_u64(cg, cg->failcnt_fd, "memory.failcnt", &l.limit_hits);
 	if (r < 0)
 		return r;
+	r = read_u64(cg, cg->max_usage_fd, "memory.max_usage_in_bytes",
+		     &l.peak_bytes);
+	if (r < 0)
+		return r;
+	l.present = MR_LIMITS_HAS_PEAK;
+	/* v1 has no memory.high, low or min: absent. */
+	l.high_bytes = l.own_high_bytes = MR_UNLIMITED;
 	/* hierarchical_memory_limit is the smallest limit on the path to
 	 * the root, the group's own included (mm/memcontrol-v1.c,
 	 * memcg1_stat_format()); the min guards a file read between two
@@ -433,8 +487,119 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	l.limit_bytes = min_u64(l.own_limit_bytes, hier);
 	if (l.limit_bytes < l.own_limit_bytes)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
+	if (memsw)
+		swap_from_memsw(&l, memsw_usage, memsw_raw);
 	*out = l;
 	return 0;
+}
+
+int mri_cgroup1_parse_oom_kill(const char *buf, uint64_t *oom_kill)
+{
+	static const char key[] = "oom_kill ";
+	const char *p = buf;
+	char num[24];
+	size_t len;
+
+	for (; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		if (strncmp(p, key, sizeof(key) - 1) != 0)
+			continue;
+		p += sizeof(key) - 1;
+		len = strcspn(p, "\n");
+		if (len >= sizeof(num))
+			return -EIO;
+		memcpy(num, p, len);
+		num[len] = '\0';
+		return mri_parse_u64(num, oom_kill) < 0 ? -EIO : 1;
+	}
+	return 0;
+}
+
+/*
+ * v1 has no memory.events: `max` is memory.failcnt (charges that met
+ * this group's limit, mm/page_counter.c, page_counter_try_charge()) and
+ * `oom_kill` the oom_kill line of memory.oom_control (Linux 4.13,
+ * mm/memcontrol-v1.c, mem_cgroup_oom_control_read()); v1 counts both on
+ * the group alone (memcg_memory_event() stops at the group when memory is
+ * not on the default hierarchy), so `local` changes nothing. The other
+ * counters have no v1 source and are absent.
+ */
+static int cg1_read_events(void *priv, bool local, struct mr_events *out)
+{
+	struct mri_cgroup1 *cg = priv;
+	struct mr_events ev = { .size = sizeof(ev) };
+	char buf[256];
+	ssize_t n;
+	int r;
+
+	(void)local;
+	r = read_u64(cg, cg->failcnt_fd, "memory.failcnt", &ev.max);
+	if (r < 0)
+		return r;
+	ev.present = 1ULL << MR_EVENT_MAX;
+	n = mri_read_fd(cg->oom_control_fd, buf, sizeof(buf));
+	if (n < 0)
+		return mri_cgroup1_gone((int)n);
+	r = mri_cgroup1_parse_oom_kill(buf, &ev.oom_kill);
+	if (r < 0) {
+		mri_log(cg->log, MR_LOG_ERR,
+			"cgroup1: %s/memory.oom_control: oom_kill is not a "
+			"number", cg->path);
+		return r;
+	}
+	if (r == 1)
+		ev.present |= 1ULL << MR_EVENT_OOM_KILL;
+	*out = ev;
+	return 0;
+}
+
+/*
+ * One write of memory.limit_in_bytes, under the group's step lock and
+ * after settling a record a dead manager left (as every step does), so it
+ * never races a step of another manager nor is undone by that step's
+ * restore: restore() leaves a limit that is neither the step's original
+ * nor its lowered value alone. The kernel reclaims down to the new limit
+ * or refuses with EBUSY leaving the old one (mem_cgroup_resize_max());
+ * EINVAL when memory.memsw.limit_in_bytes is below it. v1 has no high.
+ */
+static int cg1_write_limit(void *priv, int which, uint64_t bytes)
+{
+	struct mri_cgroup1 *cg = priv;
+	sigset_t all, old;
+	int r;
+
+	if (which == MRI_LIMIT_HIGH)
+		return -EOPNOTSUPP;
+	if (which != MRI_LIMIT_MAX)
+		return -EINVAL;
+	/* As in a step: a settle's restore must not meet EINTR. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = mri_journal_lock(&cg->journal);
+	if (r < 0)
+		goto out;
+	r = settle(cg);
+	if (r == 0) {
+		cg->restore_failed = false;
+		r = write_limit(cg, bytes);
+	}
+	mri_journal_unlock(&cg->journal);
+	if (r < 0 && r != -ENOENT)
+		mri_log(cg->log, MR_LOG_ERR,
+			"cgroup1: %s: writing the limit %" PRIu64 ": %s",
+			cg->path, bytes, mr_strerror(r));
+out:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* v1 reclaim lowers the limit for a moment (cg1_reclaim()): there is no
+ * per-call argument to pass. memory.swappiness exists, but it is the
+ * group's setting for every reclaim, the administrator's, not a call's. */
+static int cg1_set_swappiness(void *priv, int swappiness)
+{
+	(void)priv;
+	(void)swappiness;
+	return -EOPNOTSUPP;
 }
 
 /* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
@@ -463,6 +628,7 @@ static void cg1_forget(void *priv)
 
 	mri_journal_forget(&cg->journal);
 	mri_cgroup1_threshold_forget(cg);
+	mri_cgroup1_twin_forget(cg);
 	close_files(cg);
 }
 
@@ -606,4 +772,9 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.set_usage_threshold = mri_cgroup1_set_usage_threshold,
 	.event_fd = mri_cgroup1_event_fd,
 	.event_ack = mri_cgroup1_event_ack,
+	.read_events = cg1_read_events,
+	.read_pressure = mri_cgroup1_read_pressure,
+	.psi_trigger_open = mri_cgroup1_psi_trigger_open,
+	.write_limit = cg1_write_limit,
+	.set_swappiness = cg1_set_swappiness,
 };

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hybrid.h"
 #include "journal.h"
 #include "log.h"
 #include "memreclaim.h"
@@ -32,6 +33,12 @@ struct mri_cgroup1 {
 	int limit_fd;            /* memory.limit_in_bytes, O_RDWR */
 	int stat_fd;             /* memory.stat, O_RDONLY */
 	int failcnt_fd;          /* memory.failcnt, O_RDONLY */
+	int max_usage_fd;        /* memory.max_usage_in_bytes, O_RDONLY */
+	int oom_control_fd;      /* memory.oom_control, O_RDONLY */
+	/* memory.memsw.{usage,limit}_in_bytes, O_RDONLY; -1 on kernels
+	 * without swap accounting (CONFIG_MEMCG_SWAP, swapaccount=0). */
+	int memsw_usage_fd;
+	int memsw_limit_fd;
 	int event_control_fd;    /* cgroup.event_control, O_WRONLY */
 	int epoll_fd;            /* the stable event fd; holds eventfd */
 	int eventfd;             /* the armed threshold's eventfd, or -1 */
@@ -40,6 +47,13 @@ struct mri_cgroup1 {
 	 * no reader, in this process or another, reports a step's
 	 * transient limit (mr_group_set_margin() checks against it). */
 	struct mri_journal journal;
+	/* Hybrid PSI (pressure.c): the context's switch, the group's
+	 * symlink-free path its twin is named after, and the twin's
+	 * memory.pressure, opened on first use and kept (-1: not open). */
+	const struct mri_hybrid_psi *hybrid;
+	char real_path[PATH_MAX];
+	pthread_mutex_t twin_lock;
+	int twin_pressure_fd;
 };
 
 /* Maps a value read from memory.limit_in_bytes (or
@@ -78,5 +92,22 @@ void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
 int mri_cgroup1_event_fd(void *priv);
 int mri_cgroup1_event_ack(void *priv);
+
+/* PSI of the group's cgroup2 twin (pressure.c): read_pressure and
+ * psi_trigger_open of struct mri_backend; -EOPNOTSUPP while the ctx has
+ * hybrid PSI off or the twin does not exist. init before the first use,
+ * fini at close, forget in a child after fork() (closes only). */
+void mri_cgroup1_twin_init(struct mri_cgroup1 *cg,
+			   const struct mri_hybrid_psi *hybrid);
+void mri_cgroup1_twin_fini(struct mri_cgroup1 *cg);
+void mri_cgroup1_twin_forget(struct mri_cgroup1 *cg);
+int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out);
+int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
+				 uint64_t window_us);
+
+/* Parses memory.oom_control: *oom_kill from its "oom_kill" line (Linux
+ * 4.13). Returns 1 with *oom_kill set, 0 when the line is absent (an
+ * older kernel), -EIO for a malformed value. */
+int mri_cgroup1_parse_oom_kill(const char *buf, uint64_t *oom_kill);
 
 #endif /* MR_CGROUP1_H */

@@ -17,6 +17,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -108,6 +111,22 @@ int mri_cgroup1_event_fd(void *priv)
 	return cg->epoll_fd;
 }
 
+/* Whether the group's cgroup.event_control is still there: O_PATH needs
+ * no permission on the file and touches nothing. */
+static bool still_there(struct mri_cgroup1 *cg)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.event_control",
+		     cg->path) >= (int)sizeof(path))
+		return true;
+	fd = mri_fops->open(path, O_PATH | O_CLOEXEC, 0);
+	if (fd >= 0)
+		mri_fops->close(fd);
+	return fd != -ENOENT;
+}
+
 int mri_cgroup1_event_ack(void *priv)
 {
 	struct mri_cgroup1 *cg = priv;
@@ -119,5 +138,16 @@ int mri_cgroup1_event_ack(void *priv)
 		return 0;
 	if (read(cg->eventfd, &count, sizeof(count)) < 0)
 		return errno == EAGAIN ? 0 : -errno;
+	/* The kernel signals each registered eventfd once when the group
+	 * goes (mm/memcontrol-v1.c, memcg_event_remove() through
+	 * eventfd_signal()): a count of 1 with the group gone is that
+	 * signal alone; 2 or more, a crossing came before it. Either way
+	 * nothing is left to serve. */
+	if (!still_there(cg)) {
+		mri_log(cg->log, MR_LOG_DEBUG, "cgroup1: %s: removed%s",
+			cg->path, count > 1 ? " (after a threshold crossing)"
+					    : "");
+		return -ENOENT;
+	}
 	return 1;
 }

@@ -52,7 +52,16 @@ static void move(struct sim_machine *m, uint32_t pfn, int lru)
 }
 
 /* shrink_active_list(): pages leave the active list for the inactive one
- * (referenced or not, as since 2.6.28 for anon and unmapped file). */
+ * (referenced or not, as since 2.6.28 for anon and unmapped file). An
+ * anonymous page's referenced bit stands for its page table's accessed
+ * bits, which page_referenced() tests and clears on the way. A file
+ * page's PG_referenced, set by mark_page_accessed() on a read while the
+ * page was active, is left alone (page_referenced() looked at it only for
+ * the pages of mapped files before 2.6.34, and not at all since
+ * 645747462435, which moved it to page_check_references()): a page
+ * deactivated while still in use goes back to the active list at its
+ * next read, as recently deactivated but used pages are meant to be
+ * "quickly recovered" (page_check_references()). */
 static void shrink_active(struct sim_machine *m, struct sim_memcg *g,
 			  bool file, uint64_t nr, struct scan_control *sc)
 {
@@ -60,7 +69,8 @@ static void shrink_active(struct sim_machine *m, struct sim_memcg *g,
 	uint32_t pfn;
 
 	while (nr-- && (pfn = g->lru_tail[from]) != SIM_NOPAGE) {
-		m->pages[pfn].flags &= ~PG_REFERENCED;
+		if (!file)
+			m->pages[pfn].flags &= ~PG_REFERENCED;
 		move(m, pfn, from - 1);
 		sim_memcg_count(g, SIM_PGDEACTIVATE, 1);
 		sc->moved++;

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PSI of a v1 memory group, read from its cgroup2 twin on hybrid hosts
+ * (lib/hybrid.c explains the twin; mr_ctx_set_hybrid_psi() turns it on).
+ * cgroup v1 has no memory.pressure of its own (memory.pressure_level is
+ * another, deprecated, interface).
+ *
+ * The twin's memory.pressure is opened on first use and kept: a pread at
+ * offset 0 per read, as for the v1 files. The switch is read at each
+ * call, since the context may turn it on or off while the group is open.
+ * A twin that is missing, or removed under a kept fd, is "no PSI"
+ * (-EOPNOTSUPP) while the v1 group itself lives; -ENOENT only when the
+ * v1 group is gone.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+
+#include "cgroup1.h"
+#include "fileops.h"
+#include "psi.h"
+
+void mri_cgroup1_twin_init(struct mri_cgroup1 *cg,
+			   const struct mri_hybrid_psi *hybrid)
+{
+	cg->hybrid = hybrid;
+	cg->twin_pressure_fd = -1;
+	pthread_mutex_init(&cg->twin_lock, NULL);
+}
+
+void mri_cgroup1_twin_forget(struct mri_cgroup1 *cg)
+{
+	if (cg->twin_pressure_fd >= 0)
+		mri_fops->close(cg->twin_pressure_fd);
+	cg->twin_pressure_fd = -1;
+}
+
+void mri_cgroup1_twin_fini(struct mri_cgroup1 *cg)
+{
+	mri_cgroup1_twin_forget(cg);
+	pthread_mutex_destroy(&cg->twin_lock);
+}
+
+/* The answer when the twin cannot be reached: -ENOENT if the v1 group is
+ * gone (its kept usage fd fails with ENODEV), else -EOPNOTSUPP. */
+static int no_twin(struct mri_cgroup1 *cg)
+{
+	char buf[32];
+	ssize_t n = mri_read_fd(cg->usage_fd, buf, sizeof(buf));
+
+	return mri_cgroup1_gone(n < 0 ? (int)n : 0) == -ENOENT ? -ENOENT :
+								 -EOPNOTSUPP;
+}
+
+/* Opens the twin directory: the fd, or what no_twin() answers. */
+static int open_twin_dir(struct mri_cgroup1 *cg)
+{
+	char twin[PATH_MAX];
+	int r;
+
+	r = mri_hybrid_twin_path(cg->hybrid, cg->real_path, twin,
+				 sizeof(twin));
+	if (r == -ENODEV || r == -ENAMETOOLONG) {
+		mri_log(cg->log, MR_LOG_DEBUG, "cgroup1: %s has no twin: %s",
+			cg->path, mr_strerror(r));
+		return -EOPNOTSUPP;
+	}
+	if (r < 0)
+		return r;
+	r = mri_fops->open(twin, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (r == -ENOENT || r == -ENODEV)
+		return no_twin(cg);
+	return r;
+}
+
+/* Under twin_lock: the kept fd of the twin's memory.pressure. */
+static int twin_pressure_fd(struct mri_cgroup1 *cg)
+{
+	int dirfd, fd;
+
+	if (cg->twin_pressure_fd >= 0)
+		return cg->twin_pressure_fd;
+	dirfd = open_twin_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	fd = mri_fops->openat(dirfd, "memory.pressure", O_RDONLY | O_CLOEXEC,
+			      0);
+	mri_fops->close(dirfd);
+	/* A cgroup2 group without memory.pressure: a kernel without
+	 * CONFIG_PSI (kernel/cgroup/cgroup.c adds the file with PSI). */
+	if (fd == -ENOENT)
+		return -EOPNOTSUPP;
+	if (fd == -ENODEV)
+		return no_twin(cg);
+	if (fd >= 0)
+		cg->twin_pressure_fd = fd;
+	return fd;
+}
+
+int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
+{
+	struct mri_cgroup1 *cg = priv;
+	int attempt, fd, r = -EOPNOTSUPP;
+
+	if (!mri_hybrid_enabled(cg->hybrid))
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&cg->twin_lock);
+	/* A kept fd of a twin removed since (and perhaps made again) fails
+	 * with ENODEV: it is dropped and the twin looked up once more. */
+	for (attempt = 0; attempt < 2; attempt++) {
+		fd = twin_pressure_fd(cg);
+		if (fd < 0) {
+			r = fd;
+			break;
+		}
+		r = mri_psi_read(fd, out);
+		if (r != -ENOENT)
+			break;
+		mri_cgroup1_twin_forget(cg);
+		r = no_twin(cg);
+		if (r == -ENOENT)
+			break;
+	}
+	pthread_mutex_unlock(&cg->twin_lock);
+	return r;
+}
+
+int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
+				 uint64_t window_us)
+{
+	struct mri_cgroup1 *cg = priv;
+	int dirfd, r;
+
+	if (!mri_hybrid_enabled(cg->hybrid))
+		return -EOPNOTSUPP;
+	dirfd = open_twin_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_psi_trigger_open(dirfd, "memory.pressure", kind, stall_us,
+				 window_us);
+	mri_fops->close(dirfd);
+	if (r == -ENOENT)
+		r = no_twin(cg);
+	if (r < 0 && r != -EOPNOTSUPP)
+		mri_log(cg->log, MR_LOG_ERR,
+			"cgroup1: %s: arming a PSI trigger on its twin: %s",
+			cg->path, mr_strerror(r));
+	return r;
+}
