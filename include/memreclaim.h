@@ -463,8 +463,9 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
  * Errors: -EINVAL (NULL group, limit below 4096), -EBUSY (usage could not
  * be brought below limit_bytes; or another manager held the group for
  * longer than 200 ms), -ENOENT, -EACCES/-EPERM/-EROFS (the write was
- * refused), -ECHILD, or the errno of the failed write. On error the limit
- * is unchanged. MT-safe: serialised with the group's reclaim. */
+ * refused: a delegated group's own limits are its parent's to set),
+ * -ECHILD, or the errno of the failed write. On error the limit is
+ * unchanged (what was reclaimed towards it stays reclaimed). MT-safe: serialised with the group's reclaim. */
 MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
 				 uint64_t timeout_ns);
 
@@ -478,7 +479,8 @@ MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
  * high_bytes: 0 .. MR_UNLIMITED.
  * Errors: -EINVAL (NULL group), -EOPNOTSUPP (cgroup v1 has no high),
  * -ENOENT, -EACCES/-EPERM/-EROFS, -EBUSY, -ECHILD, or the errno of the
- * failed write. On error the high is unchanged. MT-safe. */
+ * failed write. On error the high is unchanged (what was reclaimed
+ * towards it stays reclaimed). MT-safe. */
 MR_EXPORT int mr_group_set_high(mr_group_t *group, uint64_t high_bytes,
 				uint64_t timeout_ns);
 

@@ -62,6 +62,7 @@ static struct fake {
 	char vanish_sibling[16];  /* removed once its memory.current read */
 	int pressure_err;         /* pread of memory.pressure fails */
 	int max_reads;            /* preads of g's memory.max */
+	bool limits_ro;           /* g's memory.max/high refuse O_RDWR */
 } fk;
 
 static struct mri_logger lg;
@@ -165,6 +166,9 @@ static int h_openat(int dirfd, const char *path, int flags, mode_t mode)
 		 fd_path(dirfd, dir, sizeof(dir)), path);
 	if (fk.vanished && strncmp(full, grp, strlen(grp)) == 0)
 		return -ENOENT;
+	if (fk.limits_ro && (flags & O_ACCMODE) != O_RDONLY &&
+	    (is_g_file(full, "memory.max") || is_g_file(full, "memory.high")))
+		return -EACCES;
 	if (fk.vanish_sibling[0] && strncmp(path, fk.vanish_sibling,
 					    strlen(fk.vanish_sibling)) == 0 &&
 	    !strstr(path, "memory.current"))
@@ -1086,6 +1090,32 @@ START_TEST(worker_skips_idle_ticks)
 }
 END_TEST
 
+/* A delegated group: its own memory.max and memory.high are its parent's
+ * to write. The group opens, reads and reclaims; limit writes answer
+ * -EACCES; the keeper's lock is on memory.reclaim. */
+START_TEST(delegated_read_only_limits)
+{
+	struct mr_limits l;
+	uint64_t asked, freed;
+
+	fk.limits_ro = true;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "not writable"));
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.own_limit_bytes, MR_UNLIMITED);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 50 * MiB),
+			 -EACCES);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_HIGH, 50 * MiB),
+			 -EACCES);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(freed, 1 * MiB);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, false), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 /* A backend without a high (as cgroup v1): mr_group_set_high() is
  * refused before anything is reclaimed for it. */
 static int nohigh_reclaims, nohigh_writes;
@@ -1209,6 +1239,7 @@ int main(void)
 	tcase_add_test(tc, worker_margin_below_high);
 	tcase_add_test(tc, worker_skips_idle_ticks);
 	tcase_add_test(tc, set_high_without_high);
+	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);
