@@ -324,21 +324,36 @@ static int pool_lookup(struct pool *p, uint64_t page)
 /* Prints what the program found about its group. */
 static int print_group(mr_group_t *g, struct mr_limits *l)
 {
+	char binder[4096];
+	const char *path = mr_group_path(g);
+	uint32_t up;
+	char *slash;
 	int r = mr_group_read_limits(g, l);
 
 	if (r < 0) {
 		fprintf(stderr, PROG ": reading limits: %s\n", mr_strerror(r));
 		return r;
 	}
-	printf(PROG ": backend %s, group %s\n", mr_group_backend(g),
-	       mr_group_path(g));
-	if (l->limit_bytes == MR_UNLIMITED)
-		printf(PROG ": no limit binds the group\n");
-	else
-		printf(PROG ": binding limit %" PRIu64 " bytes, set by %s\n",
-		       l->limit_bytes,
-		       l->flags & MR_LIMITS_ANCESTOR_BINDS ? "an ancestor" :
-		       "the group itself");
+	printf(PROG ": backend %s, group %s\n", mr_group_backend(g), path);
+	if (l->limit_bytes == MR_UNLIMITED) {
+		printf(PROG ": no limit binds the group%s\n",
+		       l->flags & MR_LIMITS_PARTIAL_VIEW ?
+		       " as far as this process can see" : "");
+	} else if (!(l->present & MR_LIMITS_HAS_BINDING)) {
+		printf(PROG ": binding limit %" PRIu64 " bytes, set by a group "
+		       "above what this process can see\n", l->limit_bytes);
+	} else {
+		snprintf(binder, sizeof(binder), "%s", path);
+		for (up = 0; up < l->binding_level; up++) {
+			slash = strrchr(binder, '/');
+			if (slash && slash != binder)
+				*slash = '\0';
+		}
+		printf(PROG ": binding limit %" PRIu64 " bytes, set by %s%s; "
+		       "headroom %" PRIu64 " bytes\n", l->limit_bytes, binder,
+		       l->binding_level ? "" : " (the group itself)",
+		       l->headroom_bytes);
+	}
 	printf(PROG ": usage %" PRIu64 " bytes\n", l->usage_bytes);
 	return 0;
 }

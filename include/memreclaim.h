@@ -213,6 +213,17 @@ MR_EXPORT int mr_group_read_usage(mr_group_t *group, uint64_t *usage_bytes);
 
 /* flags of struct mr_limits */
 #define MR_LIMITS_ANCESTOR_BINDS (1u << 0) /* limit_bytes < own_limit_bytes */
+/* The walk up the hierarchy ended at a group that is not the real root:
+ * the top of a cgroup namespace or of a bind-mounted subtree, above which
+ * nothing is visible. With limit_bytes MR_UNLIMITED this means "no limit
+ * as far as visible": a limit may bind from above, unseen (never taken to
+ * be the host's RAM). */
+#define MR_LIMITS_PARTIAL_VIEW   (1u << 1)
+/* cgroup v1: the kernel's hierarchical_memory_limit is lower than every
+ * visible group's limit, so an invisible ancestor binds: limit_bytes is
+ * right, but which group sets it and that group's usage are not known
+ * (MR_LIMITS_HAS_BINDING is clear). */
+#define MR_LIMITS_BINDING_HIDDEN (1u << 2)
 
 /* A snapshot of usage and limits. The caller sets size = sizeof(struct
  * mr_limits); fields past size are neither read nor written, so fields can
@@ -255,6 +266,17 @@ struct mr_limits {
 	 * and memory.swap.max; MR_UNLIMITED: none). */
 	uint64_t swap_usage_bytes;
 	uint64_t swap_limit_bytes;
+	/* Since 0.2 (MR_LIMITS_HAS_BINDING). The group whose limit is
+	 * limit_bytes, as a number of levels above this one (0: the group
+	 * itself; its path is mr_group_path() without that many last
+	 * components), that group's usage, and the headroom under it:
+	 * limit_bytes - binding_usage_bytes, 0 when over. A pod at 11.5 of
+	 * its 12 GiB over a child with no limit and 9 GiB used leaves the
+	 * child 0.5 GiB of headroom, not 3 GiB. With no limit: level 0,
+	 * the group's usage, headroom MR_UNLIMITED. */
+	uint32_t binding_level;
+	uint64_t binding_usage_bytes;
+	uint64_t headroom_bytes;
 };
 
 /* Bits of struct mr_limits.present. */
@@ -262,6 +284,7 @@ struct mr_limits {
 #define MR_LIMITS_HAS_PROTECTION (1u << 1) /* low, min and effective ones */
 #define MR_LIMITS_HAS_PEAK       (1u << 2) /* peak_bytes */
 #define MR_LIMITS_HAS_SWAP       (1u << 3) /* swap_usage/limit_bytes */
+#define MR_LIMITS_HAS_BINDING    (1u << 4) /* binding_level, _usage, headroom */
 
 /* Fills *limits (see struct mr_limits). On cgroup v1 it first waits for
  * any reclaim step in progress on the group or an ancestor (of this or
@@ -513,28 +536,55 @@ MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *group,
  * memory controller found in /proc/self/mountinfo; its parent must exist)
  * and sets its limit to limit_bytes (MR_UNLIMITED: none; else at least
  * 4096, rounded down to a page by the kernel).
+ *
+ * cgroup v1 goes through libcgroup. On cgroup2 (without libcgroup, so a
+ * libcgroup that fails to initialise leaves cgroup2 working) the parent
+ * must offer memory in its cgroup.controllers; +memory is enabled in its
+ * cgroup.subtree_control if it is not. cgroup2's "no internal processes"
+ * rule (Documentation/admin-guide/cgroup-v2.rst) forbids that in a
+ * group, other than the root, that holds processes: its cgroup.procs is
+ * read first, and a populated parent gives -EBUSY with nothing created,
+ * unless mr_ctx_set_process_leaf() named a child to move them into.
+ * memory.max is written with O_NONBLOCK.
+ *
  * Errors: -EINVAL (NULL, relative path, "." or ".." components, limit
- * below 4096), -ENODEV (not beneath a memory controller mount), -EEXIST,
- * -ENOENT (parent missing), -EACCES/-EPERM, -ENOMEM, or the errno libcgroup
- * reported (its positive ECG* codes are translated; ECGOTHER is unwrapped
- * to the kernel's errno). On error nothing is left behind.
- * MT-safe. */
+ * below 4096), -ENODEV (not beneath a memory controller mount; on cgroup2,
+ * a parent without memory in cgroup.controllers), -EEXIST, -ENOENT
+ * (parent missing), -EBUSY (cgroup2: the parent holds processes),
+ * -EACCES/-EPERM, -ENOMEM, or the errno libcgroup reported (its positive
+ * ECG* codes are translated; ECGOTHER is unwrapped to the kernel's
+ * errno). On error nothing is left behind: no directory, no controller
+ * enabled, no process moved. MT-safe. */
 MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 			       uint64_t limit_bytes);
 
 /* Moves process `pid` (> 0) into the memory cgroup `path`. Only for a
  * process the caller started and a group the caller created: the library
  * cannot check this, it is the caller's duty (the library itself never
- * moves a process it was not asked to). Charges already made stay where they are
- * (cgroup v1 does not move charges).
+ * moves a process it was not asked to). Charges already made stay where
+ * they are (neither v1 by default nor v2 moves charges). On cgroup2 a
+ * group whose cgroup.subtree_control is not empty takes no process (the
+ * root excepted): -EBUSY, nothing moved.
  * Errors: -EINVAL, -ENODEV, -ENOENT (no group), -ESRCH (no process),
- * -EACCES/-EPERM. MT-safe. */
+ * -EBUSY, -EACCES/-EPERM. MT-safe. */
 MR_EXPORT int mr_cgroup_attach(mr_ctx_t *ctx, const char *path, pid_t pid);
 
 /* Removes the empty memory cgroup `path`. Never moves tasks: a group that
  * still has tasks or child groups gives -EBUSY and is left as it is.
  * Errors: -EINVAL, -ENODEV, -ENOENT, -EBUSY, -EACCES/-EPERM. MT-safe. */
 MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path);
+
+/* Names the child into which mr_cgroup_create() on cgroup2 moves the
+ * processes of a parent that holds some, so that +memory can be enabled
+ * in the parent (cgroup2's "no internal processes" rule), as systemd
+ * moves a delegated unit's processes into a leaf. The child is created
+ * if missing; if a move or the enabling fails, the processes are moved
+ * back and the child removed. This moves processes the call did not
+ * start: turn it on only for a subtree whose processes are the caller's.
+ * name: a single path component (no '/', not "." or ".."), shorter than
+ * 256 bytes, or NULL (the default) to refuse with -EBUSY instead.
+ * Errors: -EINVAL, -ECHILD. MT-safe; applies to later calls. */
+MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
 
 /* Per-group PSI for cgroup v1 on hybrid hosts (cgroup v1 memory beside a
  * cgroup2 hierarchy without the memory controller, as systemd's "hybrid"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Creating, attaching to and removing memory cgroups through libcgroup.
+ * Creating, attaching to and removing memory cgroups: through libcgroup on
+ * cgroup v1, through lib/cgtree2.c (no libcgroup) on cgroup2.
  *
  * libcgroup is initialised once per process, on the first call that needs
  * it, after its logger has been pointed at ours (its default logger prints
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include "cgcreate.h"
+#include "cgtree2.h"
 #include "group.h"
 #include "hybrid.h"
 #include "log.h"
@@ -306,6 +308,46 @@ static int cg_check_parent(const struct cg_target *t)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
+/* Creating, attaching to and removing groups on a cgroup2 mount that has
+ * the memory controller go through lib/cgtree2.c, without libcgroup.
+ * Returns 1 with the normalised path in norm when `path` lies on a cgroup2
+ * mount, 0 when it does not (the v1 path then answers), or -errno. */
+static int cg2_target(const char *path, char *norm)
+{
+	struct mri_cgroup_mount m;
+	int r;
+
+	r = mri_path_normalize(path, norm, PATH_MAX);
+	if (r < 0)
+		return r;
+	r = mri_mount_find(MRI_MOUNTINFO, norm, &m);
+	return r == 0 && m.version == 2;
+}
+
+/* The ctx's logger, but not in a child after fork(). */
+static struct mri_logger *cg2_logger(mr_ctx_t *ctx)
+{
+	return mri_ctx_check_fork(ctx) == 0 ? mri_ctx_logger(ctx) : NULL;
+}
+
+MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name)
+{
+	int r;
+
+	if (!ctx || (name && (!name[0] || strchr(name, '/') ||
+			      strcmp(name, ".") == 0 ||
+			      strcmp(name, "..") == 0 ||
+			      strlen(name) >= sizeof(ctx->process_leaf))))
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&ctx->lock);
+	strcpy(ctx->process_leaf, name ? name : "");
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
 MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 			       uint64_t limit_bytes)
 {
@@ -317,6 +359,18 @@ MR_EXPORT int mr_cgroup_create(mr_ctx_t *ctx, const char *path,
 
 	if (!ctx || !path || limit_bytes < MRI_CG_MIN_LIMIT_BYTES)
 		return -EINVAL;
+	r = cg2_target(path, t.path);
+	if (r) {
+		char leaf[sizeof(ctx->process_leaf)];
+
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&ctx->lock);
+		strcpy(leaf, ctx->process_leaf);
+		pthread_mutex_unlock(&ctx->lock);
+		return mri_cg2_create(cg2_logger(ctx), t.path, limit_bytes,
+				      leaf[0] ? leaf : NULL);
+	}
 	r = cg_begin(ctx, path, &t);
 	if (r < 0)
 		goto out;
@@ -449,6 +503,9 @@ MR_EXPORT int mr_cgroup_attach(mr_ctx_t *ctx, const char *path, pid_t pid)
 
 	if (!ctx || !path || pid <= 0)
 		return -EINVAL;
+	r = cg2_target(path, t.path);
+	if (r)
+		return r < 0 ? r : mri_cg2_attach(cg2_logger(ctx), t.path, pid);
 	r = cg_begin(ctx, path, &t);
 	if (r < 0)
 		goto out;
@@ -546,6 +603,9 @@ MR_EXPORT int mr_cgroup_remove(mr_ctx_t *ctx, const char *path)
 
 	if (!ctx || !path)
 		return -EINVAL;
+	r = cg2_target(path, t.path);
+	if (r)
+		return r < 0 ? r : mri_cg2_remove(cg2_logger(ctx), t.path);
 	r = cg_begin(ctx, path, &t);
 	if (r < 0)
 		goto out;

@@ -69,6 +69,7 @@ struct mr_ctx {
 	char state_dir[PATH_MAX];
 	struct mr_sim *sim;               /* mr_ctx_set_sim(), or NULL */
 	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
+	char process_leaf[256];           /* mr_ctx_set_process_leaf(), or "" */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
 	pthread_mutex_t lock;             /* groups, next_id, refs */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */

@@ -82,6 +82,19 @@ static void write_file(const char *name, const char *content)
 	fclose(f);
 }
 
+/* Writes a file of the group's parent (the top of the fake hierarchy). */
+static void put_top(const char *name, const char *content)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tmp, name);
+	f = fopen(p, "we");
+	ck_assert_msg(f, "cannot write %s", p);
+	fputs(content, f);
+	fclose(f);
+}
+
 static void fake_sync(void)
 {
 	char buf[2048];
@@ -347,14 +360,24 @@ static char *read_text(const char *path)
 	return buf;
 }
 
+/* The limit the fake holds now. The fake rewrites its files in place
+ * (truncate, then write) while a step runs in another thread, so a read
+ * can see the file empty for a moment: read again. */
 static uint64_t file_limit(void)
 {
+	struct timespec ts = { 0, 100 * 1000 };
 	char p[PATH_MAX + 32];
 	uint64_t v;
+	int i;
 
 	snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", grp);
-	ck_assert_int_eq(mri_parse_u64(read_text(p), &v), 0);
-	return v;
+	for (i = 0; i < 1000; i++) {
+		if (mri_parse_u64(read_text(p), &v) == 0)
+			return v;
+		nanosleep(&ts, NULL);
+	}
+	ck_abort_msg("%s stays unparsable", p);
+	return 0;
 }
 
 /* Writes a journal record as a manager that died mid-step would leave. */
@@ -401,6 +424,9 @@ START_TEST(read_limits_and_memstat)
 
 	fk.hier = 150 * MiB;
 	fake_sync();
+	/* The hierarchy's top, the group's parent: no limit. */
+	put_top("memory.limit_in_bytes", "9223372036854771712\n");
+	put_top("memory.usage_in_bytes", "1073741824\n");
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(be->read_usage(priv, &u), 0);
 	ck_assert_uint_eq(u, 100 * MiB);
@@ -412,7 +438,10 @@ START_TEST(read_limits_and_memstat)
 	ck_assert_uint_eq(l.limit_bytes, 150 * MiB);
 	ck_assert_uint_eq(l.own_limit_bytes, 200 * MiB);
 	ck_assert_uint_eq(l.limit_hits, 7);
-	ck_assert_uint_eq(l.flags, MR_LIMITS_ANCESTOR_BINDS);
+	/* 150 MiB is no visible group's limit: one above binds, unseen. */
+	ck_assert_uint_eq(l.flags, MR_LIMITS_ANCESTOR_BINDS |
+			  MR_LIMITS_BINDING_HIDDEN);
+	ck_assert(!(l.present & MR_LIMITS_HAS_BINDING));
 
 	ck_assert_int_eq(be->read_memstat(priv, &ms), 0);
 	ck_assert_uint_eq(ms.file_bytes, 40 * MiB);
@@ -433,6 +462,46 @@ START_TEST(read_limits_and_memstat)
 }
 END_TEST
 
+/* The group whose limit binds, and the headroom under it: a pod at 11.5
+ * of its 12 GiB over a child with no limit and 9 GiB used leaves the
+ * child 0.5 GiB, not 3 GiB; with its own limit binding, what is left
+ * under it. */
+START_TEST(read_limits_binding_group)
+{
+	const uint64_t GiB = 1024 * MiB;
+	struct mr_limits l = { .size = sizeof(l) };
+
+	fk.limit = UNLIMITED_4K;
+	fk.usage = 9 * GiB;
+	fk.hier = 12 * GiB;
+	fake_sync();
+	put_top("memory.limit_in_bytes", "12884901888\n");
+	put_top("memory.usage_in_bytes", "12348030976\n");
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert(l.present & MR_LIMITS_HAS_BINDING);
+	ck_assert_uint_eq(l.limit_bytes, 12 * GiB);
+	ck_assert_uint_eq(l.binding_level, 1);
+	ck_assert_uint_eq(l.binding_usage_bytes, 11 * GiB + GiB / 2);
+	ck_assert_uint_eq(l.headroom_bytes, GiB / 2);
+	ck_assert_uint_eq(l.flags, MR_LIMITS_ANCESTOR_BINDS);
+
+	fk.limit = 10 * GiB;
+	fk.hier = 10 * GiB;
+	fake_sync();
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.binding_level, 0);
+	ck_assert_uint_eq(l.binding_usage_bytes, 9 * GiB);
+	ck_assert_uint_eq(l.headroom_bytes, GiB);
+
+	fk.usage = 11 * GiB; /* over: no headroom, never a wrapped one */
+	fake_sync();
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.headroom_bytes, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 START_TEST(read_limits_unlimited)
 {
 	struct mr_limits l = { .size = sizeof(l) };
@@ -445,6 +514,8 @@ START_TEST(read_limits_unlimited)
 	ck_assert_uint_eq(l.limit_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.own_limit_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.flags, 0);
+	ck_assert(l.present & MR_LIMITS_HAS_BINDING);
+	ck_assert_uint_eq(l.headroom_bytes, MR_UNLIMITED);
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1321,7 +1392,8 @@ START_TEST(read_limits_peak_and_swap)
 	memset(&l, 0xa5, sizeof(l));
 	l.size = sizeof(l);
 	ck_assert_int_eq(be->read_limits(priv, &l), 0);
-	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP);
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
+			  MR_LIMITS_HAS_BINDING);
 	ck_assert_uint_eq(l.peak_bytes, 150 * MiB);
 	ck_assert_uint_eq(l.swap_usage_bytes, 4 * MiB);
 	ck_assert_uint_eq(l.swap_limit_bytes, 60 * MiB);
@@ -1366,7 +1438,8 @@ START_TEST(read_limits_without_swap_accounting)
 	memset(&l, 0xa5, sizeof(l));
 	l.size = sizeof(l);
 	ck_assert_int_eq(be->read_limits(priv, &l), 0);
-	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK);
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK |
+			  MR_LIMITS_HAS_BINDING);
 	ck_assert_uint_eq(l.peak_bytes, 120 * MiB);
 	ck_assert_uint_eq(l.swap_usage_bytes, 0);
 	ck_assert_uint_eq(l.swap_limit_bytes, 0);
@@ -1692,6 +1765,7 @@ int main(void)
 	tcase_add_test(tc, probe);
 	tcase_add_test(tc, read_limits_and_memstat);
 	tcase_add_test(tc, read_limits_unlimited);
+	tcase_add_test(tc, read_limits_binding_group);
 	tcase_add_test(tc, read_error_injected);
 	tcase_add_test(tc, open_missing_group);
 	tcase_add_test(tc, vanish_between_reads);

@@ -610,7 +610,7 @@ START_TEST(limits_and_max_literal)
 	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_HIGH |
 			  MR_LIMITS_HAS_PROTECTION | MR_LIMITS_HAS_PEAK |
-			  MR_LIMITS_HAS_SWAP);
+			  MR_LIMITS_HAS_SWAP | MR_LIMITS_HAS_BINDING);
 	/* A parent's high binds too. */
 	putu("a", "memory.high", 150 * MiB);
 	ck_assert_int_eq(be->read_limits(priv, &l), 0);
@@ -631,6 +631,64 @@ START_TEST(limits_and_max_literal)
 	ck_assert(fk.nonblock_seen);
 	ck_assert(!fk.blocking_seen);
 	ck_assert_int_eq(be->write_limit(priv, 7, 1), -EINVAL);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* The binding group and the headroom under it: a pod at 11.5 of its
+ * 12 GiB over a child with no limit and 9 GiB used leaves the child
+ * 0.5 GiB, not 3 GiB; the nearest of two equal limits binds; a top that
+ * is not the real root (it has memory.current: a namespace's or a bind
+ * mount's) is a partial view, unlimited only as far as visible. */
+START_TEST(binding_group_and_headroom)
+{
+	const uint64_t GiB = 1024 * MiB;
+	struct mr_limits l;
+
+	putu("a", "memory.max", 12 * GiB);
+	putu("a", "memory.current", 11 * GiB + GiB / 2);
+	fk.usage = 9 * GiB;
+	sync_usage();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert(l.present & MR_LIMITS_HAS_BINDING);
+	ck_assert_uint_eq(l.limit_bytes, 12 * GiB);
+	ck_assert_uint_eq(l.binding_level, 1);
+	ck_assert_uint_eq(l.binding_usage_bytes, 11 * GiB + GiB / 2);
+	ck_assert_uint_eq(l.headroom_bytes, GiB / 2);
+	ck_assert(!(l.flags & MR_LIMITS_PARTIAL_VIEW));
+	/* The group's own equal limit is nearer: it binds. */
+	putu("a/g", "memory.max", 12 * GiB);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.binding_level, 0);
+	ck_assert_uint_eq(l.headroom_bytes, 3 * GiB);
+	/* Over its limit: no headroom, not a wrapped one. */
+	putu("a", "memory.max", 11 * GiB);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.binding_level, 1);
+	ck_assert_uint_eq(l.headroom_bytes, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* No limit anywhere, with the real root at the top. */
+	putu("a", "memory.max", MR_UNLIMITED);
+	putu("a/g", "memory.max", MR_UNLIMITED);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.headroom_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.binding_level, 0);
+	ck_assert(!(l.flags & MR_LIMITS_PARTIAL_VIEW));
+	ck_assert_int_eq(be->close(priv), 0);
+	/* The top has memory files: not the real root. */
+	putu("", "memory.current", 20 * GiB);
+	putu("", "memory.max", MR_UNLIMITED);
+	putu("", "memory.high", MR_UNLIMITED);
+	putu("", "memory.low", 0);
+	putu("", "memory.min", 0);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.limit_bytes, MR_UNLIMITED);
+	ck_assert(l.flags & MR_LIMITS_PARTIAL_VIEW);
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1225,6 +1283,7 @@ int main(void)
 	tcase_add_test(tc, events);
 	tcase_add_test(tc, pressure);
 	tcase_add_test(tc, limits_and_max_literal);
+	tcase_add_test(tc, binding_group_and_headroom);
 	tcase_add_test(tc, removed_mid_snapshot);
 	tcase_add_test(tc, protection_recursiveprot);
 	tcase_add_test(tc, protection_plain);

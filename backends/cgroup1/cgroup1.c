@@ -374,6 +374,7 @@ static int cg1_open(void *priv, const char *path,
 	r = hierarchy_root(real, root, sizeof(root));
 	if (r < 0)
 		goto fail;
+	strcpy(cg->root, root);
 	r = mri_journal_open(&cg->journal, env->state_dir, real, root,
 			     env->log);
 	if (r < 0)
@@ -466,6 +467,17 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 			     "memory.memsw.limit_in_bytes", &memsw_raw);
 	if (r == 0)
 		r = mri_cgroup1_read_stat(cg, &ms, &hier);
+	if (r == 0) {
+		/* hierarchical_memory_limit is the smallest limit on the
+		 * path to the root, the group's own included
+		 * (mm/memcontrol-v1.c, memcg1_stat_format()); the min guards
+		 * a file read between two changes. The walk to the group
+		 * that sets it reads the ancestors while steps are kept
+		 * out, like the rest. */
+		l.own_limit_bytes = mri_cgroup1_limit_value(raw);
+		l.limit_bytes = min_u64(l.own_limit_bytes, hier);
+		r = mri_cgroup1_binding(cg, &l);
+	}
 	mri_journal_reads_end(&cg->journal);
 	if (r < 0)
 		return r;
@@ -476,15 +488,9 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 		     &l.peak_bytes);
 	if (r < 0)
 		return r;
-	l.present = MR_LIMITS_HAS_PEAK;
+	l.present |= MR_LIMITS_HAS_PEAK;
 	/* v1 has no memory.high, low or min: absent. */
 	l.high_bytes = l.own_high_bytes = MR_UNLIMITED;
-	/* hierarchical_memory_limit is the smallest limit on the path to
-	 * the root, the group's own included (mm/memcontrol-v1.c,
-	 * memcg1_stat_format()); the min guards a file read between two
-	 * changes. */
-	l.own_limit_bytes = mri_cgroup1_limit_value(raw);
-	l.limit_bytes = min_u64(l.own_limit_bytes, hier);
 	if (l.limit_bytes < l.own_limit_bytes)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
 	if (memsw)

@@ -52,6 +52,7 @@ struct mri_cgroup1 {
 	 * memory.pressure, opened on first use and kept (-1: not open). */
 	const struct mri_hybrid_psi *hybrid;
 	char real_path[PATH_MAX];
+	char root[PATH_MAX];      /* the hierarchy's top as visible here */
 	pthread_mutex_t twin_lock;
 	int twin_pressure_fd;
 };
@@ -109,5 +110,12 @@ int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
  * 4.13). Returns 1 with *oom_kill set, 0 when the line is absent (an
  * older kernel), -EIO for a malformed value. */
 int mri_cgroup1_parse_oom_kill(const char *buf, uint64_t *oom_kill);
+
+/* Fills the binding fields of *l (binding_level, binding_usage_bytes,
+ * headroom_bytes, MR_LIMITS_HAS_BINDING) from its usage_bytes,
+ * own_limit_bytes and limit_bytes (the kernel's hierarchical limit),
+ * walking the visible ancestors; sets MR_LIMITS_BINDING_HIDDEN instead
+ * when none of them has that limit (binding.c). Returns 0, -ENOENT, -EIO. */
+int mri_cgroup1_binding(struct mri_cgroup1 *cg, struct mr_limits *l);
 
 #endif /* MR_CGROUP1_H */

@@ -495,7 +495,8 @@ static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
 }
 
 /* The binding limit and high: the lowest over the group and its
- * ancestors (the root has neither file). */
+ * ancestors (the root has neither file). The binding group is the
+ * nearest with the lowest limit; its usage gives the headroom. */
 static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 {
 	uint64_t v;
@@ -504,18 +505,35 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 
 	l->limit_bytes = l->own_limit_bytes;
 	l->high_bytes = l->own_high_bytes;
+	l->binding_level = 0;
+	l->binding_usage_bytes = l->usage_bytes;
 	for (i = 0; i < cg->nanc; i++) {
 		if (cg->root_visible && i == cg->nanc - 1)
 			break;
 		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.max", &v);
 		if (r < 0)
 			return r;
-		l->limit_bytes = min_u64(l->limit_bytes, v);
+		if (v < l->limit_bytes) {
+			l->limit_bytes = v;
+			l->binding_level = (uint32_t)(i + 1);
+			r = mri_cgroup2_read_at(cg, cg->anc_fds[i],
+						"memory.current",
+						&l->binding_usage_bytes);
+			if (r < 0)
+				return r;
+		}
 		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.high", &v);
 		if (r < 0)
 			return r;
 		l->high_bytes = min_u64(l->high_bytes, v);
 	}
+	if (!cg->root_visible)
+		l->flags |= MR_LIMITS_PARTIAL_VIEW;
+	if (l->limit_bytes == MR_UNLIMITED)
+		l->headroom_bytes = MR_UNLIMITED;
+	else if (l->binding_usage_bytes < l->limit_bytes)
+		l->headroom_bytes = l->limit_bytes - l->binding_usage_bytes;
+	l->present |= MR_LIMITS_HAS_BINDING;
 	return 0;
 }
 

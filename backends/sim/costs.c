@@ -31,10 +31,9 @@ static const struct sim_costs costs_2011 = {
 	.scan_page_ns = 100,
 	.free_page_ns = 78,
 	.activate_page_ns = 50,
-	/* A first guess with no published source. S1's 13.85 s of limit
-	 * reclaim against the worker's 0.64 s does not come from contention:
-	 * S1's clients reclaim at the same time for well under 1% of the
-	 * run; the naps below (reclaim_nap_ns) give it. */
+	/* A first guess with no published source. S1's limit reclaim time
+	 * against the worker's does not come from contention: its clients'
+	 * reclaim time is the naps below (reclaim_nap_ns). */
 	.lru_contention = 5000,
 	/* congestion_wait(BLK_RW_ASYNC, HZ/10) in 2011's shrink paths. */
 	.dirty_stall_ns = 100 * MS,
@@ -43,8 +42,9 @@ static const struct sim_costs costs_2011 = {
 	 * DEF_PRIORITY - 2 that scanned pages but left the target unmet,
 	 * congestion_wait(BLK_RW_ASYNC, HZ/10) whether or not anything was
 	 * congested. A limit reclaim that meets a short inactive list goes
-	 * that deep: S1's 13.85 s of clients' reclaim and its max of 1.8 s
-	 * are such naps. */
+	 * that deep: S1's max of 1.8 s and its p99 without a margin are such
+	 * naps (the model's add up to more than the 13.85 s of clients'
+	 * reclaim the RFC measured: docs/simulator.md, Known gaps). */
 	.reclaim_nap_ns = 100 * MS,
 	.minor_fault_ns = 1 * US,
 	.hpage_fault_ns = 60 * US,
