@@ -599,8 +599,24 @@ MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
  * mr_cgroup_attach() to move, which must be its own: on hybrid hosts
  * systemd tracks its units by their cgroup2 group, and moving a process
  * it manages breaks that.
+ * With it on, each of the three calls does both groups or neither:
+ * mr_cgroup_create() fails with -EEXIST when a cgroup2 group of the twin's
+ * name exists (never adopted) and -ENOENT when the twin's parent does not,
+ * before creating anything, and removes the new v1 group if the twin's
+ * mkdir fails (its errno is returned); mr_cgroup_attach() fails with
+ * -ENOENT, moving nothing, for a group without a twin, and when the twin
+ * refuses the process, moves it back to its former v1 memory group and
+ * returns the twin's errno (if even that move fails, it is logged at
+ * MR_LOG_ERR and the process stays in the v1 group alone);
+ * mr_cgroup_remove() removes the twin first (-EBUSY, nothing removed, if
+ * it holds a process) and makes it again if the v1 group then cannot go.
+ * Mounts are looked up at the first successful enable
+ * (/proc/self/mountinfo; kernel/sched/psi.c accounts stalls to the task's
+ * cgroup2 group, task_dfl_cgroup()).
  * Errors: -EINVAL (ctx NULL), -ENODEV (no cgroup2 mount without a memory
- * controller beside a v1 memory mount: not a hybrid host), -ECHILD.
+ * controller beside a v1 memory mount: not a hybrid host), -EIO
+ * (mountinfo or the cgroup2 root's cgroup.controllers unreadable),
+ * -ECHILD. Turning it off always succeeds.
  * MT-safe; applies to the calls that start after it. */
 MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
 
