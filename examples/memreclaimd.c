@@ -4,7 +4,7 @@
  * libmemreclaim's margin worker, and reports what the worker did.
  *
  *   memreclaimd --cgroup PATH|--self --margin SIZE [--hysteresis SIZE]
- *               [--batch SIZE|auto] [--backend auto|cgroup1]
+ *               [--batch SIZE|auto] [--backend auto|cgroup1|cgroup2]
  *               [--sched idle|nice:N] [--duration SECONDS]
  *               [--stats-interval SECONDS] [--json]
  *   memreclaimd --help | --version
@@ -85,7 +85,7 @@ static void usage(FILE *f)
 		"  --margin SIZE           keep usage this far below the group's limit (required; below the limit)\n"
 		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
-		"  --backend auto|cgroup1  auto (default) picks from the path's filesystem; this version has cgroup1 (v1) only\n"
+		"  --backend auto|cgroup1|cgroup2  auto (default) picks from the path's filesystem\n"
 		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
 		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT, SIGHUP or SIGQUIT\n"
 		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
@@ -176,8 +176,10 @@ static int check_options(const struct options *o)
 	if (r < 0)
 		return r;
 	if (strcmp(o->backend, "auto") != 0 &&
-	    strcmp(o->backend, "cgroup1") != 0) {
-		fprintf(stderr, PROG ": --backend '%s': expected auto or cgroup1\n",
+	    strcmp(o->backend, "cgroup1") != 0 &&
+	    strcmp(o->backend, "cgroup2") != 0) {
+		fprintf(stderr, PROG ": --backend '%s': expected auto, cgroup1 "
+			"or cgroup2\n",
 			o->backend);
 		return -EINVAL;
 	}

@@ -19,13 +19,14 @@
  *    lookups rarely meet the limit;
  *  - when the library reports memory pressure, the pool gives back a
  *    quarter of its frames (MADV_DONTNEED), and grows back by an eighth
- *    after 5 s without pressure. Pressure is a PSI trigger on the group
- *    (some 100 ms in a 2 s window) where the backend has one (cgroup2; v1
- *    with per-group PSI on a hybrid host), else, checked every 100 ms,
- *    what page-cache reclaim cannot remove (usage minus the file LRUs of
- *    memory.stat: mostly the pool) leaving less than two margins below
- *    the limit: the worker can then no longer keep the margin with cache
- *    alone, and the next step would be the kernel's OOM killer.
+ *    after 5 s without pressure. Pressure, checked every 100 ms, is a PSI
+ *    trigger on the group that fired (some 100 ms in a 2 s window), where
+ *    the backend has one (cgroup2; v1 with per-group PSI on a hybrid
+ *    host), or what page-cache reclaim cannot remove (usage minus the
+ *    file LRUs of memory.stat: mostly the pool) leaving less than two
+ *    margins below the limit: the worker can then no longer keep the
+ *    margin with cache alone, and the next step would be the kernel's OOM
+ *    killer, which stalls need not precede.
  *
  * It prints one line a second (lookups, hit ratio, pool size, usage,
  * pressure events) and a summary at the end (--duration, or SIGINT or
@@ -375,7 +376,8 @@ static bool pressure_check(mr_group_t *g, struct pressure *ps,
 
 	if (ps->psi_fd >= 0) {
 		pfd = (struct pollfd){ .fd = ps->psi_fd, .events = POLLPRI };
-		return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLPRI);
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLPRI))
+			return true;
 	}
 	if (mr_group_read_limits(g, &l) < 0 || l.limit_bytes == MR_UNLIMITED ||
 	    mr_group_read_memstat(g, &m) < 0)
@@ -399,7 +401,8 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 				      PSI_WINDOW_NS);
 	if (r >= 0) {
 		ps.psi_fd = r;
-		printf(PROG ": pressure: PSI trigger some 100 ms / 2 s\n");
+		printf(PROG ": pressure: PSI trigger some 100 ms / 2 s, and "
+		       "what cache reclaim cannot free\n");
 	} else {
 		printf(PROG ": pressure: no PSI trigger (%s); watching what "
 		       "cache reclaim cannot free\n", mr_strerror(r));

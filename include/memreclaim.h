@@ -16,10 +16,10 @@
  *    runs, or a dispatch does), -EALREADY / -ESRCH the worker already runs /
  *    does not run, -EEXIST a group that already exists. mr_strerror()
  *    describes each.
- *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller)
- *    and "sim" (the simulator, see the end of this header; chosen only by
- *    name). cgroup v2 is planned; where a comment names a v2 file it says
- *    how a field will map, and nothing here claims v2 works yet.
+ *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller),
+ *    "cgroup2" (the cgroup v2 memory controller; docs/kernels.md says which
+ *    feature needs which kernel) and "sim" (the simulator, see the end of
+ *    this header; chosen only by name).
  *  - MR_UNLIMITED stands for "no limit": cgroup v2 "max", cgroup v1 "-1" and
  *    every page-size form of v1's unlimited value.
  *  - Each function's comment ends with its thread class: "MT-safe" (any
@@ -129,13 +129,20 @@ typedef struct mr_group mr_group_t;
 /* Opens the memory cgroup whose directory is the absolute path `path`
  * (e.g. "/sys/fs/cgroup/memory/db") and adds it to ctx.
  *
- * backend: "cgroup1" (cgroup v1 memory controller), "sim" (a group of the
+ * backend: "cgroup1" (cgroup v1 memory controller), "cgroup2" (cgroup v2
+ * memory controller: a group whose parent does not enable the memory
+ * controller in its cgroup.subtree_control is refused with -ENODEV and a
+ * log line saying so), "sim" (a group of the
  * simulator bound to ctx with mr_ctx_set_sim(); path is then the group's
  * path in the simulated hierarchy, e.g. "/web"), or "auto" or NULL. With
  * NULL the environment variable MEMRECLAIM_BACKEND is used if set; "auto"
  * picks from the filesystem of path (statfs magic, then the memory files
  * present) and never picks "sim". Names of backends not built into this
  * version are unknown.
+ *
+ * On cgroup v2 kernels without memory.reclaim (before 5.19), reclaim lowers
+ * memory.high for a moment, journaled the same way; the journal of such a
+ * step is recovered here as well.
  *
  * On cgroup v1, a limit left lowered by a manager that died in the middle
  * of a reclaim step (see the journal in docs/design.md) is restored here,
@@ -198,8 +205,8 @@ MR_EXPORT int mr_group_close(mr_group_t *group);
 MR_EXPORT const char *mr_group_path(const mr_group_t *group);
 MR_EXPORT const char *mr_group_backend(const mr_group_t *group);
 
-/* Reads the group's current usage (v1 memory.usage_in_bytes) into
- * *usage_bytes: one pread() on an fd kept open.
+/* Reads the group's current usage (v1 memory.usage_in_bytes, v2
+ * memory.current) into *usage_bytes: one pread() on an fd kept open.
  * Errors: -EINVAL (NULL argument), -ENOENT (group removed), -EIO, -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_read_usage(mr_group_t *group, uint64_t *usage_bytes);
@@ -409,7 +416,9 @@ struct mr_psi_stat {
 
 /* Bits of struct mr_pressure.present. */
 #define MR_PRESSURE_SOME (1u << 0)
-#define MR_PRESSURE_FULL (1u << 1) /* absent on kernels before 5.2 */
+/* memory.pressure has printed `full` since PSI arrived (4.20); a file
+ * without the line leaves the bit clear. */
+#define MR_PRESSURE_FULL (1u << 1)
 
 /* Memory pressure of the group; caller sets size. */
 struct mr_pressure {
@@ -477,8 +486,9 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
  * Errors: -EINVAL (NULL group, limit below 4096), -EBUSY (usage could not
  * be brought below limit_bytes; or another manager held the group for
  * longer than 200 ms), -ENOENT, -EACCES/-EPERM/-EROFS (the write was
- * refused), -ECHILD, or the errno of the failed write. On error the limit
- * is unchanged. MT-safe: serialised with the group's reclaim. */
+ * refused: a delegated group's own limits are its parent's to set),
+ * -ECHILD, or the errno of the failed write. On error the limit is
+ * unchanged (what was reclaimed towards it stays reclaimed). MT-safe: serialised with the group's reclaim. */
 MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
 				 uint64_t timeout_ns);
 
@@ -492,7 +502,8 @@ MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
  * high_bytes: 0 .. MR_UNLIMITED.
  * Errors: -EINVAL (NULL group), -EOPNOTSUPP (cgroup v1 has no high),
  * -ENOENT, -EACCES/-EPERM/-EROFS, -EBUSY, -ECHILD, or the errno of the
- * failed write. On error the high is unchanged. MT-safe. */
+ * failed write. On error the high is unchanged (what was reclaimed
+ * towards it stays reclaimed). MT-safe. */
 MR_EXPORT int mr_group_set_high(mr_group_t *group, uint64_t high_bytes,
 				uint64_t timeout_ns);
 
@@ -588,8 +599,24 @@ MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
  * mr_cgroup_attach() to move, which must be its own: on hybrid hosts
  * systemd tracks its units by their cgroup2 group, and moving a process
  * it manages breaks that.
+ * With it on, each of the three calls does both groups or neither:
+ * mr_cgroup_create() fails with -EEXIST when a cgroup2 group of the twin's
+ * name exists (never adopted) and -ENOENT when the twin's parent does not,
+ * before creating anything, and removes the new v1 group if the twin's
+ * mkdir fails (its errno is returned); mr_cgroup_attach() fails with
+ * -ENOENT, moving nothing, for a group without a twin, and when the twin
+ * refuses the process, moves it back to its former v1 memory group and
+ * returns the twin's errno (if even that move fails, it is logged at
+ * MR_LOG_ERR and the process stays in the v1 group alone);
+ * mr_cgroup_remove() removes the twin first (-EBUSY, nothing removed, if
+ * it holds a process) and makes it again if the v1 group then cannot go.
+ * Mounts are looked up at the first successful enable
+ * (/proc/self/mountinfo; kernel/sched/psi.c accounts stalls to the task's
+ * cgroup2 group, task_dfl_cgroup()).
  * Errors: -EINVAL (ctx NULL), -ENODEV (no cgroup2 mount without a memory
- * controller beside a v1 memory mount: not a hybrid host), -ECHILD.
+ * controller beside a v1 memory mount: not a hybrid host), -EIO
+ * (mountinfo or the cgroup2 root's cgroup.controllers unreadable),
+ * -ECHILD. Turning it off always succeeds.
  * MT-safe; applies to the calls that start after it. */
 MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
 
@@ -626,6 +653,13 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  * this group; or a reclaim step of another manager held the group for
  * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM.
  * On error nothing changes.
+ *
+ * "The limit" is the binding limit of struct mr_limits, or on cgroup v2
+ * the lower of it and the binding memory.high (above high the kernel
+ * throttles the charging tasks). cgroup v2 has no usage thresholds: the
+ * worker looks at a v2 group's memory.current every 10 ms while its
+ * margin is armed, and at once when memory.events changes (a high or max
+ * event).
  *
  * A group with no limit accepts a margin; while it has no limit, or
  * whenever its limit falls to the margin or below, the worker leaves it

@@ -37,7 +37,8 @@ MR_EXPORT const char *mr_strerror(int err)
 	case EINVAL:
 		return "invalid argument";
 	case EBUSY:
-		return "another manager holds the group";
+		return "the group is busy: another manager holds it, or it "
+		       "holds processes or groups that stand in the way";
 	case ERANGE:
 		return "the margin does not fit below the limit";
 	case EALREADY:

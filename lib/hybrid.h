@@ -30,6 +30,7 @@ struct mri_hybrid_psi {
 	char v2_mount[PATH_MAX];  /* the cgroup2 mount point */
 };
 
+/* Off, no mounts found yet (mr_ctx_new()); destroy at mr_ctx_free(). */
 void mri_hybrid_init(struct mri_hybrid_psi *h);
 void mri_hybrid_destroy(struct mri_hybrid_psi *h);
 

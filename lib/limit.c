@@ -51,6 +51,7 @@ static int reclaim_to(struct mr_group *g, uint64_t target,
 static int set_value(struct mr_group *g, int which, uint64_t bytes,
 		     uint64_t timeout_ns)
 {
+	struct mr_limits l = { .size = sizeof(l) };
 	uint64_t deadline;
 	bool fits = true;
 	int r;
@@ -62,6 +63,15 @@ static int set_value(struct mr_group *g, int which, uint64_t bytes,
 		return -EOPNOTSUPP;
 	deadline = mri_deadline_ns(mri_group_now_ns(g), timeout_ns);
 	pthread_mutex_lock(&g->reclaim_lock);
+	/* A backend that reports no high has none (cgroup v1): refused
+	 * before anything is reclaimed for it. */
+	if (which == MRI_LIMIT_HIGH) {
+		r = g->be->read_limits(g->priv, &l);
+		if (r == 0 && !(l.present & MR_LIMITS_HAS_HIGH))
+			r = -EOPNOTSUPP;
+		if (r < 0)
+			goto out;
+	}
 	if (bytes != MR_UNLIMITED && (g->be->caps & MRI_CAP_RECLAIM)) {
 		r = reclaim_to(g, bytes, deadline, &fits);
 		if (r < 0)

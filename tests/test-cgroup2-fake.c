@@ -61,6 +61,8 @@ static struct fake {
 	bool vanished;
 	char vanish_sibling[16];  /* removed once its memory.current read */
 	int pressure_err;         /* pread of memory.pressure fails */
+	int max_reads;            /* preads of g's memory.max */
+	bool limits_ro;           /* g's memory.max/high refuse O_RDWR */
 } fk;
 
 static struct mri_logger lg;
@@ -164,6 +166,9 @@ static int h_openat(int dirfd, const char *path, int flags, mode_t mode)
 		 fd_path(dirfd, dir, sizeof(dir)), path);
 	if (fk.vanished && strncmp(full, grp, strlen(grp)) == 0)
 		return -ENOENT;
+	if (fk.limits_ro && (flags & O_ACCMODE) != O_RDONLY &&
+	    (is_g_file(full, "memory.max") || is_g_file(full, "memory.high")))
+		return -EACCES;
 	if (fk.vanish_sibling[0] && strncmp(path, fk.vanish_sibling,
 					    strlen(fk.vanish_sibling)) == 0 &&
 	    !strstr(path, "memory.current"))
@@ -183,6 +188,7 @@ static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
 			return -ENODEV;
 		if (fk.pressure_err && is_g_file(p, "memory.pressure"))
 			return -fk.pressure_err;
+		fk.max_reads += is_g_file(p, "memory.max");
 	}
 	return mri_file_ops_real.pread(fd, buf, len, off);
 }
@@ -1075,6 +1081,9 @@ START_TEST(threshold_ticks)
 	fk.vanished = true;
 	ck_assert_int_eq(poll_in(fd, 5000), 1);
 	ck_assert_int_eq(be->event_ack(priv), -ENOENT);
+	/* ... and the fd falls silent: a gone group must not keep the
+	 * worker awake. */
+	ck_assert_int_eq(poll_in(fd, 50), 0);
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1100,6 +1109,160 @@ START_TEST(worker_margin_below_high)
 	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
 	ck_assert_int_ge(r, 0);
 	ck_assert_uint_le(fk.usage, 90 * MiB);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* A tick with usage below the mark costs no margin pass (no read of the
+ * limits); a tick above it runs one. */
+START_TEST(worker_skips_idle_ticks)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int fd, reads;
+
+	putu("a/g", "memory.max", 200 * MiB);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 50 * MiB, 0, 0), 0);
+	/* The round after the policy change arms the threshold at 150 MiB
+	 * (usage 100 MiB: nothing to do). */
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, 0), 0);
+	fd = mr_ctx_worker_fd(ctx);
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	reads = fk.max_reads;
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_eq(fk.max_reads, reads);
+	ck_assert_uint_eq(fk.usage, 100 * MiB);
+	/* Usage crosses the mark: the next tick is served. */
+	fk.usage = 160 * MiB;
+	fk.cache = 100 * MiB;
+	sync_usage();
+	ck_assert_int_eq(poll_in(fd, 5000), 1);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, 0), 0);
+	ck_assert_int_gt(fk.max_reads, reads);
+	ck_assert_uint_le(fk.usage, 150 * MiB);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* A delegated group: its own memory.max and memory.high are its parent's
+ * to write. The group opens, reads and reclaims; limit writes answer
+ * -EACCES; the keeper's lock is on memory.reclaim. */
+START_TEST(delegated_read_only_limits)
+{
+	struct mr_limits l;
+	uint64_t asked, freed;
+
+	fk.limits_ro = true;
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "not writable"));
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.own_limit_bytes, MR_UNLIMITED);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 50 * MiB),
+			 -EACCES);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_HIGH, 50 * MiB),
+			 -EACCES);
+	ck_assert_int_eq(fk.nlimit_writes, 0);
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(freed, 1 * MiB);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, false), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A backend without a high (as cgroup v1): mr_group_set_high() is
+ * refused before anything is reclaimed for it. */
+static int nohigh_reclaims, nohigh_writes;
+
+static int nohigh_open(void *p, const char *path,
+		       const struct mri_open_env *env)
+{
+	(void)p, (void)path, (void)env;
+	return 0;
+}
+
+static int nohigh_close(void *p)
+{
+	(void)p;
+	return 0;
+}
+
+static void nohigh_forget(void *p)
+{
+	(void)p;
+}
+
+static int nohigh_usage(void *p, uint64_t *usage)
+{
+	(void)p;
+	*usage = 100 * MiB;
+	return 0;
+}
+
+static int nohigh_limits(void *p, struct mr_limits *l)
+{
+	(void)p;
+	memset(l, 0, sizeof(*l));
+	l->size = sizeof(*l);
+	l->usage_bytes = 100 * MiB;
+	l->limit_bytes = l->own_limit_bytes = 200 * MiB;
+	return 0;
+}
+
+static int nohigh_memstat(void *p, struct mr_memstat *m)
+{
+	(void)p;
+	memset(m, 0, sizeof(*m));
+	m->size = sizeof(*m);
+	return 0;
+}
+
+static int nohigh_reclaim(void *p, uint64_t bytes, uint64_t *asked,
+			  uint64_t *freed)
+{
+	(void)p;
+	nohigh_reclaims++;
+	*asked = bytes;
+	*freed = bytes;
+	return 0;
+}
+
+static int nohigh_write(void *p, int which, uint64_t bytes)
+{
+	(void)p, (void)bytes;
+	nohigh_writes++;
+	return which == MRI_LIMIT_HIGH ? -EOPNOTSUPP : 0;
+}
+
+static const struct mri_backend nohigh_backend = {
+	.name = "nohigh",
+	.caps = MRI_CAP_RECLAIM,
+	.open = nohigh_open,
+	.close = nohigh_close,
+	.forget = nohigh_forget,
+	.read_usage = nohigh_usage,
+	.read_limits = nohigh_limits,
+	.read_memstat = nohigh_memstat,
+	.reclaim = nohigh_reclaim,
+	.write_limit = nohigh_write,
+};
+
+START_TEST(set_high_without_high)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mri_group_open(ctx, "/nohigh", &nohigh_backend, &g),
+			 0);
+	ck_assert_int_eq(mr_group_set_high(g, 50 * MiB, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(nohigh_reclaims, 0);
+	ck_assert_int_eq(nohigh_writes, 0);
 	mr_ctx_free(ctx);
 }
 END_TEST
@@ -1133,6 +1296,9 @@ int main(void)
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);
 	tcase_add_test(tc, worker_margin_below_high);
+	tcase_add_test(tc, worker_skips_idle_ticks);
+	tcase_add_test(tc, set_high_without_high);
+	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

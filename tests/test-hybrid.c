@@ -25,6 +25,7 @@
 #include "group.h"
 #include "hybrid.h"
 #include "memreclaim.h"
+#include "mountinfo.h"
 #include "psi.h"
 
 #define MS 1000000ULL
@@ -406,6 +407,47 @@ START_TEST(hybrid_refused_elsewhere)
 }
 END_TEST
 
+/* Of two cgroup2 mounts, the whole hierarchy wins over a bind mount of a
+ * subtree, in either order. */
+START_TEST(v2_mount_prefers_whole_hierarchy)
+{
+	static const char *const orders[2][2] = {
+		{ "41 30 0:37 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n",
+		  "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 "
+		  "rw\n" },
+		{ "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 "
+		  "rw\n",
+		  "41 30 0:37 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n" },
+	};
+	struct mri_cgroup_mount m;
+	char path[] = "/tmp/test-hybrid-mi-XXXXXX";
+	int fd, i;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		FILE *f = fopen(path, "we");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("34 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup "
+		      "rw,memory\n", f);
+		fputs(orders[i][0], f);
+		fputs(orders[i][1], f);
+		fclose(f);
+		ck_assert_int_eq(mri_mount_find_v2(path, &m), 0);
+		ck_assert_str_eq(m.mount_point, "/sys/fs/cgroup/unified");
+		ck_assert_str_eq(m.root, "/");
+		ck_assert_int_eq(m.version, 2);
+	}
+	unlink(path);
+	ck_assert_int_eq(mri_mount_find_v2(data("mountinfo.cpu-cpuset"), &m),
+			 -ENODEV);
+	ck_assert_int_eq(mri_mount_find_v2(data("mountinfo.v2-only"), &m), 0);
+	ck_assert_str_eq(m.mount_point, "/sys/fs/cgroup");
+}
+END_TEST
+
 static void hybrid_at(struct mri_hybrid_psi *h, const char *v1,
 		      const char *v2)
 {
@@ -579,6 +621,7 @@ int main(void)
 	tcase_add_test(tc, hybrid_found_on_captured_host);
 	tcase_add_test(tc, hybrid_refused_elsewhere);
 	tcase_add_test(tc, twin_paths);
+	tcase_add_test(tc, v2_mount_prefers_whole_hierarchy);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("twin");

@@ -454,7 +454,9 @@ START_TEST(strerror_texts)
 	}
 	ck_assert_str_eq(mr_strerror(-ERANGE),
 			 "the margin does not fit below the limit");
-	ck_assert_str_eq(mr_strerror(-EBUSY), "another manager holds the group");
+	ck_assert_str_eq(mr_strerror(-EBUSY), "the group is busy: another manager "
+			 "holds it, or it holds processes or groups that stand in "
+			 "the way");
 }
 END_TEST
 

@@ -1546,6 +1546,199 @@ START_TEST(daemon_retries_busy_statistics)
 }
 END_TEST
 
+/* ------------------------------------------ events, limits and writes */
+
+/* A child that touches `bytes` of anonymous memory, page by page, then
+ * exits 0; killed by the OOM killer where the group cannot hold it. */
+static pid_t start_toucher(const char *path, uint64_t bytes)
+{
+	int go[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		volatile char *p;
+		uint64_t i;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		p = malloc(bytes);
+		if (!p)
+			_exit(3);
+		for (i = 0; i < bytes; i += 4096)
+			p[i] = 1;
+		_exit(0);
+	}
+	close(go[0]);
+	ck_assert_int_eq(mr_cgroup_attach(ctx, path, pid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	return pid;
+}
+
+/* memory.events has no v1 file: max is memory.failcnt, oom_kill the line
+ * of memory.oom_control; both move as the kernel counts. */
+START_TEST(events_from_failcnt_and_oom_control)
+{
+	struct mr_events ev;
+	mr_group_t *g;
+	int status;
+	pid_t pid;
+
+	new_group(16 * MiB);
+	ck_assert_int_eq(mr_group_open(ctx, group, "cgroup1", &g), 0);
+	memset(&ev, 0xa5, sizeof(ev));
+	ck_assert_int_eq(g->be->read_events(g->priv, false, &ev), 0);
+	ck_assert_uint_eq(ev.present, (1ULL << MR_EVENT_MAX) |
+				      (1ULL << MR_EVENT_OOM_KILL));
+	ck_assert_uint_eq(ev.max, 0);
+	ck_assert_uint_eq(ev.oom_kill, 0);
+	/* Page cache over the limit: charges meet it, reclaim makes room. */
+	make_data_file(64 * MiB);
+	charge_cache(group);
+	ck_assert_int_eq(g->be->read_events(g->priv, true, &ev), 0);
+	ck_assert_uint_gt(ev.max, 0);
+	ck_assert_uint_eq(ev.max, read_u64_file(group, "memory.failcnt"));
+	ck_assert_uint_eq(ev.oom_kill, 0);
+	/* Anonymous memory over the limit with no swap allowed: the OOM
+	 * killer takes the child. */
+	if (access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
+		   F_OK) == 0)
+		write_file(group, "memory.memsw.limit_in_bytes", "16777216");
+	pid = start_toucher(group, 64 * MiB);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		      "the toucher was not OOM-killed: status %#x", status);
+	ck_assert_int_eq(g->be->read_events(g->priv, false, &ev), 0);
+	ck_assert_uint_eq(ev.oom_kill, 1);
+	ck_assert_uint_eq(ev.low + ev.high + ev.oom + ev.oom_group_kill, 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+START_TEST(limits_peak_and_swap)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	bool memsw = access("/sys/fs/cgroup/memory/memory.memsw.usage_in_bytes",
+			    F_OK) == 0;
+	mr_group_t *g;
+
+	new_group(64 * MiB);
+	make_data_file(16 * MiB);
+	charge_cache(group);
+	ck_assert_int_eq(mr_group_open(ctx, group, "cgroup1", &g), 0);
+	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
+	ck_assert_uint_eq(l.peak_bytes,
+			  read_u64_file(group, "memory.max_usage_in_bytes"));
+	ck_assert_uint_ge(l.peak_bytes, 15 * MiB);
+	ck_assert_uint_eq(l.high_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.own_high_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.low_bytes + l.min_bytes + l.effective_low_bytes +
+			  l.effective_min_bytes, 0);
+	if (!memsw) {
+		ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK);
+		ck_assert_int_eq(mr_group_close(g), 0);
+		return;
+	}
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP);
+	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
+	ck_assert_uint_eq(l.swap_usage_bytes,
+			  read_u64_file(group, "memory.memsw.usage_in_bytes") -
+			  read_u64_file(group, "memory.usage_in_bytes"));
+	write_file(group, "memory.memsw.limit_in_bytes", "100663296");
+	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
+	ck_assert_uint_eq(l.swap_limit_bytes, 32 * MiB);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* A child that touches `bytes` of anonymous memory and waits to be
+ * killed (its charge stays). */
+static pid_t start_holder(const char *path, uint64_t bytes)
+{
+	int go[2], done[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(done, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		volatile char *p;
+		uint64_t i;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		close(done[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		p = malloc(bytes);
+		if (!p)
+			_exit(3);
+		for (i = 0; i < bytes; i += 4096)
+			p[i] = 1;
+		if (write(done[1], "d", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(go[0]);
+	close(done[1]);
+	ck_assert_int_eq(mr_cgroup_attach(ctx, path, pid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	ck_assert_int_eq(read(done[0], &c, 1), 1);
+	close(go[1]);
+	close(done[0]);
+	return pid;
+}
+
+START_TEST(write_limit_through_the_backend)
+{
+	mr_group_t *g;
+	pid_t pid;
+
+	new_group(64 * MiB);
+	ck_assert_int_eq(mr_group_open(ctx, group, "cgroup1", &g), 0);
+	ck_assert_int_eq(g->be->write_limit(g->priv, MRI_LIMIT_MAX, 48 * MiB),
+			 0);
+	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
+			  48 * MiB);
+	/* the kernel rounds down to a page */
+	ck_assert_int_eq(g->be->write_limit(g->priv, MRI_LIMIT_MAX,
+					    48 * MiB + 100), 0);
+	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
+			  48 * MiB);
+	ck_assert_int_eq(g->be->write_limit(g->priv, MRI_LIMIT_MAX,
+					    MR_UNLIMITED), 0);
+	ck_assert_uint_eq(mri_cgroup1_limit_value(read_u64_file(group,
+					"memory.limit_in_bytes")),
+			  MR_UNLIMITED);
+	ck_assert_int_eq(g->be->write_limit(g->priv, MRI_LIMIT_HIGH, 48 * MiB),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(g->be->set_swappiness(g->priv, 0), -EOPNOTSUPP);
+	/* Below an anonymous working set that cannot be swapped: the
+	 * kernel refuses with EBUSY and keeps the limit. */
+	ck_assert_int_eq(g->be->write_limit(g->priv, MRI_LIMIT_MAX, 64 * MiB),
+			 0);
+	if (access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
+		   F_OK) == 0)
+		write_file(group, "memory.memsw.limit_in_bytes", "67108864");
+	pid = start_holder(group, 24 * MiB);
+	ck_assert_int_eq(g->be->write_limit(g->priv, MRI_LIMIT_MAX, 8 * MiB),
+			 -EBUSY);
+	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
+			  64 * MiB);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------- main */
 
 /* Groups and data files left by earlier runs of this test whose process
@@ -1716,6 +1909,9 @@ int main(void)
 	tcase_add_test(tc, open_self_in_created_group);
 	tcase_add_test(tc, selfmanage_shrinks_before_oom);
 	tcase_add_test(tc, daemon_retries_busy_statistics);
+	tcase_add_test(tc, events_from_failcnt_and_oom_control);
+	tcase_add_test(tc, limits_peak_and_swap);
+	tcase_add_test(tc, write_limit_through_the_backend);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -298,9 +298,21 @@ START_TEST(pressure_rises_and_trigger_fires)
 		p1.some.avg10_ppm, p1.full.total_us);
 	close(fd);
 	kill_children();
-	ck_assert_int_eq(mr_group_close(g), 0);
+	/* A trigger open when the group is removed polls POLLERR (kernfs:
+	 * a removed node's files answer EPOLLERR), and the v1 group's
+	 * reads say it is gone. */
+	fd = mr_group_psi_trigger_open(g, MR_PSI_FULL, 100 * MS, 2 * SEC);
+	ck_assert_int_ge(fd, 0);
 	write_file(group, "memory.force_empty", "0");
 	ck_assert_int_eq(mr_cgroup_remove(ctx, group), 0);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLPRI };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert(pfd.revents & POLLERR);
+	close(fd);
+	ck_assert_int_eq(mr_group_read_pressure(g, &p1), -ENOENT);
+	ck_assert_int_eq(mr_group_psi_trigger_open(g, MR_PSI_SOME, 50 * MS,
+						   2 * SEC), -ENOENT);
+	ck_assert_int_eq(mr_group_close(g), 0);
 	assert_nothing_left();
 }
 END_TEST

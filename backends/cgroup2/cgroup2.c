@@ -236,6 +236,7 @@ static int open_files(struct mri_cgroup2 *cg)
 		bool optional;
 		int *fd;
 	} files[] = {
+		/* O_RDWR: a refusal is retried read-only (below). */
 		{ "memory.max", O_RDWR | O_NONBLOCK, false, &cg->max_fd },
 		{ "memory.high", O_RDWR | O_NONBLOCK, false, &cg->high_fd },
 		{ "memory.low", O_RDONLY, false, &cg->low_fd },
@@ -255,6 +256,18 @@ static int open_files(struct mri_cgroup2 *cg)
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		r = mri_fops->openat(cg->dir_fd, files[i].name,
 				     files[i].flags | O_CLOEXEC, 0);
+		if ((r == -EACCES || r == -EPERM) &&
+		    (files[i].flags & O_ACCMODE) == O_RDWR) {
+			if (!cg->limits_write_err)
+				mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s/%s: "
+					"not writable (%s): the group's limits "
+					"are read only", cg->path,
+					files[i].name, mr_strerror(r));
+			cg->limits_write_err = r;
+			r = mri_fops->openat(cg->dir_fd, files[i].name,
+					     O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+					     0);
+		}
 		if (r == -ENOENT && files[i].optional)
 			continue;
 		if (r < 0) {
@@ -565,7 +578,9 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 }
 
 /* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
- * its memory.max (open for writing anyway). */
+ * its memory.reclaim (open for writing, and writable by a delegatee), or
+ * of memory.max on kernels without it. Which file depends on the kernel
+ * only, so every manager of the group locks the same one. */
 static int cg2_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup2 *cg = priv;
@@ -575,8 +590,11 @@ static int cg2_claim_keeper(void *priv, bool claim)
 		.l_start = 0,
 		.l_len = 1,
 	};
+	int fd = cg->reclaim_fd >= 0 ? cg->reclaim_fd : cg->max_fd;
 
-	if (fcntl(cg->max_fd, F_OFD_SETLK, &fl) == 0)
+	if (fd == cg->max_fd && cg->limits_write_err)
+		return cg->limits_write_err;
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
 	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 }

@@ -49,6 +49,11 @@ struct mri_cgroup2 {
 	int current_fd, max_fd, high_fd, low_fd, min_fd, peak_fd;
 	int swap_current_fd, swap_max_fd, stat_fd, events_fd;
 	int events_local_fd, pressure_fd, reclaim_fd; /* -1: absent */
+	/* 0, or the error (-EACCES, -EPERM) that left memory.max and
+	 * memory.high open read-only: a delegated group's own limits are
+	 * its parent's to set (cgroup-v2.rst, "Delegation"), while
+	 * memory.reclaim may be delegated. Writes of them answer it. */
+	int limits_write_err;
 	/* The ancestors' directories, the group's parent first, up to and
 	 * including root. */
 	int anc_fds[MRI_CGROUP2_MAX_DEPTH];

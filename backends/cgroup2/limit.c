@@ -24,6 +24,8 @@ int mri_cgroup2_write_limit(void *priv, int which, uint64_t bytes)
 
 	if (which != MRI_LIMIT_MAX && which != MRI_LIMIT_HIGH)
 		return -EINVAL;
+	if (cg->limits_write_err)
+		return cg->limits_write_err;
 	r = mri_cgroup2_write_value(which == MRI_LIMIT_MAX ? cg->max_fd :
 				    cg->high_fd, bytes);
 	if (r < 0 && r != -ENOENT)

@@ -295,6 +295,8 @@ int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 
 	*asked_bytes = 0;
 	*freed_bytes = 0;
+	if (cg->reclaim_fd < 0 && cg->limits_write_err)
+		return cg->limits_write_err;
 	if (cg->reclaim_fd < 0)
 		return high_step(cg, bytes, asked_bytes, freed_bytes);
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",

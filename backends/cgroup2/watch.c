@@ -122,6 +122,19 @@ int mri_cgroup2_event_fd(void *priv)
 	return cg->epoll_fd;
 }
 
+/* The group is gone: its memory.events polls POLLERR | POLLPRI for good
+ * and would keep the worker awake; the timer has nothing left to watch.
+ * Both are silenced (the worker stops serving the group once its pass
+ * sees -ENOENT, but a group without a margin gets no pass). */
+static int watch_gone(struct mri_cgroup2 *cg)
+{
+	struct itimerspec off = { 0 };
+
+	epoll_ctl(cg->epoll_fd, EPOLL_CTL_DEL, cg->watch_events_fd, NULL);
+	timerfd_settime(cg->timer_fd, 0, &off, NULL);
+	return -ENOENT;
+}
+
 int mri_cgroup2_event_ack(void *priv)
 {
 	struct mri_cgroup2 *cg = priv;
@@ -142,6 +155,8 @@ int mri_cgroup2_event_ack(void *priv)
 			r = mri_cgroup2_read_events_fd(cg,
 						       cg->watch_events_fd,
 						       "memory.events", &e);
+			if (r == -ENOENT)
+				return watch_gone(cg);
 			if (r < 0)
 				return r;
 		}
@@ -150,6 +165,8 @@ int mri_cgroup2_event_ack(void *priv)
 		return 0;
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
 				   &usage);
+	if (r == -ENOENT)
+		return watch_gone(cg);
 	if (r < 0)
 		return r;
 	return usage > cg->threshold_bytes ? 1 : 0;

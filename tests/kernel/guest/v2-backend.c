@@ -19,6 +19,10 @@
  *    margin absorbs what is charged in between; the limit is never
  *    reached), and the charges that meet the limit (memory.events.local
  *    max) fall at least tenfold against a run without the worker;
+ *  - memory.pressure reads some and full, a PSI trigger arms;
+ *  - with no threshold armed, the worker's fd (mr_ctx_worker_fd()) wakes
+ *    on a memory.events change (kernfs POLLPRI through the backend's
+ *    epoll set) and falls quiet once a dispatch has acknowledged it;
  *  - a group removed under an open handle answers -ENOENT.
  */
 #define _GNU_SOURCE
@@ -32,6 +36,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <poll.h>
 
 #include <memreclaim.h>
 
@@ -218,6 +224,46 @@ static int sample(mr_group_t *g, double seconds, uint64_t mark, int *n,
 	return above;
 }
 
+static int poll_in(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms);
+}
+
+static void pressure_and_events(mr_group_t *g, const char *stream)
+{
+	struct mr_pressure pr = { .size = sizeof(pr) };
+	int fd, r;
+	pid_t pid;
+
+	r = mr_group_read_pressure(g, &pr);
+	ok(r == 0 && pr.present == (MR_PRESSURE_SOME | MR_PRESSURE_FULL),
+	   "memory.pressure: some and full (%s)", mr_strerror(r));
+	fd = mr_group_psi_trigger_open(g, MR_PSI_SOME, 150000000ULL,
+				       2000000000ULL);
+	ok(fd >= 0, "PSI trigger armed (%s)", mr_strerror(fd < 0 ? fd : 0));
+	if (fd >= 0)
+		close(fd);
+
+	/* The open's wake-up taken by a dispatch; no margin, so no
+	 * threshold: only memory.events can wake the worker's fd. */
+	fd = mr_ctx_worker_fd(ctx);
+	r = mr_ctx_worker_dispatch(ctx, 0);
+	ok(r == 0 && poll_in(fd, 0) == 0, "worker fd quiet (%s)",
+	   mr_strerror(r < 0 ? r : 0));
+	if (cg_write(MARGIN_GROUP, "memory.high", "16M") < 0)
+		bail("cannot set memory.high");
+	pid = start_reader(stream);
+	r = poll_in(fd, 10000);
+	stop_reader(pid);
+	cg_write(MARGIN_GROUP, "memory.high", "max");
+	ok(r == 1, "a memory.events change (high) wakes the worker's fd");
+	r = mr_ctx_worker_dispatch(ctx, 0);
+	ok(r == 0 && poll_in(fd, 0) == 0, "acknowledged by a dispatch: "
+	   "the fd is quiet again");
+}
+
 static void margin_worker(void)
 {
 	const uint64_t limit = 64 * MiB, margin = 16 * MiB;
@@ -238,6 +284,7 @@ static void margin_worker(void)
 	r = mr_group_open(ctx, dir, "auto", &g);
 	if (r < 0)
 		bail("open " MARGIN_GROUP ": %s", mr_strerror(r));
+	pressure_and_events(g, path);
 	r = mr_group_set_limit(g, limit, 0);
 	ok(r == 0, "limit 64 MiB (%s)", mr_strerror(r));
 
