@@ -1640,11 +1640,13 @@ START_TEST(limits_peak_and_swap)
 	ck_assert_uint_eq(l.low_bytes + l.min_bytes + l.effective_low_bytes +
 			  l.effective_min_bytes, 0);
 	if (!memsw) {
-		ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK);
+		ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK |
+				  MR_LIMITS_HAS_BINDING);
 		ck_assert_int_eq(mr_group_close(g), 0);
 		return;
 	}
-	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP);
+	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
+			  MR_LIMITS_HAS_BINDING);
 	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.swap_usage_bytes,
 			  read_u64_file(group, "memory.memsw.usage_in_bytes") -
