@@ -452,7 +452,9 @@ enum mr_psi_kind {
  * the group is removed; closing the fd removes the trigger. The kernel
  * signals at most once per window (kernel/sched/psi.c, psi_trigger_create;
  * Documentation/accounting/psi.rst). On cgroup v1 it arms on the group's
- * cgroup2 twin (mr_ctx_set_hybrid_psi()).
+ * cgroup2 twin (mr_ctx_set_hybrid_psi()). On the simulator the fd polls
+ * POLLIN instead, with one message to read per event, and POLLHUP once
+ * the group is removed (docs/simulator.md, "Events and PSI").
  *
  * stall_ns and window_ns are multiples of 1000 (the kernel counts in
  * microseconds) with 0 < stall_ns <= window_ns, and window_ns between
