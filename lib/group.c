@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <urcu-bp.h>
 
+#include "control.h"
 #include "group.h"
 #include "path.h"
 #include "psi.h"
@@ -295,8 +296,13 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
 		return r;
 	if (!g->be->psi_trigger_open)
 		return -EOPNOTSUPP;
-	return g->be->psi_trigger_open(g->priv, kind, stall_ns / 1000,
-				       window_ns / 1000);
+	r = mri_control_check(g, MR_CONTROL_PSI_TRIGGER);
+	if (r < 0)
+		return r;
+	return mri_control_learn(g, MR_CONTROL_PSI_TRIGGER,
+				 g->be->psi_trigger_open(g->priv, kind,
+							 stall_ns / 1000,
+							 window_ns / 1000));
 }
 
 void mri_group_policy(struct mr_group *g, struct mri_policy *out)

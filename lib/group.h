@@ -60,6 +60,9 @@ struct mr_group {
 	/* A backend call answered -ENOENT: the cgroup was removed, and the
 	 * worker no longer serves the group (it stays open until closed). */
 	bool gone;                        /* under reclaim_lock */
+	/* Per enum mr_control: 0 not written yet, 1 writable, or the
+	 * refusal's negative errno (lib/control.c). */
+	atomic_int control_state[MR_NCONTROLS];
 	struct mri_reason_stats stats[MRI_NREASONS];
 };
 

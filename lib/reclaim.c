@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "control.h"
 #include "group.h"
 
 uint64_t mri_now_ns(void)
@@ -70,6 +71,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		return 0;
 	if (!(g->be->caps & MRI_CAP_RECLAIM))
 		return -EOPNOTSUPP;
+	r = mri_control_check(g, MR_CONTROL_RECLAIM);
+	if (r < 0)
+		return r;
 	mri_group_policy(g, &p);
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0)
@@ -96,7 +100,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		batch = batch_bytes(&p, excess, l.limit_bytes);
 		asked = freed = 0;
 		t0 = mri_group_now_ns(g);
-		r = g->be->reclaim(g->priv, batch, &asked, &freed);
+		r = mri_control_learn(g, MR_CONTROL_RECLAIM,
+				      g->be->reclaim(g->priv, batch, &asked,
+						     &freed));
 		/* -EAGAIN: nothing reclaimable, no call made; -EBUSY: another
 		 * manager holds the group; else the group is gone or broken. */
 		if (r < 0)

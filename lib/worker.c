@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "group.h"
 
 /* One margin pass gives the other groups of the context a turn after this
@@ -303,13 +304,21 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		return false;
 	}
 
+	/* Advisory mode: the kernel refused reclaim's writes once; the
+	 * group is left to statistics and events. */
+	if (mri_control_check(g, MR_CONTROL_RECLAIM) < 0) {
+		leave_alone(g, "writing its reclaim control was refused "
+			    "(advisory mode)");
+		return false;
+	}
 	boosted = boost_idle && boost(g->ctx);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
 			mri_deadline_ns(mri_group_now_ns(g), PASS_NS), stop,
 			&freed);
 	unboost(g->ctx, boosted);
 	if (r < 0) {
-		if (!is_gone(g, r))
+		/* A refusal was logged where it was learnt. */
+		if (!is_gone(g, r) && !mri_control_refusal(r))
 			mri_log(&g->ctx->log,
 				r == -EAGAIN ? MR_LOG_DEBUG : MR_LOG_ERR,
 				"%s: margin reclaim: %s", g->path,

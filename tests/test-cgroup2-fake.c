@@ -876,6 +876,51 @@ START_TEST(reclaim_gone_stops)
 }
 END_TEST
 
+/* A refusal at write() (nsdelegate gives EPERM there, not at open()) is
+ * learnt per control: it reaches the caller unchanged, is answered from
+ * then on without writing again, and the worker leaves the group to
+ * statistics (advisory mode); other controls are not affected. */
+START_TEST(refused_reclaim_is_learnt)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	uint64_t freed = 1;
+	int i;
+
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM), 1);
+	fk.reclaim_err = EPERM;
+	fk.nreclaim_writes = 0;
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), -EPERM);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM),
+			 -EPERM);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed),
+				 -EPERM);
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 4 * MiB, 0, &freed), -EPERM);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_ptr_nonnull(strstr(logbuf, "reclaim was refused"));
+	/* The worker: advisory mode, nothing written. */
+	putu("a/g", "memory.max", 120 * MiB);
+	ck_assert_int_eq(mr_group_set_margin(g, 10 * MiB, 0, 0), 0);
+	fk.usage = 115 * MiB;
+	sync_usage();
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_ptr_nonnull(strstr(logbuf, "advisory mode"));
+	/* Other controls learn on their own. */
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_HIGH), 0);
+	ck_assert_int_eq(mr_group_control_state(g, 99), -EINVAL);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(swappiness_probe)
 {
 	uint64_t asked, freed;
@@ -1290,6 +1335,7 @@ int main(void)
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
 	tcase_add_test(tc, reclaim_gone_stops);
+	tcase_add_test(tc, refused_reclaim_is_learnt);
 	tcase_add_test(tc, swappiness_probe);
 	tcase_add_test(tc, fallback_high_step);
 	tcase_add_test(tc, fallback_crash_recovery);
