@@ -535,7 +535,8 @@ enum mr_control {
  * (a write was accepted), 0 (not written yet), the negative errno of the
  * kernel's refusal (-EACCES, -EPERM — cgroup2's nsdelegate refuses at
  * write(), not open() — or -EROFS), -EOPNOTSUPP (the backend has no such
- * control) or -EINVAL. After a refusal, the calls that would write the
+ * control, or its first use answered so: cgroup v1 has no high, and PSI
+ * triggers only with a cgroup2 twin) or -EINVAL. After a refusal, the calls that would write the
  * control (mr_group_reclaim(), mr_ctx_reclaim(), mr_group_set_limit(),
  * mr_group_set_high(), mr_group_psi_trigger_open(), the margin worker)
  * answer that errno at once, without writing again: nothing retries it in

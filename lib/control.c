@@ -24,7 +24,7 @@ int mri_control_check(struct mr_group *g, int control)
 {
 	int s = atomic_load(&g->control_state[control]);
 
-	return s < 0 ? s : 0;
+	return mri_control_refusal(s) ? s : 0;
 }
 
 int mri_control_learn(struct mr_group *g, int control, int r)
@@ -34,6 +34,11 @@ int mri_control_learn(struct mr_group *g, int control, int r)
 	if (r >= 0) {
 		atomic_compare_exchange_strong(&g->control_state[control],
 					       &expected, 1);
+	} else if (r == -EOPNOTSUPP) {
+		/* Not a refusal: the next call asks again (a cgroup2 twin
+		 * may appear), but the state says there is none now. */
+		atomic_compare_exchange_strong(&g->control_state[control],
+					       &expected, r);
 	} else if (mri_control_refusal(r)) {
 		/* The first refusal is kept; a writable one that is refused
 		 * later (permissions changed) is refused from then on. */
