@@ -160,6 +160,7 @@ int mri_group_destroy(struct mr_group *g)
 	 * the fds (the fork handler did already) and free the memory. */
 	if (mri_ctx_check_fork(g->ctx) < 0) {
 		g->be->forget(g->priv);
+		mri_children_close(g, true);
 		group_free(g);
 		return -ECHILD;
 	}
@@ -170,6 +171,7 @@ int mri_group_destroy(struct mr_group *g)
 	}
 	/* Wait for a worker pass or a synchronous reclaim in progress. */
 	pthread_mutex_lock(&g->reclaim_lock);
+	mri_children_close(g, false);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	r = g->be->close(g->priv);
 	if (r < 0)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "childreclaim.h"
 #include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
@@ -63,6 +64,9 @@ struct mr_group {
 	/* Per enum mr_control: 0 not written yet, 1 writable, or the
 	 * refusal's negative errno (lib/control.c). */
 	atomic_int control_state[MR_NCONTROLS];
+	/* Its reclaim refused: the children reclaimed instead (lib/
+	 * childreclaim.c), under reclaim_lock. */
+	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
 };
 

@@ -304,21 +304,20 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		return false;
 	}
 
-	/* Advisory mode: the kernel refused reclaim's writes once; the
-	 * group is left to statistics and events. */
-	if (mri_control_check(g, MR_CONTROL_RECLAIM) < 0) {
-		leave_alone(g, "writing its reclaim control was refused "
-			    "(advisory mode)");
-		return false;
-	}
 	boosted = boost_idle && boost(g->ctx);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
 			mri_deadline_ns(mri_group_now_ns(g), PASS_NS), stop,
 			&freed);
 	unboost(g->ctx, boosted);
+	/* Advisory mode: the kernel refused the group's reclaim control
+	 * and no child the caller owns took it instead; the group is left
+	 * to statistics and events, and nothing is written again. */
+	if (mri_control_refusal(r)) {
+		leave_alone(g, "its reclaim was refused (advisory mode)");
+		return false;
+	}
 	if (r < 0) {
-		/* A refusal was logged where it was learnt. */
-		if (!is_gone(g, r) && !mri_control_refusal(r))
+		if (!is_gone(g, r))
 			mri_log(&g->ctx->log,
 				r == -EAGAIN ? MR_LOG_DEBUG : MR_LOG_ERR,
 				"%s: margin reclaim: %s", g->path,
