@@ -540,9 +540,15 @@ enum mr_control {
  * control (mr_group_reclaim(), mr_ctx_reclaim(), mr_group_set_limit(),
  * mr_group_set_high(), mr_group_psi_trigger_open(), the margin worker)
  * answer that errno at once, without writing again: nothing retries it in
- * a loop. A group whose reclaim is refused is left by the worker to
- * statistics and events (advisory mode), with one warning. The answers
- * are this handle's; a new handle learns again.
+ * a loop. A group whose reclaim is refused degrades in order: it is
+ * reclaimed through its child groups owned by the caller's effective uid
+ * (in a delegated cgroup2 subtree the delegatee owns the children it
+ * made, not the delegated group's own controls: cgroup-v2.rst,
+ * "Delegation Containment"), taken in turn, each dropped when its own
+ * reclaim is refused; with none left, the worker leaves the group to
+ * statistics and events (advisory mode), with one warning, and reclaim
+ * calls answer the refusal. The answers are this handle's; a new handle
+ * learns again.
  * MT-safe; lock-free. */
 MR_EXPORT int mr_group_control_state(mr_group_t *group, int control);
 
