@@ -11,8 +11,11 @@
  * with --file-size bytes if it does not exist) and answers lookups of
  * random pages of the file, as a database answers reads from its buffer
  * pool. At start it opens its own group (mr_group_open_self()) and prints
- * what it found: the backend, the group's path, the limit that binds it
- * and which group sets it, and its usage. Then:
+ * what it found: the backend, the group's path, the limit that binds it,
+ * which group sets it and the headroom under it, its usage, and which
+ * controls the library may write (learnt on their first real write: a
+ * one-page reclaim and the PSI trigger are made before; the list is
+ * printed again at the end). Then:
  *
  *  - the library's margin worker keeps usage --margin below the binding
  *    limit, by reclaiming the page cache the file reads leave behind, so
@@ -387,6 +390,30 @@ static bool pressure_check(mr_group_t *g, struct pressure *ps,
 	return rest + 2 * margin > l.limit_bytes;
 }
 
+/* What the library learnt about writing each control: on its first real
+ * write (mr_group_control_state()). */
+static void print_controls(mr_group_t *g, const char *when)
+{
+	static const char *const names[MR_NCONTROLS] = {
+		[MR_CONTROL_LIMIT] = "limit", [MR_CONTROL_HIGH] = "high",
+		[MR_CONTROL_RECLAIM] = "reclaim",
+		[MR_CONTROL_PSI_TRIGGER] = "psi-trigger",
+	};
+	int c, st;
+
+	printf(PROG ": controls %s:", when);
+	for (c = 0; c < MR_NCONTROLS; c++) {
+		st = mr_group_control_state(g, c);
+		printf(" %s %s%s", names[c],
+		       st == 1 ? "writable" : st == 0 ? "not-written-yet" :
+		       st == -EOPNOTSUPP ? "none" : "refused:",
+		       st < 0 && st != -EOPNOTSUPP ? mr_strerror(st) : "");
+		if (c + 1 < MR_NCONTROLS)
+			putchar(',');
+	}
+	putchar('\n');
+}
+
 static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 	       struct pool *p, int sfd)
 {
@@ -397,6 +424,9 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 	struct pollfd pfd;
 	int r;
 
+	/* A one-page reclaim: the reclaim control's first real write (it
+	 * may find nothing reclaimable and write nothing). */
+	mr_group_reclaim(g, PAGE, 0, NULL);
 	r = mr_group_psi_trigger_open(g, MR_PSI_SOME, PSI_STALL_NS,
 				      PSI_WINDOW_NS);
 	if (r >= 0) {
@@ -407,6 +437,7 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 		printf(PROG ": pressure: no PSI trigger (%s); watching what "
 		       "cache reclaim cannot free\n", mr_strerror(r));
 	}
+	print_controls(g, "at start");
 	ps.last_ns = start;
 	next_check = start + CHECK_NS;
 	next_report = start + 1000000000ULL;
@@ -454,6 +485,7 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 	}
 	if (ps.psi_fd >= 0)
 		close(ps.psi_fd);
+	print_controls(g, "at the end");
 	printf(PROG ": done: %" PRIu64 " lookups (checksum %" PRIu64 "), %"
 	       PRIu64 " hits, %" PRIu64 " misses, pool %" PRIu64 " of %"
 	       PRIu64 " bytes, %" PRIu64 " pressure events\n", lookups, sum,

@@ -522,6 +522,38 @@ MR_EXPORT int mr_group_set_high(mr_group_t *group, uint64_t high_bytes,
 MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *group,
 					      int swappiness);
 
+/* The controls the library writes, for mr_group_control_state(). */
+enum mr_control {
+	MR_CONTROL_LIMIT = 0,    /* memory.max; v1 memory.limit_in_bytes */
+	MR_CONTROL_HIGH,         /* memory.high */
+	MR_CONTROL_RECLAIM,      /* memory.reclaim; on v1 a step lowering
+				    memory.limit_in_bytes */
+	MR_CONTROL_PSI_TRIGGER,  /* a trigger written to memory.pressure */
+	MR_NCONTROLS
+};
+
+/* What the library has learnt about writing `control` of the group: each
+ * control learns on its first real write and keeps the answer. Returns 1
+ * (a write was accepted), 0 (not written yet), the negative errno of the
+ * kernel's refusal (-EACCES, -EPERM — cgroup2's nsdelegate refuses at
+ * write(), not open() — or -EROFS), -EOPNOTSUPP (the backend has no such
+ * control, or its first use answered so: cgroup v1 has no high, and PSI
+ * triggers only with a cgroup2 twin) or -EINVAL. After a refusal, the calls that would write the
+ * control (mr_group_reclaim(), mr_ctx_reclaim(), mr_group_set_limit(),
+ * mr_group_set_high(), mr_group_psi_trigger_open(), the margin worker)
+ * answer that errno at once, without writing again: nothing retries it in
+ * a loop. A group whose reclaim is refused degrades in order: it is
+ * reclaimed through its child groups owned by the caller's effective uid
+ * (in a delegated cgroup2 subtree the delegatee owns the children it
+ * made, not the delegated group's own controls: cgroup-v2.rst,
+ * "Delegation Containment"), taken in turn, each dropped when its own
+ * reclaim is refused; with none left, the worker leaves the group to
+ * statistics and events (advisory mode), with one warning, and reclaim
+ * calls answer the refusal. The answers are this handle's; a new handle
+ * learns again.
+ * MT-safe; lock-free. */
+MR_EXPORT int mr_group_control_state(mr_group_t *group, int control);
+
 /* ------------------------------------------------------------------ */
 /* Creating and removing groups (through libcgroup)                     */
 /* ------------------------------------------------------------------ */

@@ -78,8 +78,10 @@ static void on_fork_child(void)
 	urcu_bp_after_fork_child();
 	atomic_fetch_add(&mri_fork_gen, 1);
 	for (c = all_ctx; c; c = c->next_ctx) {
-		for (g = c->groups; g; g = g->next)
+		for (g = c->groups; g; g = g->next) {
 			g->be->forget(g->priv);
+			mri_children_forget(g);
+		}
 		close(c->epfd);
 		close(c->wakefd);
 		c->epfd = c->wakefd = -1;

@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <urcu-bp.h>
 
+#include "control.h"
 #include "group.h"
 #include "path.h"
 #include "psi.h"
@@ -159,6 +160,7 @@ int mri_group_destroy(struct mr_group *g)
 	 * the fds (the fork handler did already) and free the memory. */
 	if (mri_ctx_check_fork(g->ctx) < 0) {
 		g->be->forget(g->priv);
+		mri_children_close(g, true);
 		group_free(g);
 		return -ECHILD;
 	}
@@ -169,6 +171,7 @@ int mri_group_destroy(struct mr_group *g)
 	}
 	/* Wait for a worker pass or a synchronous reclaim in progress. */
 	pthread_mutex_lock(&g->reclaim_lock);
+	mri_children_close(g, false);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	r = g->be->close(g->priv);
 	if (r < 0)
@@ -295,8 +298,13 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
 		return r;
 	if (!g->be->psi_trigger_open)
 		return -EOPNOTSUPP;
-	return g->be->psi_trigger_open(g->priv, kind, stall_ns / 1000,
-				       window_ns / 1000);
+	r = mri_control_check(g, MR_CONTROL_PSI_TRIGGER);
+	if (r < 0)
+		return r;
+	return mri_control_learn(g, MR_CONTROL_PSI_TRIGGER,
+				 g->be->psi_trigger_open(g->priv, kind,
+							 stall_ns / 1000,
+							 window_ns / 1000));
 }
 
 void mri_group_policy(struct mr_group *g, struct mri_policy *out)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "childreclaim.h"
 #include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
@@ -60,6 +61,12 @@ struct mr_group {
 	/* A backend call answered -ENOENT: the cgroup was removed, and the
 	 * worker no longer serves the group (it stays open until closed). */
 	bool gone;                        /* under reclaim_lock */
+	/* Per enum mr_control: 0 not written yet, 1 writable, or the
+	 * refusal's negative errno (lib/control.c). */
+	atomic_int control_state[MR_NCONTROLS];
+	/* Its reclaim refused: the children reclaimed instead (lib/
+	 * childreclaim.c), under reclaim_lock. */
+	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
 };
 

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 
+#include "control.h"
 #include "group.h"
 
 /* Reclaims g towards `target` until usage fits or nothing more can be
@@ -54,13 +55,17 @@ static int set_value(struct mr_group *g, int which, uint64_t bytes,
 	struct mr_limits l = { .size = sizeof(l) };
 	uint64_t deadline;
 	bool fits = true;
-	int r;
+	int r, control;
 
 	r = mri_ctx_check_fork(g->ctx);
 	if (r < 0)
 		return r;
 	if (!g->be->write_limit)
 		return -EOPNOTSUPP;
+	control = which == MRI_LIMIT_MAX ? MR_CONTROL_LIMIT : MR_CONTROL_HIGH;
+	r = mri_control_check(g, control);
+	if (r < 0)
+		return r;
 	deadline = mri_deadline_ns(mri_group_now_ns(g), timeout_ns);
 	pthread_mutex_lock(&g->reclaim_lock);
 	/* A backend that reports no high has none (cgroup v1): refused
@@ -87,7 +92,8 @@ static int set_value(struct mr_group *g, int which, uint64_t bytes,
 		r = -EBUSY;
 		goto out;
 	}
-	r = g->be->write_limit(g->priv, which, bytes);
+	r = mri_control_learn(g, control,
+			      g->be->write_limit(g->priv, which, bytes));
 out:
 	pthread_mutex_unlock(&g->reclaim_lock);
 	/* A running worker re-reads the limit it keeps the margin below. */

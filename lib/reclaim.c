@@ -3,13 +3,15 @@
  * The reclaim loop: batches sized by the group's policy, a goal in bytes
  * freed or in usage reached, a deadline, bounded retries, statistics per
  * reason. Backends make one kernel call per batch; the loop decides how
- * many and how large.
+ * many and how large. A group whose reclaim the kernel refused is
+ * reclaimed through its children the caller owns (childreclaim.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <time.h>
 
+#include "control.h"
 #include "group.h"
 
 uint64_t mri_now_ns(void)
@@ -62,14 +64,19 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	struct mri_policy p;
 	uint64_t total = 0, excess, batch, asked, freed, t0;
 	unsigned empty = 0, calls;
+	size_t child_empty = 0;
 	bool reached = false;
-	int r = 0;
+	int r = 0, refusal;
+	void *target;
 
 	*freed_bytes = 0;
 	if (bytes == 0)
 		return 0;
 	if (!(g->be->caps & MRI_CAP_RECLAIM))
 		return -EOPNOTSUPP;
+	refusal = mri_control_check(g, MR_CONTROL_RECLAIM);
+	if (refusal < 0 && !mri_children_next(g))
+		return refusal;
 	mri_group_policy(g, &p);
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0)
@@ -95,8 +102,31 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		}
 		batch = batch_bytes(&p, excess, l.limit_bytes);
 		asked = freed = 0;
+		/* The group's own reclaim control, or, once the kernel
+		 * refused it, its children the caller owns, in turn. */
+		target = refusal < 0 ? mri_children_next(g) : g->priv;
+		if (!target) {
+			r = refusal;
+			break;
+		}
 		t0 = mri_group_now_ns(g);
-		r = g->be->reclaim(g->priv, batch, &asked, &freed);
+		r = g->be->reclaim(target, batch, &asked, &freed);
+		if (target == g->priv) {
+			r = mri_control_learn(g, MR_CONTROL_RECLAIM, r);
+			if (mri_control_refusal(r)) {
+				refusal = r;
+				continue;
+			}
+		} else {
+			mri_children_learn(g, target, r);
+			/* Nothing in this child: the next may have some. */
+			if (r == -EAGAIN && ++child_empty < g->children.n)
+				continue;
+			if (r == 0)
+				child_empty = 0;
+			if (mri_control_refusal(r))
+				continue;
+		}
 		/* -EAGAIN: nothing reclaimable, no call made; -EBUSY: another
 		 * manager holds the group; else the group is gone or broken. */
 		if (r < 0)

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "group.h"
 
 /* One margin pass gives the other groups of the context a turn after this
@@ -308,6 +309,13 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 			mri_deadline_ns(mri_group_now_ns(g), PASS_NS), stop,
 			&freed);
 	unboost(g->ctx, boosted);
+	/* Advisory mode: the kernel refused the group's reclaim control
+	 * and no child the caller owns took it instead; the group is left
+	 * to statistics and events, and nothing is written again. */
+	if (mri_control_refusal(r)) {
+		leave_alone(g, "its reclaim was refused (advisory mode)");
+		return false;
+	}
 	if (r < 0) {
 		if (!is_gone(g, r))
 			mri_log(&g->ctx->log,

@@ -50,6 +50,7 @@ static struct fake {
 	/* memory.reclaim's answer: 0, or an errno returned after freeing
 	 * reclaim_frees bytes (EAGAIN) or nothing (EINVAL, ENODEV). */
 	int reclaim_err;
+	int nchild_reclaims;     /* writes to a/g/c1/memory.reclaim */
 	bool swappiness_einval;  /* the kernel of 6.1 */
 	char reclaim_writes[64][48];
 	int nreclaim_writes;
@@ -226,6 +227,30 @@ static ssize_t fake_reclaim(const char *s, size_t len)
 	return (ssize_t)len;
 }
 
+/* memory.reclaim of the child a/g/c1: its cache goes, and with it the
+ * group's usage (the child's charges are the group's). */
+static ssize_t fake_child_reclaim(const char *s, size_t len)
+{
+	char p[PATH_MAX], buf[32];
+	uint64_t bytes, cur;
+	FILE *f;
+
+	fk.nchild_reclaims++;
+	ck_assert_int_eq(mri_parse_u64(s, &bytes), 0);
+	snprintf(p, sizeof(p), "%s/a/g/c1/memory.current", root);
+	f = fopen(p, "re");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_int_eq(mri_parse_u64(buf, &cur), 0);
+	if (bytes > cur)
+		bytes = cur;
+	putu("a/g/c1", "memory.current", cur - bytes);
+	fk.usage -= bytes;
+	putu("a/g", "memory.current", fk.usage);
+	return bytes ? (ssize_t)len : -EAGAIN;
+}
+
 /* memory.max and memory.high: the value is set, then the writer
  * reclaims down to it (what O_NONBLOCK skips on 6.16). */
 static ssize_t fake_limit(int fd, const char *file, const char *s,
@@ -261,6 +286,8 @@ static ssize_t h_pwrite(int fd, const void *buf, size_t len, off_t off)
 	s[len] = '\0';
 	if (is_g_file(p, "memory.reclaim"))
 		return fake_reclaim(s, len);
+	if (is_g_file(p, "c1/memory.reclaim"))
+		return fake_child_reclaim(s, len);
 	if (is_g_file(p, "memory.max"))
 		return fake_limit(fd, "memory.max", s, len);
 	if (is_g_file(p, "memory.high"))
@@ -876,6 +903,87 @@ START_TEST(reclaim_gone_stops)
 }
 END_TEST
 
+/* A refusal at write() (nsdelegate gives EPERM there, not at open()) is
+ * learnt per control: it reaches the caller unchanged, is answered from
+ * then on without writing again, and the worker leaves the group to
+ * statistics (advisory mode); other controls are not affected. */
+START_TEST(refused_reclaim_is_learnt)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	uint64_t freed = 1;
+	int i;
+
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM), 1);
+	fk.reclaim_err = EPERM;
+	fk.nreclaim_writes = 0;
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), -EPERM);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM),
+			 -EPERM);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed),
+				 -EPERM);
+	ck_assert_int_eq(mr_ctx_reclaim(ctx, 4 * MiB, 0, &freed), -EPERM);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_ptr_nonnull(strstr(logbuf, "reclaim was refused"));
+	/* The worker: advisory mode, nothing written. */
+	putu("a/g", "memory.max", 120 * MiB);
+	ck_assert_int_eq(mr_group_set_margin(g, 10 * MiB, 0, 0), 0);
+	fk.usage = 115 * MiB;
+	sync_usage();
+	ck_assert_int_eq(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_ptr_nonnull(strstr(logbuf, "advisory mode"));
+	/* Other controls learn on their own. */
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_HIGH), 0);
+	ck_assert_int_eq(mr_group_control_state(g, 99), -EINVAL);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* With its own reclaim refused (a delegated group: the delegator owns its
+ * memory.reclaim), a group is reclaimed through the child the caller owns,
+ * without writing its own control again; with that refused too, it is
+ * left to statistics (advisory mode). */
+START_TEST(refused_reclaim_goes_to_owned_child)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	uint64_t freed = 0;
+
+	mkgroup("a/g/c1", 30 * MiB, 0, 0);
+	put("a/g/c1", "memory.reclaim", "");
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	fk.reclaim_err = EPERM;
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 8 * MiB);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_int_ge(fk.nchild_reclaims, 1);
+	ck_assert_int_eq(mr_group_control_state(g, MR_CONTROL_RECLAIM),
+			 -EPERM);
+	ck_assert_ptr_nonnull(strstr(logbuf, "1 child group owned"));
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 4 * MiB);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	/* The child's cache is gone: nothing more there. */
+	ck_assert_int_eq(mr_group_reclaim(g, 64 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 18 * MiB);
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), -EAGAIN);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(swappiness_probe)
 {
 	uint64_t asked, freed;
@@ -1290,6 +1398,8 @@ int main(void)
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
 	tcase_add_test(tc, reclaim_gone_stops);
+	tcase_add_test(tc, refused_reclaim_is_learnt);
+	tcase_add_test(tc, refused_reclaim_goes_to_owned_child);
 	tcase_add_test(tc, swappiness_probe);
 	tcase_add_test(tc, fallback_high_step);
 	tcase_add_test(tc, fallback_crash_recovery);
