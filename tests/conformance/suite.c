@@ -258,9 +258,10 @@ START_TEST(events_grow_under_pressure)
 }
 END_TEST
 
-/* A PSI trigger of 1 ms in 2 s fires while a reader stalls on the limit
- * (reclaim of clean cache at a limit stalls the reader for a few ms a
- * second on this machine's disk), and the stall totals grow. */
+/* A PSI trigger of 200 us in 2 s fires while a reader streams 16x the
+ * limit, stalling in direct reclaim at it (clean page cache: from 1 to 50
+ * ms of stall over the whole stream on the development machines' v1, less
+ * when other tests load them), and the stall totals grow. */
 START_TEST(psi_trigger_fires_under_pressure)
 {
 	struct mr_pressure p0 = { .size = sizeof(p0) };
@@ -271,7 +272,7 @@ START_TEST(psi_trigger_fires_under_pressure)
 
 	r = mr_group_read_pressure(g, &p0);
 	ck_assert_int_eq(r, E->pressure);
-	fd = mr_group_psi_trigger_open(g, MR_PSI_SOME, 1000000, 2 * SEC);
+	fd = mr_group_psi_trigger_open(g, MR_PSI_SOME, 200000, 2 * SEC);
 	if (E->pressure) {
 		ck_assert_int_eq(fd, E->pressure);
 		ck_assert_int_eq(mr_group_close(g), 0);
@@ -286,12 +287,12 @@ START_TEST(psi_trigger_fires_under_pressure)
 						   SEC), -EINVAL);
 	ck_assert_int_eq(mr_group_psi_trigger_open(g, 2, SEC, 2 * SEC),
 			 -EINVAL);
-	T->stream(ctx, path, 256 * MiB, false);
+	T->stream(ctx, path, 512 * MiB, false);
 	ck_assert_int_eq(mr_group_read_pressure(g, &p1), 0);
 	fprintf(stderr, "%s: some stall %" PRIu64 " -> %" PRIu64
 		" us, avg10 %u ppm\n", T->name, p0.some.total_us,
 		p1.some.total_us, p1.some.avg10_ppm);
-	ck_assert_uint_gt(p1.some.total_us, p0.some.total_us + 1000);
+	ck_assert_uint_gt(p1.some.total_us, p0.some.total_us + 200);
 	if (p1.present & MR_PRESSURE_FULL)
 		ck_assert_uint_le(p1.full.total_us, p1.some.total_us);
 	pfd = (struct pollfd){ .fd = fd, .events = E->psi_poll };
