@@ -495,6 +495,15 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 	return r < 0 ? 1 : 0;
 }
 
+/* The library's messages (why a group or a state directory was refused,
+ * a margin not kept), on stderr. */
+static void log_to_stderr(int level, const char *msg, void *userdata)
+{
+	(void)level;
+	(void)userdata;
+	fprintf(stderr, PROG ": %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
 	struct mr_limits l = { .size = sizeof(l) };
@@ -518,6 +527,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = mr_ctx_new(&ctx);
+	if (r == 0)
+		r = mr_ctx_set_log(ctx, log_to_stderr, NULL, MR_LOG_NOTICE);
 	if (r == 0)
 		r = mr_group_open_self(ctx, &g);
 	if (r < 0) {
