@@ -138,3 +138,42 @@ int mri_parse_u64(const char *s, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+int mri_kv_next(const char **pos, struct mri_kv_line *line)
+{
+	const char *p = *pos, *end, *sp;
+
+	while (*p == '\n')
+		p++;
+	if (!*p) {
+		*pos = p;
+		return 0;
+	}
+	end = strchrnul(p, '\n');
+	*pos = *end ? end + 1 : end;
+	sp = memchr(p, ' ', (size_t)(end - p));
+	if (!sp)
+		return -EIO;
+	line->key = p;
+	line->key_len = (size_t)(sp - p);
+	line->value = sp + 1;
+	line->value_len = (size_t)(end - sp - 1);
+	return 1;
+}
+
+bool mri_kv_is(const struct mri_kv_line *line, const char *key)
+{
+	return strlen(key) == line->key_len &&
+	       memcmp(key, line->key, line->key_len) == 0;
+}
+
+int mri_kv_value(const struct mri_kv_line *line, uint64_t *out)
+{
+	char num[24];
+
+	if (line->value_len == 0 || line->value_len >= sizeof(num))
+		return -EIO;
+	memcpy(num, line->value, line->value_len);
+	num[line->value_len] = '\0';
+	return mri_parse_u64(num, out) < 0 ? -EIO : 0;
+}

@@ -12,6 +12,8 @@
 #ifndef MR_FILEOPS_H
 #define MR_FILEOPS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/vfs.h>
@@ -50,5 +52,25 @@ int mri_write_fd(int fd, const char *s);
 /* Parses a decimal uint64 followed by optional whitespace/newline. Returns
  * 0 or -EIO (not a number, trailing garbage), -ERANGE (overflow). */
 int mri_parse_u64(const char *s, uint64_t *out);
+
+/* One line of a flat-keyed file: "KEY VALUE" (memory.stat, memory.events,
+ * memory.oom_control). */
+struct mri_kv_line {
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+};
+
+/* Splits the next non-empty line at *pos (advanced past it) into *line.
+ * Returns 1, 0 at the end of the text, or -EIO for a line without a
+ * space. */
+int mri_kv_next(const char **pos, struct mri_kv_line *line);
+
+/* Whether the line's key is `key`. */
+bool mri_kv_is(const struct mri_kv_line *line, const char *key);
+
+/* Parses the line's value as a decimal uint64: 0, or -EIO. */
+int mri_kv_value(const struct mri_kv_line *line, uint64_t *out);
 
 #endif /* MR_FILEOPS_H */

@@ -501,23 +501,15 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 
 int mri_cgroup1_parse_oom_kill(const char *buf, uint64_t *oom_kill)
 {
-	static const char key[] = "oom_kill ";
-	const char *p = buf;
-	char num[24];
-	size_t len;
+	struct mri_kv_line line;
+	const char *pos = buf;
+	int r;
 
-	for (; *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		if (strncmp(p, key, sizeof(key) - 1) != 0)
-			continue;
-		p += sizeof(key) - 1;
-		len = strcspn(p, "\n");
-		if (len >= sizeof(num))
-			return -EIO;
-		memcpy(num, p, len);
-		num[len] = '\0';
-		return mri_parse_u64(num, oom_kill) < 0 ? -EIO : 1;
+	while ((r = mri_kv_next(&pos, &line)) > 0) {
+		if (mri_kv_is(&line, "oom_kill"))
+			return mri_kv_value(&line, oom_kill) < 0 ? -EIO : 1;
 	}
-	return 0;
+	return r;
 }
 
 /*

@@ -70,60 +70,40 @@ static const struct stat_key keys[] = {
 	    workingset_refault_file_bytes, PAGES),
 };
 
-static const struct stat_key *find_key(const char *name, size_t len)
+static const struct stat_key *find_key(const struct mri_kv_line *line)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (strlen(keys[i].key) == len &&
-		    memcmp(keys[i].key, name, len) == 0)
+		if (mri_kv_is(line, keys[i].key))
 			return &keys[i];
 	}
 	return NULL;
 }
 
-static int parse_value(const char *s, size_t len, uint64_t *out)
-{
-	char num[24];
-
-	if (len == 0 || len >= sizeof(num))
-		return -EIO;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	return mri_parse_u64(num, out) < 0 ? -EIO : 0;
-}
-
 int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
 			      struct mr_memstat *out, uint64_t *hier_limit)
 {
-	static const char hier_key[] = "hierarchical_memory_limit";
 	const struct stat_key *k;
-	const char *line, *sp, *end;
-	size_t klen;
+	struct mri_kv_line line;
+	const char *pos = buf;
 	uint64_t v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
 	*hier_limit = MR_UNLIMITED;
-	for (line = buf; *line; line = *end ? end + 1 : end) {
-		end = strchrnul(line, '\n');
-		if (end == line)
-			continue;
-		sp = memchr(line, ' ', (size_t)(end - line));
-		if (!sp)
-			return -EIO;
-		klen = (size_t)(sp - line);
-		if (klen == sizeof(hier_key) - 1 &&
-		    memcmp(line, hier_key, klen) == 0) {
-			if (parse_value(sp + 1, (size_t)(end - sp - 1), &v) < 0)
+	while ((r = mri_kv_next(&pos, &line)) > 0) {
+		if (mri_kv_is(&line, "hierarchical_memory_limit")) {
+			if (mri_kv_value(&line, &v) < 0)
 				return -EIO;
 			*hier_limit = mri_cgroup1_limit_value(v);
 			continue;
 		}
-		k = find_key(line, klen);
+		k = find_key(&line);
 		if (!k)
 			continue;
-		if (parse_value(sp + 1, (size_t)(end - sp - 1), &v) < 0)
+		if (mri_kv_value(&line, &v) < 0)
 			return -EIO;
 		if (k->unit == PAGES)
 			v = v > UINT64_MAX / page_size ? UINT64_MAX :
@@ -131,7 +111,7 @@ int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
 		*(uint64_t *)((char *)out + k->offset) = v;
 		out->present |= 1ULL << k->field;
 	}
-	return 0;
+	return r;
 }
 
 int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, struct mr_memstat *out,

@@ -79,27 +79,15 @@ static const struct stat_key keys[] = {
 	PART("slab_unreclaimable", P_SLAB_UNRECLAIMABLE),
 };
 
-static const struct stat_key *find_key(const char *name, size_t len)
+static const struct stat_key *find_key(const struct mri_kv_line *line)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (strlen(keys[i].key) == len &&
-		    memcmp(keys[i].key, name, len) == 0)
+		if (mri_kv_is(line, keys[i].key))
 			return &keys[i];
 	}
 	return NULL;
-}
-
-static int parse_value(const char *s, size_t len, uint64_t *out)
-{
-	char num[24];
-
-	if (len == 0 || len >= sizeof(num))
-		return -EIO;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	return mri_parse_u64(num, out) < 0 ? -EIO : 0;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -133,23 +121,19 @@ int mri_cgroup2_parse_memstat(const char *buf, uint64_t page_size,
 			      struct mr_memstat *out)
 {
 	const struct stat_key *k;
-	const char *line, *sp, *end;
+	struct mri_kv_line line;
+	const char *pos = buf;
 	uint64_t v, part[P_COUNT] = { 0 };
 	unsigned seen = 0;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
-	for (line = buf; *line; line = *end ? end + 1 : end) {
-		end = strchrnul(line, '\n');
-		if (end == line)
-			continue;
-		sp = memchr(line, ' ', (size_t)(end - line));
-		if (!sp)
-			return -EIO;
-		k = find_key(line, (size_t)(sp - line));
+	while ((r = mri_kv_next(&pos, &line)) > 0) {
+		k = find_key(&line);
 		if (!k)
 			continue;
-		if (parse_value(sp + 1, (size_t)(end - sp - 1), &v) < 0)
+		if (mri_kv_value(&line, &v) < 0)
 			return -EIO;
 		if (k->part != P_NONE) {
 			part[k->part] = v;
@@ -162,6 +146,8 @@ int mri_cgroup2_parse_memstat(const char *buf, uint64_t page_size,
 		*(uint64_t *)((char *)out + k->offset) = v;
 		out->present |= 1ULL << k->field;
 	}
+	if (r < 0)
+		return r;
 	if (!(out->present & (1ULL << MR_MEMSTAT_KERNEL)) &&
 	    kernel_from_parts(part, seen, &out->kernel_bytes))
 		out->present |= 1ULL << MR_MEMSTAT_KERNEL;
@@ -217,34 +203,28 @@ static const struct {
 
 int mri_cgroup2_parse_events(const char *buf, struct mr_events *out)
 {
-	const char *line, *sp, *end;
-	size_t i, klen;
+	struct mri_kv_line line;
+	const char *pos = buf;
+	size_t i;
 	uint64_t v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
-	for (line = buf; *line; line = *end ? end + 1 : end) {
-		end = strchrnul(line, '\n');
-		if (end == line)
-			continue;
-		sp = memchr(line, ' ', (size_t)(end - line));
-		if (!sp)
-			return -EIO;
-		klen = (size_t)(sp - line);
+	while ((r = mri_kv_next(&pos, &line)) > 0) {
 		for (i = 0; i < sizeof(event_keys) / sizeof(event_keys[0]);
 		     i++) {
-			if (strlen(event_keys[i].key) == klen &&
-			    memcmp(event_keys[i].key, line, klen) == 0)
+			if (mri_kv_is(&line, event_keys[i].key))
 				break;
 		}
 		if (i == sizeof(event_keys) / sizeof(event_keys[0]))
 			continue;
-		if (parse_value(sp + 1, (size_t)(end - sp - 1), &v) < 0)
+		if (mri_kv_value(&line, &v) < 0)
 			return -EIO;
 		*(uint64_t *)((char *)out + event_keys[i].offset) = v;
 		out->present |= 1ULL << event_keys[i].field;
 	}
-	return 0;
+	return r;
 }
 
 int mri_cgroup2_read_events_fd(struct mri_cgroup2 *cg, int fd,
