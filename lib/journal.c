@@ -462,3 +462,32 @@ void mri_journal_forget(struct mri_journal *j)
 	 * fork: it is not used again. */
 	close_fds(j);
 }
+
+int mri_journal_settle(struct mri_journal *j, const char *file,
+		       const char *path,
+		       int (*restore)(void *arg,
+				      const struct mri_journal_record *rec),
+		       void *arg)
+{
+	struct mri_journal_record rec;
+	int r, c;
+
+	r = mri_journal_read(j, &rec);
+	if (r <= 0)
+		return r;
+	if (strcmp(rec.file, file) != 0) {
+		mri_log(j->log, MR_LOG_ERR, "%s: journal names %s, not %s, "
+			"the file this backend lowers: refused", path,
+			rec.file, file);
+		return -EIO;
+	}
+	/* Restore first, log after: the log callback may block. */
+	r = restore(arg, &rec);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	c = mri_journal_clear(j);
+	mri_log(j->log, MR_LOG_NOTICE, "%s: journal of pid %d: %s had been "
+		"lowered from %" PRIu64 " to %" PRIu64 "; recovered", path,
+		(int)rec.pid, file, rec.original, rec.lowered);
+	return r < 0 ? r : c;
+}

@@ -130,6 +130,21 @@ int mri_journal_write(struct mri_journal *j,
 /* Under the lock: empties the journal. Returns 0 or -errno. */
 int mri_journal_clear(struct mri_journal *j);
 
+/* Under the lock: settles a record left by a dead manager or by a failed
+ * restore of this one. A record naming a file other than `file` (the one
+ * the calling backend lowers) is refused (-EIO, logged, kept). Otherwise
+ * restore(arg, rec) puts the value back (it decides whether the value
+ * still holds what the record lowered it to), then the record is cleared
+ * and the recovery logged, naming `path`. Returns 0 (nothing left
+ * lowered), -ENOENT (the group is gone; record dropped), -EIO, or the
+ * restore's error (record kept). Shared by every backend that lowers a
+ * control for a moment (cgroup1's limit, cgroup2's memory.high). */
+int mri_journal_settle(struct mri_journal *j, const char *file,
+		       const char *path,
+		       int (*restore)(void *arg,
+				      const struct mri_journal_record *rec),
+		       void *arg);
+
 /* Waits until no manager (in any process, this one included) is in a step
  * on the group or an ancestor, and keeps steps out until
  * mri_journal_reads_end(). Returns 0, or -EBUSY when steps held on for

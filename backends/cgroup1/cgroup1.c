@@ -139,8 +139,9 @@ static int cg1_probe(const char *path)
  * restore). Returns 0, -ENOENT (group gone: nothing to restore) or the
  * error of the write.
  */
-static int restore(struct mri_cgroup1 *cg, const struct mri_journal_record *rec)
+static int restore(void *arg, const struct mri_journal_record *rec)
 {
+	struct mri_cgroup1 *cg = arg;
 	uint64_t cur;
 	int r;
 
@@ -176,34 +177,12 @@ static int restore(struct mri_cgroup1 *cg, const struct mri_journal_record *rec)
 	return r;
 }
 
-/* Under the journal lock: settles a record left by a dead manager, or by
- * a restore of ours that failed. Returns 0 (nothing left lowered),
- * -ENOENT (group gone; record dropped), -EIO (the journal is refused) or
- * a failed restore's error (record kept). */
+/* Under the journal lock: settles a record left behind
+ * (mri_journal_settle()). */
 static int settle(struct mri_cgroup1 *cg)
 {
-	struct mri_journal_record rec;
-	int r, c;
-
-	r = mri_journal_read(&cg->journal, &rec);
-	if (r <= 0)
-		return r;
-	if (strcmp(rec.file, MRI_CGROUP1_LIMIT_FILE) != 0) {
-		mri_log(cg->log, MR_LOG_ERR,
-			"cgroup1: %s: journal names %s, not a file this "
-			"backend lowers: refused", cg->path, rec.file);
-		return -EIO;
-	}
-	/* Restore first, log after: the log callback may block. */
-	r = restore(cg, &rec);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	c = mri_journal_clear(&cg->journal);
-	mri_log(cg->log, MR_LOG_NOTICE,
-		"cgroup1: %s: journal of pid %d: the limit had been lowered "
-		"from %" PRIu64 " to %" PRIu64 "; recovered", cg->path,
-		(int)rec.pid, rec.original, rec.lowered);
-	return r < 0 ? r : c;
+	return mri_journal_settle(&cg->journal, MRI_CGROUP1_LIMIT_FILE, cg->path,
+				  restore, cg);
 }
 
 static void pause_lowered(unsigned int ms)

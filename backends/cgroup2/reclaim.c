@@ -100,9 +100,9 @@ static int read_high(struct mri_cgroup2 *cg, uint64_t *v)
 
 /* Puts back the high of a record, unless someone else has set it since
  * (the rule of cgroup1's restore()). 0, -ENOENT or the write's error. */
-static int restore(struct mri_cgroup2 *cg,
-		   const struct mri_journal_record *rec)
+static int restore(void *arg, const struct mri_journal_record *rec)
 {
+	struct mri_cgroup2 *cg = arg;
 	uint64_t cur;
 	int r;
 
@@ -127,32 +127,12 @@ static int restore(struct mri_cgroup2 *cg,
 	return r;
 }
 
-/* Under the journal lock: settles a record left by a dead manager or by a
- * failed restore of ours. 0, -ENOENT, -EIO (a record this backend does
- * not write) or the restore's error (record kept). */
+/* Under the journal lock: settles a record left behind
+ * (mri_journal_settle()). */
 static int settle(struct mri_cgroup2 *cg)
 {
-	struct mri_journal_record rec;
-	int r, c;
-
-	r = mri_journal_read(&cg->journal, &rec);
-	if (r <= 0)
-		return r;
-	if (strcmp(rec.file, MRI_CGROUP2_HIGH_FILE) != 0) {
-		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: journal names %s, "
-			"not a file this backend lowers: refused", cg->path,
-			rec.file);
-		return -EIO;
-	}
-	r = restore(cg, &rec);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	c = mri_journal_clear(&cg->journal);
-	mri_log(cg->log, MR_LOG_NOTICE, "cgroup2: %s: journal of pid %d: "
-		"memory.high had been lowered from %" PRIu64 " to %" PRIu64
-		"; recovered", cg->path, (int)rec.pid, rec.original,
-		rec.lowered);
-	return r < 0 ? r : c;
+	return mri_journal_settle(&cg->journal, MRI_CGROUP2_HIGH_FILE, cg->path,
+				  restore, cg);
 }
 
 int mri_cgroup2_journal_open(struct mri_cgroup2 *cg, const char *state_dir)
