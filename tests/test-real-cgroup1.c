@@ -33,6 +33,7 @@
 #include "journal.h"
 #include "memreclaim.h"
 #include "mountinfo.h"
+#include "reclaim-bound.h"
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
@@ -325,25 +326,17 @@ END_TEST
 
 /* Reclaims `ask` bytes of a group holding about 96 MiB of clean cache and
  * checks what the library reports against bounds of its own, not against
- * what the library measured (an over-reclaim would raise both):
- *  - the loop stops as soon as `ask` is freed, so only its last call can
- *    overshoot, by at most one batch, plus the kernel's per-CPU charge
- *    stock (MEMCG_CHARGE_BATCH, 64 pages per CPU, which a limit write
- *    drains and so shows as a fall in usage) and one reclaim cluster
- *    (SWAP_CLUSTER_MAX pages: the kernel reclaims in those units):
- *    ask <= freed < ask + batch + stock + cluster;
- *  - the fall in usage seen here, across the whole call, is what the
- *    library reports within the stock and a cluster. */
+ * what the library measured (an over-reclaim would raise both): see
+ * tests/reclaim-bound.h for the overshoot one call may make. */
 static void reclaim_and_check(mr_group_t *g, uint64_t ask, uint64_t batch)
 {
 	struct mr_reclaim_stats st0 = { .size = sizeof(st0) };
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
-	uint64_t before, after, freed = 0, fall, stock, diff;
-	const uint64_t cluster = 128 * KiB;
+	uint64_t before, after, freed = 0, fall, diff;
+	const uint64_t stock = reclaim_stock_bytes();
+	const uint64_t bound = reclaim_overshoot_bytes(batch);
 	uint64_t asked_now, freed_now;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	ck_assert_int_gt(ncpu, 0);
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
 						     &st0), 0);
 	ck_assert_int_eq(mr_group_read_usage(g, &before), 0);
@@ -356,22 +349,22 @@ static void reclaim_and_check(mr_group_t *g, uint64_t ask, uint64_t batch)
 	fall = before - after;
 	asked_now = st.asked_bytes - st0.asked_bytes;
 	freed_now = st.freed_bytes - st0.freed_bytes;
-	stock = (uint64_t)ncpu * 64 * 4096;
 	diff = fall > freed ? fall - freed : freed - fall;
 	fprintf(stderr, "reclaim %" PRIu64 " MiB in batches of %" PRIu64
 		" KiB: reported %" PRIu64 " (ask + %" PRId64 "), usage fell %"
 		PRIu64 ", asked %" PRIu64 " in %" PRIu64 " calls; bound ask + %"
 		PRIu64 "\n", ask >> 20, batch >> 10, freed,
 		(int64_t)(freed - ask), fall, asked_now, st.calls - st0.calls,
-		batch + stock + cluster);
+		bound);
 	ck_assert_uint_eq(freed, freed_now);
 	ck_assert_msg(freed >= ask, "asked %" PRIu64 ", freed only %" PRIu64,
 		      ask, freed);
-	ck_assert_msg(freed < ask + batch + stock + cluster,
+	ck_assert_msg(freed < ask + bound,
 		      "asked %" PRIu64 " in batches of %" PRIu64 ", freed %"
-		      PRIu64 ": over-reclaim beyond one batch, the stock (%"
-		      PRIu64 ") and a cluster", ask, batch, freed, stock);
-	ck_assert_msg(diff <= stock + cluster,
+		      PRIu64 ": over-reclaim beyond one batch, a folio, the "
+		      "stock and a cluster (%" PRIu64 ")", ask, batch, freed,
+		      bound);
+	ck_assert_msg(diff <= stock + RECLAIM_CLUSTER_BYTES,
 		      "reported %" PRIu64 ", usage fell %" PRIu64, freed, fall);
 	ck_assert_uint_gt(st.elapsed_ns, st0.elapsed_ns);
 	/* Every lowering was undone. */
@@ -445,11 +438,10 @@ START_TEST(ctx_reclaim_soft_limit_order)
 {
 	char a[PATH_MAX], b[PATH_MAX], data_a[PATH_MAX + 2];
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
-	uint64_t a0, b0, a1, b1, freed = 0, soft_file, limit_a, stock;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t a0, b0, a1, b1, freed = 0, soft_file, limit_a;
+	const uint64_t stock = reclaim_stock_bytes();
 	mr_group_t *ga, *gb;
 
-	ck_assert_int_gt(ncpu, 0);
 	new_group(512 * MiB);
 	fmt(a, sizeof(a), "%s/a", group);
 	fmt(b, sizeof(b), "%s/b", group);
@@ -485,8 +477,7 @@ START_TEST(ctx_reclaim_soft_limit_order)
 	/* a gave it, within the per-CPU charge stock and a reclaim cluster;
 	 * b was not asked: it lost at most its own stock, which a's limit
 	 * writes drain on every CPU (drain_all_stock()). */
-	stock = (uint64_t)ncpu * 64 * 4096;
-	ck_assert_uint_ge(a0 - a1 + stock + 128 * KiB, 16 * MiB);
+	ck_assert_uint_ge(a0 - a1 + stock + RECLAIM_CLUSTER_BYTES, 16 * MiB);
 	ck_assert_uint_le(b0 > b1 ? b0 - b1 : 0, stock);
 	ck_assert_int_eq(mr_group_read_reclaim_stats(gb, MR_REASON_SOFT, &st),
 			 0);
