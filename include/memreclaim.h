@@ -1147,6 +1147,223 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
 				 const uint64_t *soft_limit_bytes,
 				 uint64_t goal_bytes, uint64_t *share_bytes);
 /* ------------------------------------------------------------------ */
+/* The allocator fast path                                              */
+/* ------------------------------------------------------------------ */
+
+/* For allocators and databases that ask, on their hot path, "may I take
+ * these bytes now, should this region be a huge page, how long should I
+ * back off?" without a syscall per question.
+ *
+ * The group keeps an estimate of its usage: the usage read from the
+ * backend at the last refresh, plus the net bytes drawn since. A thread
+ * draws from the group in batches of MR_CHARGE_BATCH_BYTES into a stock of
+ * its own and serves its charges from it with no shared write, as the
+ * kernel's per-CPU charge stock does (mm/memcontrol.c consume_stock(),
+ * refill_stock(), try_charge_memcg(): MEMCG_CHARGE_BATCH). The limit and
+ * high checks are made only when a batch is drawn, against the binding
+ * limit (struct mr_limits.limit_bytes) and the throttle high
+ * (mr_group_set_throttle_high()), as the kernel checks them only when the
+ * stock runs out.
+ *
+ * Freshness. The usage is read again (one pread on a kept fd) at most once
+ * per MR_CHARGE_USAGE_REFRESH_NS, by the one thread that draws a batch
+ * after the interval has passed (the others go on with the old value).
+ * The limit, the high, memory.stat's clean page cache and the margin are
+ * never read on the fast path once the group is armed: they are as fresh as
+ * the last of mr_group_charge_refresh(), mr_group_read_limits(), the
+ * margin worker's pass over the group, and the setters of this section
+ * (on cgroup v1 reading them may wait for another manager's reclaim step,
+ * which a charge must never do). The estimate is off the kernel's usage by
+ * at most the stocks held (MR_CHARGE_BATCH_BYTES per thread that charged
+ * the group, stocks of threads that exited or moved to another group
+ * included) plus what was charged or freed in one refresh interval.
+ *
+ * Threads. Every call below may be made from any thread, threads that never
+ * registered with liburcu included. A thread's stock and counters live in
+ * a slot of the group (MR_CHARGE_THREAD_SLOTS per group, claimed without a
+ * lock on a thread's first charge of the group, and taken over by a later
+ * thread at the same thread-local address once its owner has exited);
+ * threads beyond those share one slot with atomic counters and no stock.
+ * Counters are folded on read (mr_group_read_charge_stats()) and outlive
+ * the thread. The policy is read, at batch boundaries only, from a latch
+ * (include/linux/seqlock.h, seqcount_latch_t): no lock, no registration,
+ * docs/design.md says why not liburcu there.
+ *
+ * Allocation and signals. Once the group is armed, mr_group_charge(),
+ * mr_group_uncharge() and mr_group_thp_advise() never allocate, never map
+ * memory, never take a lock and never call a function that might, and are
+ * async-signal-safe (a handler may charge while the thread it interrupted
+ * is inside one of them: the stock is then bypassed). The thread-local
+ * data is initial-exec TLS. A group is armed by mr_group_charge_refresh(),
+ * by any setter of this section, or by its first charge or advice, which
+ * then reads the limits as mr_group_charge_refresh() does: arm the group
+ * before charging from a malloc hook or a signal handler.
+ *
+ * fork(): in the child, every call below answers -ECHILD. */
+
+/* The kernel's MEMCG_CHARGE_BATCH, 64 pages of 4 KiB: the batch a thread
+ * draws and the most its stock keeps. */
+#define MR_CHARGE_BATCH_BYTES (64ULL * 4096)
+/* The usage refresh interval of the fast path, in the group's clock. */
+#define MR_CHARGE_USAGE_REFRESH_NS 10000000ULL
+/* Thread slots per group (see above). */
+#define MR_CHARGE_THREAD_SLOTS 64
+/* The largest charge or uncharge of one call: 2^48 bytes (256 TiB). */
+#define MR_CHARGE_MAX_BYTES (1ULL << 48)
+
+/* The answer to a charge. Values are stable. */
+enum mr_charge_verdict {
+	MR_CHARGE_GO = 0,      /* charged: go ahead */
+	MR_CHARGE_DELAY = 1,   /* charged: go ahead after answer->delay_ns */
+	MR_CHARGE_RECLAIM = 2, /* not charged: reclaim answer->reclaim_bytes
+				  (mr_group_reclaim(), or leave it to the
+				  worker), then charge again */
+	MR_CHARGE_REFUSE = 3,  /* not charged: cannot fit even after reclaim */
+};
+
+struct mr_charge_answer {
+	uint64_t delay_ns;      /* DELAY: the throttle delay; else 0 */
+	uint64_t reclaim_bytes; /* RECLAIM: the shortfall; else 0 */
+};
+
+/* Asks to charge `bytes` to the group. Served from the calling thread's
+ * stock when it holds enough (GO, no shared write). Otherwise a batch of
+ * max(MR_CHARGE_BATCH_BYTES, bytes) is drawn (just what is missing when
+ * the batch does not fit below the limit but the charge does, as
+ * try_charge_memcg() retries with nr_pages), and judged with the estimate
+ * after the draw:
+ *  - at or below the throttle high: GO;
+ *  - above it, at or below the binding limit: DELAY by the throttle curve
+ *    (mr_group_set_throttle(), mr_throttle_delay_ns() for the batch),
+ *    GO when the curve gives 0;
+ *  - above the limit: nothing is charged; RECLAIM with the shortfall when
+ *    the reclaimable memory (memory.stat's clean page cache:
+ *    inactive_file + active_file - dirty - writeback, at the last
+ *    refresh) covers it, else REFUSE.
+ * The draw is added to the group's estimate before the check and taken
+ * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
+ * concurrent draws never pass the limit together.
+ * bytes: 1 .. MR_CHARGE_MAX_BYTES. answer: may be NULL; else filled on
+ * every verdict.
+ * Returns an enum mr_charge_verdict (>= 0), or -EINVAL (group NULL, bytes
+ * out of range), -ECHILD (in a child after fork()), -ENOENT (the refresh
+ * found the cgroup removed; nothing charged), or the errno of arming (see
+ * mr_group_charge_refresh()). A usage refresh that fails otherwise keeps
+ * the old estimate (counted in refresh_errors).
+ * MT-safe; async-signal-safe and allocation-free once armed. */
+MR_EXPORT int mr_group_charge(mr_group_t *group, uint64_t bytes,
+			      struct mr_charge_answer *answer);
+
+/* Gives back `bytes` charged earlier: they refill the calling thread's
+ * stock, and a stock above MR_CHARGE_BATCH_BYTES is returned whole to
+ * the group (refill_stock(), drain_stock()). Bytes charged by another
+ * thread may be uncharged here.
+ * bytes: 1 .. MR_CHARGE_MAX_BYTES.
+ * Returns 0, or -EINVAL (group NULL, bytes out of range), -ECHILD.
+ * MT-safe, async-signal-safe, allocation-free. */
+MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
+
+/* Advises how to back a region of length_bytes: with huge pages
+ * (MR_THP_ADVICE_HUGE), small pages (MR_THP_ADVICE_SMALL), or huge pages
+ * after reclaiming the shortfall (MR_THP_ADVICE_RECLAIM_THEN_HUGE). The
+ * region is taken as round_up(length_bytes, 2 MiB) of huge pages and
+ * judged by mr_thp_decide() with the group's THP policy
+ * (mr_group_set_thp_policy()), the usage estimate, the binding limit, the
+ * margin (mr_group_set_margin()) and the clean page cache reclaimable;
+ * for MR_THP_BUDGET the budget in bytes is budget_ns times the reclaim
+ * rate measured on the group (freed_bytes / elapsed_ns of the margin and
+ * requested reclaims so far; none measured: 0, and the advice falls back).
+ * Nothing is charged.
+ * length_bytes: 1 .. MR_CHARGE_MAX_BYTES.
+ * Returns an enum mr_thp_advice (>= 0), or -EINVAL, -ECHILD, or the errno
+ * of arming. MT-safe; async-signal-safe and allocation-free once armed. */
+MR_EXPORT int mr_group_thp_advise(mr_group_t *group, uint64_t length_bytes);
+
+/* Arms the group's fast path, or refreshes it: reads the usage, the limits
+ * (mr_group_read_limits()) and memory.stat now and publishes them, with
+ * the margin, to the fast path. Call it once before charging from a malloc
+ * hook or a signal handler, and from a housekeeping thread as often as the
+ * limits may change (the margin worker, when running, refreshes the groups
+ * it serves).
+ * Errors: -EINVAL (group NULL), -ECHILD, and those of
+ * mr_group_read_limits() and mr_group_read_memstat(); on error nothing is
+ * published. MT-safe; may block (cgroup v1: a reclaim step in progress). */
+MR_EXPORT int mr_group_charge_refresh(mr_group_t *group);
+
+/* Sets the throttle curve of the fast path: the delay of a batch drawn
+ * above the throttle high (see mr_throttle_delay_ns()). The curve is
+ * checked and copied (a TABLE's points too). NULL sets MR_THROTTLE_NONE,
+ * the default: never delay.
+ * Errors: -EINVAL (group NULL, a curve mr_throttle_delay_ns() refuses),
+ * -ECHILD, and those of arming; on error nothing changes.
+ * MT-safe: charges see the new curve at their next batch. */
+MR_EXPORT int mr_group_set_throttle(mr_group_t *group,
+				    const struct mr_throttle_curve *curve);
+
+/* The default throttle high: the backend's binding high (cgroup v2
+ * memory.high, the lowest of the group and its ancestors); cgroup v1 has
+ * none, so nothing is delayed there unless a high is set. */
+#define MR_HIGH_FROM_BACKEND (UINT64_MAX - 1)
+
+/* Sets the high above which the fast path delays charges: high_bytes in
+ * 0 .. MR_UNLIMITED (none), kept by the library and never written to the
+ * cgroup (mr_group_set_high() writes memory.high), or
+ * MR_HIGH_FROM_BACKEND (the default). The way to throttle on cgroup v1,
+ * which has no memory.high.
+ * Errors: -EINVAL (group NULL), -ECHILD, and those of arming.
+ * MT-safe: charges see it at their next batch. */
+MR_EXPORT int mr_group_set_throttle_high(mr_group_t *group,
+					 uint64_t high_bytes);
+
+/* Sets the THP-charge policy of mr_group_thp_advise(): an enum
+ * mr_thp_policy, and for MR_THP_BUDGET the time the caller may spend
+ * reclaiming before a huge page, budget_ns 1 .. MR_UNLIMITED (0 for the
+ * other policies). The default is MR_THP_RECLAIM_FULL (today's kernel:
+ * a huge-page charge reclaims its whole shortfall).
+ * Errors: -EINVAL (group NULL, unknown policy, budget_ns 0 with
+ * MR_THP_BUDGET or not 0 without it), -ECHILD, and those of arming.
+ * MT-safe. */
+MR_EXPORT int mr_group_set_thp_policy(mr_group_t *group, int policy,
+				      uint64_t budget_ns);
+
+/* Counters of the fast path since the group was opened, summed over the
+ * threads (those that exited included), and the state it decides with.
+ * The caller sets size = sizeof(struct mr_charge_stats); fields past size
+ * are neither read nor written. */
+struct mr_charge_stats {
+	size_t size;
+	uint64_t charges;          /* mr_group_charge() verdicts given */
+	uint64_t uncharges;        /* mr_group_uncharge() calls */
+	uint64_t go;               /* verdicts: GO */
+	uint64_t delayed;          /*           DELAY */
+	uint64_t reclaim;          /*           RECLAIM */
+	uint64_t refused;          /*           REFUSE */
+	uint64_t delay_ns;         /* sum of the delays given */
+	uint64_t charged_bytes;    /* sum of the bytes of GO and DELAY */
+	uint64_t uncharged_bytes;  /* sum of the bytes uncharged */
+	uint64_t batches;          /* draws from the group */
+	uint64_t stock_returns;    /* stocks returned to the group */
+	uint64_t usage_refreshes;  /* usage reads by the fast path */
+	uint64_t refresh_errors;   /* of which failed */
+	uint64_t limits_refreshes; /* snapshots of limits published */
+	uint64_t usage_estimate_bytes; /* usage at the last refresh + drawn */
+	uint64_t usage_age_ns;     /* since the last usage refresh */
+	uint64_t limits_age_ns;    /* since the last limits snapshot; both
+				      MR_UNLIMITED before the group is armed */
+	uint64_t limit_bytes;      /* the binding limit in use */
+	uint64_t high_bytes;       /* the throttle high in use */
+	uint64_t reclaimable_bytes; /* the clean page cache in use */
+};
+
+/* Reads the fast path's counters and state into *stats; the per-thread
+ * counters are read without stopping their owners, so a sum may miss the
+ * calls in flight. Works in a child after fork() too (it reads memory
+ * only). Errors: -EINVAL (NULL, size smaller than its size and charges
+ * fields). MT-safe. */
+MR_EXPORT int mr_group_read_charge_stats(mr_group_t *group,
+					 struct mr_charge_stats *stats);
+
+/* ------------------------------------------------------------------ */
 /* The simulator                                                        */
 /* ------------------------------------------------------------------ */
 

@@ -58,6 +58,7 @@ static int choose_backend(const char *name, const char *path,
 
 static void group_free(struct mr_group *g)
 {
+	mri_charge_fini(&g->charge);
 	pthread_mutex_destroy(&g->policy_lock);
 	pthread_mutex_destroy(&g->reclaim_lock);
 	free(g->policy);
@@ -106,7 +107,8 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
-	if (!g->path || !g->priv || !g->policy) {
+	if (mri_charge_init(&g->charge) < 0 || !g->path || !g->priv ||
+	    !g->policy) {
 		group_free(g);
 		return -ENOMEM;
 	}
@@ -240,6 +242,7 @@ MR_EXPORT int mr_group_read_limits(mr_group_t *g, struct mr_limits *limits)
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0)
 		return r;
+	mri_charge_note_limits(g, &l);
 	copy_sized(limits, limits->size, &l, sizeof(l));
 	return 0;
 }
@@ -340,6 +343,7 @@ static int update_policy(struct mr_group *g,
 		return r;
 	}
 	old = rcu_xchg_pointer(&g->policy, np);
+	mri_charge_note_margin(g, np);
 	pthread_mutex_unlock(&g->policy_lock);
 	urcu_bp_synchronize_rcu();
 	free(old);

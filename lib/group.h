@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "charge.h"
 #include "childreclaim.h"
 #include "hybrid.h"
 #include "log.h"
@@ -68,6 +69,7 @@ struct mr_group {
 	 * childreclaim.c), under reclaim_lock. */
 	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
+	struct mri_charge charge;         /* the fast path (lib/charge.c) */
 };
 
 struct mr_ctx {

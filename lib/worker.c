@@ -264,6 +264,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 				mr_strerror(r));
 		return false;
 	}
+	mri_charge_note_limits(g, &l);
 	/* The margin is kept below the lower of the limit and high (v2):
 	 * above high the kernel throttles the group's charging tasks. */
 	limit = mri_margin_limit(&l);

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The allocator fast path's state in a group (lib/charge.c). */
+#ifndef MR_CHARGE_H
+#define MR_CHARGE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memreclaim.h"
+
+struct mr_group;
+struct mri_policy;
+
+/* The fast path's policy. Only 64-bit words, so that the latch's readers
+ * copy it word by word with relaxed atomic loads. */
+struct mri_charge_policy {
+	uint64_t kind;                /* enum mr_throttle_kind */
+	uint64_t max_delay_ns;
+	uint64_t scale_ns;
+	uint64_t doubling_ppm;
+	uint64_t npoints;
+	uint64_t high_bytes;          /* MR_HIGH_FROM_BACKEND, or kept */
+	uint64_t thp_policy;          /* enum mr_thp_policy */
+	uint64_t budget_ns;
+	uint64_t margin_bytes;        /* the group's margin, mirrored from */
+	uint64_t margin_ppm;          /* struct mri_policy at each change */
+	struct mr_throttle_point points[MR_THROTTLE_MAX_POINTS];
+};
+
+/* One thread's stock and counters in a group, or (the last slot of the
+ * array) those shared by every thread without one. A slot's owner writes
+ * it with plain relaxed load and store pairs; the shared slot is written
+ * with atomic read-modify-writes; readers fold both with relaxed loads. */
+struct mri_charge_slot {
+	_Atomic uintptr_t owner;      /* the owner's token; 0: free */
+	_Atomic uint64_t stock_bytes; /* drawn and not yet charged */
+	_Atomic uint64_t charges;
+	_Atomic uint64_t uncharges;
+	_Atomic uint64_t go;
+	_Atomic uint64_t delayed;
+	_Atomic uint64_t reclaim;
+	_Atomic uint64_t refused;
+	_Atomic uint64_t delay_ns;
+	_Atomic uint64_t charged_bytes;
+	_Atomic uint64_t uncharged_bytes;
+	_Atomic uint64_t batches;
+	_Atomic uint64_t stock_returns;
+} __attribute__((aligned(64)));
+
+struct mri_charge {
+	/* Identifies the group in threads' caches; never reused, unlike the
+	 * group's address. */
+	uint64_t key;
+	atomic_bool armed;            /* a full refresh was published */
+	/* The estimate: usage at the last refresh plus the net bytes drawn
+	 * since (signed: uncharges may exceed the draws). */
+	_Atomic uint64_t usage_bytes;
+	_Atomic int64_t drawn_bytes;
+	_Atomic uint64_t usage_ns;    /* time of the last usage refresh */
+	atomic_flag usage_claim;      /* held by the one thread reading it */
+	_Atomic uint64_t usage_refreshes;
+	_Atomic uint64_t refresh_errors;
+	/* The slow snapshot: binding limit, backend high, clean page cache. */
+	_Atomic uint64_t limit_bytes;
+	_Atomic uint64_t backend_high_bytes;
+	_Atomic uint64_t reclaimable_bytes;
+	_Atomic uint64_t limits_ns;
+	_Atomic uint64_t limits_refreshes;
+	/* The policy latch (include/linux/seqlock.h, seqcount_latch_t):
+	 * readers take copy[seq & 1]; the writer updates copy[0] while seq
+	 * is odd, then copy[1] while it is even, so one copy is always whole,
+	 * even for a signal handler that interrupted the writer. */
+	_Atomic uint64_t latch_seq;
+	struct mri_charge_policy latch[2];
+	/* Writers: the master copy of the policy, arming and refreshes. */
+	pthread_mutex_t lock;
+	struct mri_charge_policy policy; /* under lock */
+	/* MR_CHARGE_THREAD_SLOTS owned slots, then the shared one. */
+	struct mri_charge_slot *slots;
+};
+
+/* Sets up / tears down the state of a new / freed group. init returns 0 or
+ * -ENOMEM; fini is safe after a failed init. */
+int mri_charge_init(struct mri_charge *c);
+void mri_charge_fini(struct mri_charge *c);
+
+/* Publishes a limits snapshot read elsewhere (mr_group_read_limits(), the
+ * worker) to the fast path, which never reads limits itself. */
+void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l);
+
+/* Mirrors the group's margin after a policy change (lib/group.c). */
+void mri_charge_note_margin(struct mr_group *g, const struct mri_policy *p);
+
+#endif /* MR_CHARGE_H */
