@@ -208,6 +208,8 @@ START_TEST(bad_options_exit_2)
 		   "MEMRECLAIM_HOOK_REFUSE 'maybe'");
 	bad_option("MEMRECLAIM_HOOK_RECLAIM_TIMEOUT_MS=-1",
 		   "MEMRECLAIM_HOOK_RECLAIM_TIMEOUT_MS '-1'");
+	bad_option("MEMRECLAIM_HOOK_GROUP=memory/job",
+		   "MEMRECLAIM_HOOK_GROUP 'memory/job'");
 	bad_option("MEMRECLAIM_HOOK_VERBOSE=yes",
 		   "MEMRECLAIM_HOOK_VERBOSE 'yes'");
 }

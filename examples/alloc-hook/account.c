@@ -157,6 +157,9 @@ static int parse_options(void)
 	opts.throttle = MR_THROTTLE_NONE;
 	opts.reclaim_timeout_ns = DEFAULT_RECLAIM_TIMEOUT_MS * 1000000ULL;
 	s = getenv("MEMRECLAIM_HOOK_GROUP");
+	if (s && *s && *s != '/')
+		return bad_option("MEMRECLAIM_HOOK_GROUP", s,
+				  "expected an absolute path");
 	opts.group_path = s && *s ? s : NULL;
 	s = getenv("MEMRECLAIM_HOOK_THROTTLE");
 	if (s && strcmp(s, "kernel") == 0)
