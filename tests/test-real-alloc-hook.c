@@ -394,6 +394,35 @@ START_TEST(refused_malloc_fails_with_enomem_or_is_allowed)
 }
 END_TEST
 
+/* A throttle high of 4 MiB on cgroup v1 (which has none of its own) and
+ * the kernel's curve: the 16 MiB malloc draws far above the high and is
+ * delayed (the curve's 2 s clamp), slept, and goes through; the small
+ * draws below the high are not delayed. Counts only: timings are not
+ * asserted. */
+START_TEST(throttled_above_high_sleeps)
+{
+	const char *argv[] = { prog, "big", "16", NULL };
+	const char *env[] = { "MEMRECLAIM_HOOK_HIGH=4M",
+		"MEMRECLAIM_HOOK_THROTTLE=kernel", NULL };
+	char out[PATH_MAX];
+	static struct run r;
+
+	new_group(256 * MiB);
+	fmt(out, sizeof(out), "%s/memreclaim-test-hook-%d.out", data_dir,
+	    (int)getpid());
+	run_in_group(true, env, argv, out, &r);
+	assert_exit_0(&r);
+	unlink(out);
+	ck_assert_ptr_nonnull(strstr(r.err, "big=ok"));
+	ck_assert_ptr_nonnull(strstr(r.err, " high_bytes=4194304 "));
+	ck_assert_uint_ge(stat_sum(r.err, "delayed"), 1);
+	ck_assert_uint_eq(stat_sum(r.err, "sleeps"),
+			  stat_sum(r.err, "delayed"));
+	ck_assert_uint_gt(stat_sum(r.err, "slept_ns"), 0);
+	ck_assert_uint_eq(stat_sum(r.err, "refused"), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------- main */
 
 static int skip(const char *why)
@@ -481,6 +510,7 @@ int main(void)
 	tcase_add_test(tc, mix_same_output_charged_thp_applied);
 	tcase_add_test(tc, sort_same_output_charged_thp_applied);
 	tcase_add_test(tc, refused_malloc_fails_with_enomem_or_is_allowed);
+	tcase_add_test(tc, throttled_above_high_sleeps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
