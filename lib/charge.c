@@ -251,6 +251,8 @@ static int read_usage_claimed(struct mr_group *g)
 	r = g->be->read_usage(g->priv, &usage);
 	atomic_fetch_add_explicit(&c->usage_refreshes, 1,
 				  memory_order_relaxed);
+	/* A failed read waits for the next interval too. */
+	atomic_store(&c->usage_ns, mri_group_now_ns(g));
 	if (r < 0) {
 		atomic_fetch_add_explicit(&c->refresh_errors, 1,
 					  memory_order_relaxed);
@@ -258,7 +260,6 @@ static int read_usage_claimed(struct mr_group *g)
 	}
 	atomic_store(&c->usage_bytes, usage);
 	atomic_fetch_sub(&c->drawn_bytes, drawn);
-	atomic_store(&c->usage_ns, mri_group_now_ns(g));
 	return 0;
 }
 
