@@ -264,8 +264,10 @@ static int read_usage_claimed(struct mr_group *g)
 }
 
 /* Reads limits, memory.stat and usage and publishes them; arms. May wait:
- * for a v1 reclaim step (read_limits) and for a charge reading usage. */
-static int refresh(struct mr_group *g)
+ * for a v1 reclaim step (read_limits) and for a charge reading usage.
+ * With arming, returns at once if another thread armed the group first
+ * (a refresh resets the estimate to the usage read). */
+static int refresh(struct mr_group *g, bool arming)
 {
 	struct mri_charge *c = &g->charge;
 	struct mr_limits l = { .size = sizeof(l) };
@@ -280,6 +282,10 @@ static int refresh(struct mr_group *g)
 		return r;
 	mri_group_policy(g, &p);
 	pthread_mutex_lock(&c->lock);
+	if (arming && atomic_load(&c->armed)) {
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
 	while (atomic_flag_test_and_set(&c->usage_claim))
 		sched_yield();
 	r = read_usage_claimed(g);
@@ -305,7 +311,7 @@ static int enter(struct mr_group *g)
 		return r;
 	if (__builtin_expect(!atomic_load_explicit(&g->charge.armed,
 						   memory_order_acquire), 0))
-		return refresh(g);
+		return refresh(g, true);
 	return 0;
 }
 
@@ -316,7 +322,7 @@ MR_EXPORT int mr_group_charge_refresh(mr_group_t *g)
 	if (!g)
 		return -EINVAL;
 	r = mri_ctx_check_fork(g->ctx);
-	return r < 0 ? r : refresh(g);
+	return r < 0 ? r : refresh(g, false);
 }
 
 /* Reads usage again if MR_CHARGE_USAGE_REFRESH_NS has passed since the last

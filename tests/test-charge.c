@@ -987,7 +987,7 @@ START_TEST(charges_from_a_signal_handler)
 	ck_assert_int_eq(pthread_create(&t, NULL, signaller, &k), 0);
 	/* Until handlers have run, some inside a call (on the shared slot),
 	 * or long enough. */
-	for (i = 0; i < 20000000 &&
+	for (i = 0; i < 4000000 &&
 	     (i < 200000 || sig_calls < 1000 ||
 	      !atomic_load(&sig_group->charge.slots[MR_CHARGE_THREAD_SLOTS]
 			   .charges)); i++) {
