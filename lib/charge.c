@@ -79,7 +79,8 @@ static void latch_write(struct mri_charge *c)
 /* Copies the words of the policy up to the used points; retries while the
  * copy it read was being rewritten (never in a handler that interrupted
  * the writer: the other copy is whole then). */
-static void latch_read(struct mri_charge *c, struct mri_charge_policy *out)
+void mri_charge_policy_read(struct mri_charge *c,
+			    struct mri_charge_policy *out)
 {
 	const size_t head = offsetof(struct mri_charge_policy, points) /
 			    sizeof(uint64_t);
@@ -383,7 +384,7 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 	r = refresh_usage(g);
 	if (r < 0)
 		return r;
-	latch_read(c, &p);
+	mri_charge_policy_read(c, &p);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
 	high = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
 	       atomic_load_explicit(&c->backend_high_bytes,
@@ -564,7 +565,7 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	if (r < 0)
 		return r;
 	c = &g->charge;
-	latch_read(c, &p);
+	mri_charge_policy_read(c, &p);
 	huge = (length_bytes + MRI_HUGE_PAGE_BYTES - 1) &
 	       ~(MRI_HUGE_PAGE_BYTES - 1);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
@@ -715,7 +716,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 					   atomic_load(&c->drawn_bytes));
 	st.limit_bytes = atomic_load(&c->limit_bytes);
 	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);
-	latch_read(c, &p);
+	mri_charge_policy_read(c, &p);
 	st.high_bytes = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
 			atomic_load(&c->backend_high_bytes);
 	if (atomic_load(&c->armed)) {

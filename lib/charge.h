@@ -86,6 +86,12 @@ struct mri_charge {
 int mri_charge_init(struct mri_charge *c);
 void mri_charge_fini(struct mri_charge *c);
 
+/* Copies the policy out of the latch: no lock, no registration, safe in a
+ * signal handler that interrupted the writer (the benchmark measures it
+ * beside liburcu's read sides). */
+void mri_charge_policy_read(struct mri_charge *c,
+			    struct mri_charge_policy *out);
+
 /* Publishes a limits snapshot read elsewhere (mr_group_read_limits(), the
  * worker) to the fast path, which never reads limits itself. */
 void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l);
