@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What every program of `make bench` shares: the clock, and the one output
+ * format, a JSON object per line on stdout (bench/run also appends it to
+ * bench/results.jsonl):
+ *
+ *   {"bench": "...", "figure": "...", "value": N, "unit": "...",
+ *    "baseline": {"name": "...", "value": N, "unit": "..."}}
+ *
+ * with the baseline measured in the same run ("baseline": null where a
+ * figure has none). Names are constant ASCII strings of the programs, so
+ * no escaping beyond quotes and backslashes is needed.
+ */
+#ifndef MEMRECLAIM_BENCH_H
+#define MEMRECLAIM_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC now, in ns. */
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time (user + system) of the calling process, in ns. */
+static inline uint64_t bench_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline void bench_put_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* One result line. base_name NULL: no baseline. Values print with up to
+ * 6 significant digits beyond the integer part (%.6g would round large
+ * counts; %.3f keeps integers exact up to 2^53). */
+static inline void bench_emit(const char *bench, const char *figure,
+			      double value, const char *unit,
+			      const char *base_name, double base_value,
+			      const char *base_unit)
+{
+	fputs("{\"bench\": ", stdout);
+	bench_put_string(bench);
+	fputs(", \"figure\": ", stdout);
+	bench_put_string(figure);
+	printf(", \"value\": %.3f, \"unit\": ", value);
+	bench_put_string(unit);
+	fputs(", \"baseline\": ", stdout);
+	if (base_name) {
+		fputs("{\"name\": ", stdout);
+		bench_put_string(base_name);
+		printf(", \"value\": %.3f, \"unit\": ", base_value);
+		bench_put_string(base_unit);
+		putchar('}');
+	} else {
+		fputs("null", stdout);
+	}
+	fputs("}\n", stdout);
+	fflush(stdout);
+}
+
+#endif
