@@ -429,7 +429,6 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 		slot_add(&s->delay_ns, delay, shared);
 		verdict = MR_CHARGE_DELAY;
 	} else {
-		slot_add(&s->go, 1, shared);
 		verdict = MR_CHARGE_GO;
 	}
 	return verdict;
@@ -466,7 +465,6 @@ MR_EXPORT int mr_group_charge(mr_group_t *g, uint64_t bytes,
 		atomic_store_explicit(&s->stock_bytes, stock - bytes,
 				      memory_order_relaxed);
 		slot_add(&s->charges, 1, false);
-		slot_add(&s->go, 1, false);
 		slot_add(&s->charged_bytes, bytes, false);
 		answer->delay_ns = 0;
 		answer->reclaim_bytes = 0;
@@ -698,7 +696,6 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 #define FOLD(f) st.f += atomic_load_explicit(&s->f, memory_order_relaxed)
 		FOLD(charges);
 		FOLD(uncharges);
-		FOLD(go);
 		FOLD(delayed);
 		FOLD(reclaim);
 		FOLD(refused);
@@ -709,6 +706,11 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 		FOLD(stock_returns);
 #undef FOLD
 	}
+	/* Read apart, a GO is the charge none of the others counted; a
+	 * verdict in flight may be in one sum and not yet in the other. */
+	st.go = st.charges - st.delayed - st.reclaim - st.refused;
+	if (st.go > st.charges)
+		st.go = 0;
 	st.usage_refreshes = atomic_load(&c->usage_refreshes);
 	st.refresh_errors = atomic_load(&c->refresh_errors);
 	st.limits_refreshes = atomic_load(&c->limits_refreshes);

@@ -36,9 +36,8 @@ struct mri_charge_policy {
 struct mri_charge_slot {
 	_Atomic uintptr_t owner;      /* the owner's token; 0: free */
 	_Atomic uint64_t stock_bytes; /* drawn and not yet charged */
-	_Atomic uint64_t charges;
+	_Atomic uint64_t charges;     /* GO: those not counted below */
 	_Atomic uint64_t uncharges;
-	_Atomic uint64_t go;
 	_Atomic uint64_t delayed;
 	_Atomic uint64_t reclaim;
 	_Atomic uint64_t refused;

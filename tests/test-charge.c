@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "group.h"
@@ -959,10 +960,14 @@ static void *signaller(void *p)
 {
 	struct kill_arg *k = p;
 
+	/* Paced: back to back, each signal would be delivered on the return
+	 * from the previous handler, at the same point of the loop. */
+	const struct timespec pace = { .tv_nsec = 20000 };
+
 	while (!atomic_load(&k->stop)) {
 		if (pthread_kill(k->target, SIGUSR1) == 0)
 			k->sent++;
-		sched_yield();
+		nanosleep(&pace, NULL);
 	}
 	return NULL;
 }
@@ -987,8 +992,8 @@ START_TEST(charges_from_a_signal_handler)
 	ck_assert_int_eq(pthread_create(&t, NULL, signaller, &k), 0);
 	/* Until handlers have run, some inside a call (on the shared slot),
 	 * or long enough. */
-	for (i = 0; i < 4000000 &&
-	     (i < 200000 || sig_calls < 1000 ||
+	for (i = 0; i < 3000000 &&
+	     (i < 200000 || sig_calls < 500 ||
 	      !atomic_load(&sig_group->charge.slots[MR_CHARGE_THREAD_SLOTS]
 			   .charges)); i++) {
 		bytes = 4096 * (1 + i % 80);
