@@ -150,20 +150,16 @@ static struct mri_charge_slot *shared_slot(struct mri_charge *c)
 	return &c->slots[MR_CHARGE_THREAD_SLOTS];
 }
 
-/* The calling thread's slot: its own, found in the TLS cache, else among
- * the group's slots by token, else claimed; the shared one when all are
- * taken. Not called from a nested call (tls_busy), so the cache is only
- * ever written by one call at a time. */
-static struct mri_charge_slot *thread_slot(struct mri_charge *c)
+/* The calling thread's slot when the TLS cache misses: found among the
+ * group's slots by token, else claimed; the shared one when all are taken.
+ * Not called from a nested call (tls_busy), so the cache is only ever
+ * written by one call at a time. */
+static struct mri_charge_slot *find_slot(struct mri_charge *c)
 {
 	uintptr_t token = (uintptr_t)&tls_token, free_owner;
 	struct mri_charge_slot *s = NULL;
 	unsigned i;
 
-	for (i = 0; i < MRI_TLS_ENTRIES; i++) {
-		if (tls_cache[i].key == c->key)
-			return tls_cache[i].slot;
-	}
 	for (i = 0; i < MR_CHARGE_THREAD_SLOTS && !s; i++) {
 		if (atomic_load_explicit(&c->slots[i].owner,
 					 memory_order_relaxed) == token)
@@ -181,6 +177,19 @@ static struct mri_charge_slot *thread_slot(struct mri_charge *c)
 	tls_cache[i].key = c->key;
 	tls_cache[i].slot = s;
 	return s;
+}
+
+/* The calling thread's slot: from the TLS cache, inline (a thread charging
+ * one group hits its first entry), else find_slot(). */
+static inline struct mri_charge_slot *thread_slot(struct mri_charge *c)
+{
+	unsigned i;
+
+	for (i = 0; i < MRI_TLS_ENTRIES; i++) {
+		if (__builtin_expect(tls_cache[i].key == c->key, 1))
+			return tls_cache[i].slot;
+	}
+	return find_slot(c);
 }
 
 /* Adds to a counter of a slot: the owner's with a load and a store, the
