@@ -8,7 +8,7 @@
  * memory.usage_in_bytes on a kept fd, libcgroup's reads of one value, and
  * a counter behind a pthread mutex. Then the read side of the policy under
  * each liburcu flavour (bp; memb registered lazily; qsbr) beside the
- * library's latch, per read and on a thread's first read, for
+ * library's latch, per read and on a new thread's first read, for
  * docs/PERFORMANCE.md "Fast path: RCU flavour".
  *
  * Exits 77 without root or a cgroup v1 memory controller at
@@ -371,36 +371,37 @@ static double per_read(void *arg)
 	return (double)(bench_now_ns() - t0) / n;
 }
 
+struct first {
+	void (*read)(void);
+	uint64_t ns;
+};
+
 static void *first_read(void *arg)
 {
-	void (*read)(void) = (void (*)(void))arg;
+	struct first *f = arg;
+	uint64_t t0 = bench_now_ns();
 
-	if (read)
-		read();
+	f->read();
+	f->ns = bench_now_ns() - t0;
 	return NULL;
 }
 
-/* The extra ns of a thread's first read: thread create + read + join,
- * less thread create + join. */
+/* A thread's first read, timed inside the thread: the median over
+ * FRESH_THREADS new threads. */
 static double first_read_cost(void *arg)
 {
-	uint64_t t0, with, without;
+	struct first f = { .read = (void (*)(void))arg };
+	uint64_t v[FRESH_THREADS];
 	pthread_t t;
 	unsigned i;
 
-	t0 = bench_now_ns();
 	for (i = 0; i < FRESH_THREADS; i++) {
-		pthread_create(&t, NULL, first_read, NULL);
+		pthread_create(&t, NULL, first_read, &f);
 		pthread_join(t, NULL);
+		v[i] = f.ns;
 	}
-	without = bench_now_ns() - t0;
-	t0 = bench_now_ns();
-	for (i = 0; i < FRESH_THREADS; i++) {
-		pthread_create(&t, NULL, first_read, arg);
-		pthread_join(t, NULL);
-	}
-	with = bench_now_ns() - t0;
-	return with > without ? (double)(with - without) / FRESH_THREADS : 0;
+	qsort(v, FRESH_THREADS, sizeof(v[0]), cmp_u64);
+	return (double)v[FRESH_THREADS / 2];
 }
 
 static void log_nothing(void *userdata, int level, const char *fmt,

@@ -1197,9 +1197,13 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * data is initial-exec TLS. A group is armed by mr_group_charge_refresh(),
  * by any setter of this section, or by its first charge or advice, which
  * then reads the limits as mr_group_charge_refresh() does: arm the group
- * before charging from a malloc hook or a signal handler.
+ * before charging from a malloc hook or a signal handler. (One exception:
+ * a usage file that does not parse is logged, and the log callback is
+ * called under the context's log lock.)
  *
- * fork(): in the child, every call below answers -ECHILD. */
+ * fork(): in the child, every call below answers -ECHILD. On the
+ * simulator, call them from the simulator's thread only, as everything
+ * else of a simulated group. */
 
 /* The kernel's MEMCG_CHARGE_BATCH, 64 pages of 4 KiB: the batch a thread
  * draws and the most its stock keeps. */
