@@ -282,7 +282,6 @@ static int refresh(struct mr_group *g, bool arming)
 	struct mri_charge *c = &g->charge;
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat ms = { .size = sizeof(ms) };
-	struct mri_policy p;
 	int r;
 
 	r = g->be->read_limits(g->priv, &l);
@@ -290,7 +289,6 @@ static int refresh(struct mr_group *g, bool arming)
 		r = g->be->read_memstat(g->priv, &ms);
 	if (r < 0)
 		return r;
-	mri_group_policy(g, &p);
 	pthread_mutex_lock(&c->lock);
 	if (arming && atomic_load(&c->armed)) {
 		pthread_mutex_unlock(&c->lock);
@@ -301,9 +299,8 @@ static int refresh(struct mr_group *g, bool arming)
 	r = read_usage_claimed(g);
 	atomic_flag_clear(&c->usage_claim);
 	if (r == 0) {
-		c->policy.margin_bytes = p.margin_bytes;
-		c->policy.margin_ppm = p.margin_ppm;
-		latch_write(c);
+		/* The margin needs no copy: every change of it reaches the
+		 * latch through mri_charge_note_margin(). */
 		atomic_store(&c->reclaimable_bytes, clean_cache_bytes(&ms));
 		mri_charge_note_limits(g, &l);
 		atomic_store_explicit(&c->armed, true, memory_order_release);

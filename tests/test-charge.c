@@ -897,6 +897,15 @@ START_TEST(thp_advice_keeps_the_margin)
 			 MR_THP_ADVICE_SMALL);
 	ck_assert_int_eq(mr_group_thp_advise(g, 6 * MiB), MR_THP_ADVICE_HUGE);
 	mr_group_close(g);
+
+	/* Set before the group is armed: arming keeps it. */
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_set_margin(g, 0, 40000, 0), 0); /* 4 % */
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_FALLBACK, 0), 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 8 * MiB),
+			 MR_THP_ADVICE_SMALL);
+	ck_assert_int_eq(mr_group_thp_advise(g, 6 * MiB), MR_THP_ADVICE_HUGE);
+	mr_group_close(g);
 }
 END_TEST
 
