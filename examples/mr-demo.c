@@ -19,7 +19,10 @@
  * growth of memory.failcnt (charges that met the limit), the reader's
  * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
  * memreclaimd's reclaim calls, bytes freed and CPU time, which it takes
- * from the daemon's final JSON line. It removes the group and the file when
+ * from the daemon's final JSON line; --json adds the user and system CPU
+ * time of the reader and of the toucher (getrusage() in each, at its
+ * end), where the direct reclaim the workload's own charges run is
+ * counted, as system time. It removes the group and the file when
  * done, also on SIGINT and SIGTERM.
  *
  * Where no writable memory cgroup exists (no cgroup v1 memory controller,
@@ -51,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -80,18 +84,26 @@
 #define SIM_COSTS "today"
 #define SIM_GROUP "/demo"
 
+/* CPU time of a workload child, its own (getrusage RUSAGE_SELF at its
+ * end): the system time holds the direct reclaim of its charges. */
+struct child_cpu {
+	uint64_t user_ns, sys_ns;
+};
+
 /* What a child sends back through its pipe (one write, < PIPE_BUF). */
 struct reader_result {
 	int err;                /* 0 or a negative errno */
 	uint64_t bytes;
 	uint64_t passes;        /* passes begun */
 	uint64_t ns;
+	struct child_cpu cpu;
 };
 
 struct toucher_result {
 	int err;
 	uint64_t rounds;
 	uint64_t p50_ns, p99_ns, max_ns;
+	struct child_cpu cpu;
 };
 
 /* memreclaimd's final statistics. */
@@ -606,6 +618,23 @@ static int child_enter(struct demo *d)
 	return mr_cgroup_attach(d->ctx, d->cgroup, getpid());
 }
 
+static uint64_t timeval_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ULL +
+	       (uint64_t)tv->tv_usec * 1000ULL;
+}
+
+/* The calling child's CPU time so far. */
+static void child_cpu(struct child_cpu *cpu)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return;
+	cpu->user_ns = timeval_ns(&ru.ru_utime);
+	cpu->sys_ns = timeval_ns(&ru.ru_stime);
+}
+
 static void child_send(int fd, const void *buf, size_t len)
 {
 	ssize_t n;
@@ -655,6 +684,7 @@ static void reader_main(struct demo *d, int stop, int out)
 			res.bytes += (uint64_t)n;
 	}
 	res.ns = now_ns() - t0;
+	child_cpu(&res.cpu);
 	child_send(out, &res, sizeof(res));
 }
 
@@ -711,6 +741,7 @@ static void toucher_main(struct demo *d, int out)
 	res.p50_ns = percentile(ns, n, 50);
 	res.p99_ns = percentile(ns, n, 99);
 	res.max_ns = n ? ns[n - 1] : 0;
+	child_cpu(&res.cpu);
 	child_send(out, &res, sizeof(res));
 }
 
@@ -1054,6 +1085,17 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 		       r->reader.passes, reader_mib_s(&r->reader),
 		       r->toucher.rounds,
 		       r->toucher.p50_ns, r->toucher.p99_ns, r->toucher.max_ns);
+		/* The simulator has no CPU accounting of the tasks. */
+		if (d->simulated)
+			printf(",\"reader_user_ns\":null,\"reader_sys_ns\":null"
+			       ",\"touch_user_ns\":null,\"touch_sys_ns\":null");
+		else
+			printf(",\"reader_user_ns\":%" PRIu64
+			       ",\"reader_sys_ns\":%" PRIu64
+			       ",\"touch_user_ns\":%" PRIu64
+			       ",\"touch_sys_ns\":%" PRIu64,
+			       r->reader.cpu.user_ns, r->reader.cpu.sys_ns,
+			       r->toucher.cpu.user_ns, r->toucher.cpu.sys_ns);
 		if (r->with_daemon)
 			printf(",\"worker_calls\":%" PRIu64
 			       ",\"worker_freed_bytes\":%" PRIu64
