@@ -369,8 +369,9 @@ static int setup(struct bench *b)
 	r = mr_ctx_new(&b->ctx);
 	if (r < 0)
 		return fail("mr_ctx_new", r);
-	snprintf(b->path, sizeof(b->path), "%s/memreclaim-bench-%ld", parent,
-		 (long)getpid());
+	if ((size_t)snprintf(b->path, sizeof(b->path), "%s/memreclaim-bench-%ld",
+			     parent, (long)getpid()) >= sizeof(b->path))
+		return fail(parent, -ENAMETOOLONG);
 	r = mr_cgroup_create(b->ctx, b->path, RECLAIM_LIMIT_BYTES);
 	if (r < 0) {
 		fprintf(stderr, "bench-reclaim: creating %s: %s\n", b->path,
