@@ -22,7 +22,12 @@
  * from the daemon's final JSON line; --json adds the user and system CPU
  * time of the reader and of the toucher (getrusage() in each, at its
  * end), where the direct reclaim the workload's own charges run is
- * counted, as system time. It removes the group and the file when
+ * counted, as system time, and, on hybrid hosts (a cgroup2 mount without
+ * the memory controller beside the v1 one), the growth of the memory
+ * stall time (PSI some and full) of the group's cgroup2 twin
+ * (mr_ctx_set_hybrid_psi()), which counts the time the workload's tasks
+ * spent in direct reclaim at the limit (try_charge_memcg() runs it
+ * between psi_memstall_enter() and psi_memstall_leave()). It removes the group and the file when
  * done, also on SIGINT and SIGTERM.
  *
  * Where no writable memory cgroup exists (no cgroup v1 memory controller,
@@ -114,6 +119,8 @@ struct daemon_stats {
 struct run_result {
 	bool with_daemon;
 	uint64_t failcnt_growth;
+	bool has_stall;           /* the group has a cgroup2 twin */
+	uint64_t stall_some_us, stall_full_us;
 	struct reader_result reader;
 	struct toucher_result toucher;
 	struct daemon_stats daemon;
@@ -145,6 +152,7 @@ struct demo {
 	mr_group_t *group;
 	char cgroup[PATH_MAX];
 	bool cgroup_created;
+	bool psi;                 /* the group has a cgroup2 twin for PSI */
 	bool simulated;           /* the runs were on the simulator */
 	char file[PATH_MAX];
 	bool file_created;
@@ -500,7 +508,15 @@ static int create_cgroup(struct demo *d)
 			     "%s/memreclaim-demo-%ld", parent,
 			     (long)getpid()) >= sizeof(d->cgroup))
 		return -ENAMETOOLONG;
+	/* With a cgroup2 twin for the memory stall time where the host is
+	 * hybrid; without, if the twin cannot be made. */
+	d->psi = mr_ctx_set_hybrid_psi(d->ctx, 1) == 0;
 	r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
+	if (r < 0 && d->psi) {
+		d->psi = false;
+		mr_ctx_set_hybrid_psi(d->ctx, 0);
+		r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
+	}
 	if (r == -ENODEV || r == -EACCES || r == -EPERM || r == -EROFS) {
 		fprintf(stderr, PROG ": no writable memory cgroup beneath %s: %s\n",
 			parent, mr_strerror(r));
@@ -931,9 +947,25 @@ static int read_failcnt(struct demo *d, uint64_t *failcnt)
 	return 0;
 }
 
+/* The twin's memory stall totals, when there is a twin. */
+static int read_stall(struct demo *d, struct mr_pressure *p)
+{
+	int r;
+
+	if (!d->psi)
+		return 0;
+	r = mr_group_read_pressure(d->group, p);
+	if (r < 0)
+		fprintf(stderr, PROG ": reading the pressure of %s: %s\n",
+			d->cgroup, mr_strerror(r));
+	return r;
+}
+
 static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 {
 	int reader_fd = -1, toucher_fd = -1, stop_r = -1;
+	struct mr_pressure p0 = { .size = sizeof(p0) };
+	struct mr_pressure p1 = { .size = sizeof(p1) };
 	uint64_t failcnt0, failcnt1;
 	int r;
 
@@ -946,6 +978,8 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 		r = start_daemon(d);
 	if (r == 0)
 		r = read_failcnt(d, &failcnt0);
+	if (r == 0)
+		r = read_stall(d, &p0);
 	if (r == 0)
 		r = open_pipe(&stop_r, &d->stop_w);
 	/* The reader first, so the group is under pressure when the
@@ -968,6 +1002,8 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 	reap(&d->toucher, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
 	if (r == 0)
 		r = read_failcnt(d, &failcnt1);
+	if (r == 0)
+		r = read_stall(d, &p1);
 	if (r == 0 && with_daemon)
 		r = stop_daemon(d, &res->daemon);
 	if (r == 0 && (res->reader.err < 0 || res->toucher.err < 0)) {
@@ -978,6 +1014,11 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 	}
 	if (r == 0)
 		res->failcnt_growth = failcnt1 - failcnt0;
+	if (r == 0 && d->psi) {
+		res->has_stall = true;
+		res->stall_some_us = p1.some.total_us - p0.some.total_us;
+		res->stall_full_us = p1.full.total_us - p0.full.total_us;
+	}
 	if (r == -ETIMEDOUT)
 		fprintf(stderr, PROG ": a workload process did not answer in time\n");
 	if (stop_r >= 0)
@@ -1096,6 +1137,13 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 			       ",\"touch_sys_ns\":%" PRIu64,
 			       r->reader.cpu.user_ns, r->reader.cpu.sys_ns,
 			       r->toucher.cpu.user_ns, r->toucher.cpu.sys_ns);
+		if (r->has_stall)
+			printf(",\"memory_stall_some_us\":%" PRIu64
+			       ",\"memory_stall_full_us\":%" PRIu64,
+			       r->stall_some_us, r->stall_full_us);
+		else
+			printf(",\"memory_stall_some_us\":null"
+			       ",\"memory_stall_full_us\":null");
 		if (r->with_daemon)
 			printf(",\"worker_calls\":%" PRIu64
 			       ",\"worker_freed_bytes\":%" PRIu64
