@@ -57,7 +57,7 @@
  * while a step has the limit lowered, the group's own charges meet it
  * and reclaim too, and other managers wait for the group's lock (they
  * give up with -EBUSY after 200 ms); 64 MiB of 4 KiB pages take about
- * 10 ms to reclaim here. A share below the whole excess only adds calls
+ * 5 ms of CPU to reclaim here (docs/PERFORMANCE.md). A share below the whole excess only adds calls
  * for a one-shot request: the overshoot is the kernel's (the limit write
  * stops as soon as usage fits; memory.reclaim as soon as the request is
  * met), one cluster or one folio past the last call's ask, whatever its
