@@ -19,7 +19,15 @@
  * growth of memory.failcnt (charges that met the limit), the reader's
  * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
  * memreclaimd's reclaim calls, bytes freed and CPU time, which it takes
- * from the daemon's final JSON line. It removes the group and the file when
+ * from the daemon's final JSON line; --json adds the user and system CPU
+ * time of the reader and of the toucher (getrusage() in each, at its
+ * end), where the direct reclaim the workload's own charges run is
+ * counted, as system time, and, on hybrid hosts (a cgroup2 mount without
+ * the memory controller beside the v1 one), the growth of the memory
+ * stall time (PSI some and full) of the group's cgroup2 twin
+ * (mr_ctx_set_hybrid_psi()), which counts the time the workload's tasks
+ * spent in direct reclaim at the limit (try_charge_memcg() runs it
+ * between psi_memstall_enter() and psi_memstall_leave()). It removes the group and the file when
  * done, also on SIGINT and SIGTERM.
  *
  * Where no writable memory cgroup exists (no cgroup v1 memory controller,
@@ -51,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -80,18 +89,26 @@
 #define SIM_COSTS "today"
 #define SIM_GROUP "/demo"
 
+/* CPU time of a workload child, its own (getrusage RUSAGE_SELF at its
+ * end): the system time holds the direct reclaim of its charges. */
+struct child_cpu {
+	uint64_t user_ns, sys_ns;
+};
+
 /* What a child sends back through its pipe (one write, < PIPE_BUF). */
 struct reader_result {
 	int err;                /* 0 or a negative errno */
 	uint64_t bytes;
 	uint64_t passes;        /* passes begun */
 	uint64_t ns;
+	struct child_cpu cpu;
 };
 
 struct toucher_result {
 	int err;
 	uint64_t rounds;
 	uint64_t p50_ns, p99_ns, max_ns;
+	struct child_cpu cpu;
 };
 
 /* memreclaimd's final statistics. */
@@ -102,6 +119,8 @@ struct daemon_stats {
 struct run_result {
 	bool with_daemon;
 	uint64_t failcnt_growth;
+	bool has_stall;           /* the group has a cgroup2 twin */
+	uint64_t stall_some_us, stall_full_us;
 	struct reader_result reader;
 	struct toucher_result toucher;
 	struct daemon_stats daemon;
@@ -133,6 +152,7 @@ struct demo {
 	mr_group_t *group;
 	char cgroup[PATH_MAX];
 	bool cgroup_created;
+	bool psi;                 /* the group has a cgroup2 twin for PSI */
 	bool simulated;           /* the runs were on the simulator */
 	char file[PATH_MAX];
 	bool file_created;
@@ -488,7 +508,15 @@ static int create_cgroup(struct demo *d)
 			     "%s/memreclaim-demo-%ld", parent,
 			     (long)getpid()) >= sizeof(d->cgroup))
 		return -ENAMETOOLONG;
+	/* With a cgroup2 twin for the memory stall time where the host is
+	 * hybrid; without, if the twin cannot be made. */
+	d->psi = mr_ctx_set_hybrid_psi(d->ctx, 1) == 0;
 	r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
+	if (r < 0 && d->psi) {
+		d->psi = false;
+		mr_ctx_set_hybrid_psi(d->ctx, 0);
+		r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
+	}
 	if (r == -ENODEV || r == -EACCES || r == -EPERM || r == -EROFS) {
 		fprintf(stderr, PROG ": no writable memory cgroup beneath %s: %s\n",
 			parent, mr_strerror(r));
@@ -606,6 +634,23 @@ static int child_enter(struct demo *d)
 	return mr_cgroup_attach(d->ctx, d->cgroup, getpid());
 }
 
+static uint64_t timeval_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ULL +
+	       (uint64_t)tv->tv_usec * 1000ULL;
+}
+
+/* The calling child's CPU time so far. */
+static void child_cpu(struct child_cpu *cpu)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return;
+	cpu->user_ns = timeval_ns(&ru.ru_utime);
+	cpu->sys_ns = timeval_ns(&ru.ru_stime);
+}
+
 static void child_send(int fd, const void *buf, size_t len)
 {
 	ssize_t n;
@@ -655,6 +700,7 @@ static void reader_main(struct demo *d, int stop, int out)
 			res.bytes += (uint64_t)n;
 	}
 	res.ns = now_ns() - t0;
+	child_cpu(&res.cpu);
 	child_send(out, &res, sizeof(res));
 }
 
@@ -711,6 +757,7 @@ static void toucher_main(struct demo *d, int out)
 	res.p50_ns = percentile(ns, n, 50);
 	res.p99_ns = percentile(ns, n, 99);
 	res.max_ns = n ? ns[n - 1] : 0;
+	child_cpu(&res.cpu);
 	child_send(out, &res, sizeof(res));
 }
 
@@ -900,9 +947,25 @@ static int read_failcnt(struct demo *d, uint64_t *failcnt)
 	return 0;
 }
 
+/* The twin's memory stall totals, when there is a twin. */
+static int read_stall(struct demo *d, struct mr_pressure *p)
+{
+	int r;
+
+	if (!d->psi)
+		return 0;
+	r = mr_group_read_pressure(d->group, p);
+	if (r < 0)
+		fprintf(stderr, PROG ": reading the pressure of %s: %s\n",
+			d->cgroup, mr_strerror(r));
+	return r;
+}
+
 static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 {
 	int reader_fd = -1, toucher_fd = -1, stop_r = -1;
+	struct mr_pressure p0 = { .size = sizeof(p0) };
+	struct mr_pressure p1 = { .size = sizeof(p1) };
 	uint64_t failcnt0, failcnt1;
 	int r;
 
@@ -915,6 +978,8 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 		r = start_daemon(d);
 	if (r == 0)
 		r = read_failcnt(d, &failcnt0);
+	if (r == 0)
+		r = read_stall(d, &p0);
 	if (r == 0)
 		r = open_pipe(&stop_r, &d->stop_w);
 	/* The reader first, so the group is under pressure when the
@@ -937,6 +1002,8 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 	reap(&d->toucher, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
 	if (r == 0)
 		r = read_failcnt(d, &failcnt1);
+	if (r == 0)
+		r = read_stall(d, &p1);
 	if (r == 0 && with_daemon)
 		r = stop_daemon(d, &res->daemon);
 	if (r == 0 && (res->reader.err < 0 || res->toucher.err < 0)) {
@@ -947,6 +1014,11 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 	}
 	if (r == 0)
 		res->failcnt_growth = failcnt1 - failcnt0;
+	if (r == 0 && d->psi) {
+		res->has_stall = true;
+		res->stall_some_us = p1.some.total_us - p0.some.total_us;
+		res->stall_full_us = p1.full.total_us - p0.full.total_us;
+	}
 	if (r == -ETIMEDOUT)
 		fprintf(stderr, PROG ": a workload process did not answer in time\n");
 	if (stop_r >= 0)
@@ -1054,6 +1126,24 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 		       r->reader.passes, reader_mib_s(&r->reader),
 		       r->toucher.rounds,
 		       r->toucher.p50_ns, r->toucher.p99_ns, r->toucher.max_ns);
+		/* The simulator has no CPU accounting of the tasks. */
+		if (d->simulated)
+			printf(",\"reader_user_ns\":null,\"reader_sys_ns\":null"
+			       ",\"touch_user_ns\":null,\"touch_sys_ns\":null");
+		else
+			printf(",\"reader_user_ns\":%" PRIu64
+			       ",\"reader_sys_ns\":%" PRIu64
+			       ",\"touch_user_ns\":%" PRIu64
+			       ",\"touch_sys_ns\":%" PRIu64,
+			       r->reader.cpu.user_ns, r->reader.cpu.sys_ns,
+			       r->toucher.cpu.user_ns, r->toucher.cpu.sys_ns);
+		if (r->has_stall)
+			printf(",\"memory_stall_some_us\":%" PRIu64
+			       ",\"memory_stall_full_us\":%" PRIu64,
+			       r->stall_some_us, r->stall_full_us);
+		else
+			printf(",\"memory_stall_some_us\":null"
+			       ",\"memory_stall_full_us\":null");
 		if (r->with_daemon)
 			printf(",\"worker_calls\":%" PRIu64
 			       ",\"worker_freed_bytes\":%" PRIu64

@@ -1168,12 +1168,13 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * Freshness. The usage is read again (one pread on a kept fd) at most once
  * per MR_CHARGE_USAGE_REFRESH_NS, by the one thread that draws a batch
  * after the interval has passed (the others go on with the old value).
- * The limit, the high, memory.stat's clean page cache and the margin are
- * never read on the fast path once the group is armed: they are as fresh as
- * the last of mr_group_charge_refresh(), mr_group_read_limits(), the
- * margin worker's pass over the group, and the setters of this section
- * (on cgroup v1 reading them may wait for another manager's reclaim step,
- * which a charge must never do). The estimate is off the kernel's usage by
+ * The limit, the high and memory.stat's clean page cache are never read
+ * on the fast path once the group is armed (on cgroup v1 reading them may
+ * wait for another manager's reclaim step, which a charge must never do):
+ * they are as fresh as the last of arming, mr_group_charge_refresh(),
+ * mr_group_read_limits() and the margin worker's pass over the group
+ * (limits only; the clean cache at arming and refresh). The margin is
+ * taken from mr_group_set_margin() as it is set. The estimate is off the kernel's usage by
  * at most the stocks held (MR_CHARGE_BATCH_BYTES per thread that charged
  * the group, stocks of threads that exited or moved to another group
  * included) plus what was charged or freed in one refresh interval.
@@ -1197,9 +1198,13 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * data is initial-exec TLS. A group is armed by mr_group_charge_refresh(),
  * by any setter of this section, or by its first charge or advice, which
  * then reads the limits as mr_group_charge_refresh() does: arm the group
- * before charging from a malloc hook or a signal handler.
+ * before charging from a malloc hook or a signal handler. (One exception:
+ * a usage file that does not parse is logged, and the log callback is
+ * called under the context's log lock.)
  *
- * fork(): in the child, every call below answers -ECHILD. */
+ * fork(): in the child, every call below answers -ECHILD. On the
+ * simulator, call them from the simulator's thread only, as everything
+ * else of a simulated group. */
 
 /* The kernel's MEMCG_CHARGE_BATCH, 64 pages of 4 KiB: the batch a thread
  * draws and the most its stock keeps. */

@@ -79,7 +79,8 @@ static void latch_write(struct mri_charge *c)
 /* Copies the words of the policy up to the used points; retries while the
  * copy it read was being rewritten (never in a handler that interrupted
  * the writer: the other copy is whole then). */
-static void latch_read(struct mri_charge *c, struct mri_charge_policy *out)
+void mri_charge_policy_read(struct mri_charge *c,
+			    struct mri_charge_policy *out)
 {
 	const size_t head = offsetof(struct mri_charge_policy, points) /
 			    sizeof(uint64_t);
@@ -149,20 +150,16 @@ static struct mri_charge_slot *shared_slot(struct mri_charge *c)
 	return &c->slots[MR_CHARGE_THREAD_SLOTS];
 }
 
-/* The calling thread's slot: its own, found in the TLS cache, else among
- * the group's slots by token, else claimed; the shared one when all are
- * taken. Not called from a nested call (tls_busy), so the cache is only
- * ever written by one call at a time. */
-static struct mri_charge_slot *thread_slot(struct mri_charge *c)
+/* The calling thread's slot when the TLS cache misses: found among the
+ * group's slots by token, else claimed; the shared one when all are taken.
+ * Not called from a nested call (tls_busy), so the cache is only ever
+ * written by one call at a time. */
+static struct mri_charge_slot *find_slot(struct mri_charge *c)
 {
 	uintptr_t token = (uintptr_t)&tls_token, free_owner;
 	struct mri_charge_slot *s = NULL;
 	unsigned i;
 
-	for (i = 0; i < MRI_TLS_ENTRIES; i++) {
-		if (tls_cache[i].key == c->key)
-			return tls_cache[i].slot;
-	}
 	for (i = 0; i < MR_CHARGE_THREAD_SLOTS && !s; i++) {
 		if (atomic_load_explicit(&c->slots[i].owner,
 					 memory_order_relaxed) == token)
@@ -180,6 +177,19 @@ static struct mri_charge_slot *thread_slot(struct mri_charge *c)
 	tls_cache[i].key = c->key;
 	tls_cache[i].slot = s;
 	return s;
+}
+
+/* The calling thread's slot: from the TLS cache, inline (a thread charging
+ * one group hits its first entry), else find_slot(). */
+static inline struct mri_charge_slot *thread_slot(struct mri_charge *c)
+{
+	unsigned i;
+
+	for (i = 0; i < MRI_TLS_ENTRIES; i++) {
+		if (__builtin_expect(tls_cache[i].key == c->key, 1))
+			return tls_cache[i].slot;
+	}
+	return find_slot(c);
 }
 
 /* Adds to a counter of a slot: the owner's with a load and a store, the
@@ -251,6 +261,8 @@ static int read_usage_claimed(struct mr_group *g)
 	r = g->be->read_usage(g->priv, &usage);
 	atomic_fetch_add_explicit(&c->usage_refreshes, 1,
 				  memory_order_relaxed);
+	/* A failed read waits for the next interval too. */
+	atomic_store(&c->usage_ns, mri_group_now_ns(g));
 	if (r < 0) {
 		atomic_fetch_add_explicit(&c->refresh_errors, 1,
 					  memory_order_relaxed);
@@ -258,18 +270,18 @@ static int read_usage_claimed(struct mr_group *g)
 	}
 	atomic_store(&c->usage_bytes, usage);
 	atomic_fetch_sub(&c->drawn_bytes, drawn);
-	atomic_store(&c->usage_ns, mri_group_now_ns(g));
 	return 0;
 }
 
 /* Reads limits, memory.stat and usage and publishes them; arms. May wait:
- * for a v1 reclaim step (read_limits) and for a charge reading usage. */
-static int refresh(struct mr_group *g)
+ * for a v1 reclaim step (read_limits) and for a charge reading usage.
+ * With arming, returns at once if another thread armed the group first
+ * (a refresh resets the estimate to the usage read). */
+static int refresh(struct mr_group *g, bool arming)
 {
 	struct mri_charge *c = &g->charge;
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat ms = { .size = sizeof(ms) };
-	struct mri_policy p;
 	int r;
 
 	r = g->be->read_limits(g->priv, &l);
@@ -277,16 +289,18 @@ static int refresh(struct mr_group *g)
 		r = g->be->read_memstat(g->priv, &ms);
 	if (r < 0)
 		return r;
-	mri_group_policy(g, &p);
 	pthread_mutex_lock(&c->lock);
+	if (arming && atomic_load(&c->armed)) {
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
 	while (atomic_flag_test_and_set(&c->usage_claim))
 		sched_yield();
 	r = read_usage_claimed(g);
 	atomic_flag_clear(&c->usage_claim);
 	if (r == 0) {
-		c->policy.margin_bytes = p.margin_bytes;
-		c->policy.margin_ppm = p.margin_ppm;
-		latch_write(c);
+		/* The margin needs no copy: every change of it reaches the
+		 * latch through mri_charge_note_margin(). */
 		atomic_store(&c->reclaimable_bytes, clean_cache_bytes(&ms));
 		mri_charge_note_limits(g, &l);
 		atomic_store_explicit(&c->armed, true, memory_order_release);
@@ -304,7 +318,7 @@ static int enter(struct mr_group *g)
 		return r;
 	if (__builtin_expect(!atomic_load_explicit(&g->charge.armed,
 						   memory_order_acquire), 0))
-		return refresh(g);
+		return refresh(g, true);
 	return 0;
 }
 
@@ -315,7 +329,7 @@ MR_EXPORT int mr_group_charge_refresh(mr_group_t *g)
 	if (!g)
 		return -EINVAL;
 	r = mri_ctx_check_fork(g->ctx);
-	return r < 0 ? r : refresh(g);
+	return r < 0 ? r : refresh(g, false);
 }
 
 /* Reads usage again if MR_CHARGE_USAGE_REFRESH_NS has passed since the last
@@ -376,7 +390,7 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 	r = refresh_usage(g);
 	if (r < 0)
 		return r;
-	latch_read(c, &p);
+	mri_charge_policy_read(c, &p);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
 	high = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
 	       atomic_load_explicit(&c->backend_high_bytes,
@@ -421,7 +435,6 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 		slot_add(&s->delay_ns, delay, shared);
 		verdict = MR_CHARGE_DELAY;
 	} else {
-		slot_add(&s->go, 1, shared);
 		verdict = MR_CHARGE_GO;
 	}
 	return verdict;
@@ -458,7 +471,6 @@ MR_EXPORT int mr_group_charge(mr_group_t *g, uint64_t bytes,
 		atomic_store_explicit(&s->stock_bytes, stock - bytes,
 				      memory_order_relaxed);
 		slot_add(&s->charges, 1, false);
-		slot_add(&s->go, 1, false);
 		slot_add(&s->charged_bytes, bytes, false);
 		answer->delay_ns = 0;
 		answer->reclaim_bytes = 0;
@@ -557,7 +569,7 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	if (r < 0)
 		return r;
 	c = &g->charge;
-	latch_read(c, &p);
+	mri_charge_policy_read(c, &p);
 	huge = (length_bytes + MRI_HUGE_PAGE_BYTES - 1) &
 	       ~(MRI_HUGE_PAGE_BYTES - 1);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
@@ -690,7 +702,6 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 #define FOLD(f) st.f += atomic_load_explicit(&s->f, memory_order_relaxed)
 		FOLD(charges);
 		FOLD(uncharges);
-		FOLD(go);
 		FOLD(delayed);
 		FOLD(reclaim);
 		FOLD(refused);
@@ -701,6 +712,11 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 		FOLD(stock_returns);
 #undef FOLD
 	}
+	/* Read apart, a GO is the charge none of the others counted; a
+	 * verdict in flight may be in one sum and not yet in the other. */
+	st.go = st.charges - st.delayed - st.reclaim - st.refused;
+	if (st.go > st.charges)
+		st.go = 0;
 	st.usage_refreshes = atomic_load(&c->usage_refreshes);
 	st.refresh_errors = atomic_load(&c->refresh_errors);
 	st.limits_refreshes = atomic_load(&c->limits_refreshes);
@@ -708,7 +724,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 					   atomic_load(&c->drawn_bytes));
 	st.limit_bytes = atomic_load(&c->limit_bytes);
 	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);
-	latch_read(c, &p);
+	mri_charge_policy_read(c, &p);
 	st.high_bytes = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
 			atomic_load(&c->backend_high_bytes);
 	if (atomic_load(&c->armed)) {

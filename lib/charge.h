@@ -36,9 +36,8 @@ struct mri_charge_policy {
 struct mri_charge_slot {
 	_Atomic uintptr_t owner;      /* the owner's token; 0: free */
 	_Atomic uint64_t stock_bytes; /* drawn and not yet charged */
-	_Atomic uint64_t charges;
+	_Atomic uint64_t charges;     /* GO: those not counted below */
 	_Atomic uint64_t uncharges;
-	_Atomic uint64_t go;
 	_Atomic uint64_t delayed;
 	_Atomic uint64_t reclaim;
 	_Atomic uint64_t refused;
@@ -85,6 +84,12 @@ struct mri_charge {
  * -ENOMEM; fini is safe after a failed init. */
 int mri_charge_init(struct mri_charge *c);
 void mri_charge_fini(struct mri_charge *c);
+
+/* Copies the policy out of the latch: no lock, no registration, safe in a
+ * signal handler that interrupted the writer (the benchmark measures it
+ * beside liburcu's read sides). */
+void mri_charge_policy_read(struct mri_charge *c,
+			    struct mri_charge_policy *out);
 
 /* Publishes a limits snapshot read elsewhere (mr_group_read_limits(), the
  * worker) to the fast path, which never reads limits itself. */
