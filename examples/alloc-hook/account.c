@@ -367,11 +367,11 @@ static bool refresh(mr_group_t *g, bool force)
 	uint64_t now = now_ns(), last = atomic_load(&last_refresh_ns);
 	int r;
 
-	if (!force && (now - last < MR_CHARGE_USAGE_REFRESH_NS ||
-		       !atomic_compare_exchange_strong(&last_refresh_ns,
-						       &last, now)))
+	if (force)
+		atomic_store(&last_refresh_ns, now);
+	else if (now - last < MR_CHARGE_USAGE_REFRESH_NS ||
+		 !atomic_compare_exchange_strong(&last_refresh_ns, &last, now))
 		return false;
-	atomic_store(&last_refresh_ns, now);
 	in_lib++;
 	r = mr_group_charge_refresh(g);
 	in_lib--;
