@@ -10,6 +10,11 @@
  *   alloc-hook-prog mix         the mix above
  *   alloc-hook-prog big SIZE_MIB  malloc SIZE_MIB once; prints big=ok or
  *                               big=enomem (nothing touched)
+ *   alloc-hook-prog relimit GROUP LIMIT SIZE_MIB
+ *                               big, then writes LIMIT to the v1 group's
+ *                               memory.limit_in_bytes (a group the test
+ *                               made, holding this program), waits 20 ms,
+ *                               and big again
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MiB (1024UL * 1024)
@@ -228,12 +234,30 @@ static int big(const char *mib)
 	return 0;
 }
 
+static int relimit(const char *group, const char *limit, const char *mib)
+{
+	char path[4096];
+	struct timespec ts = { .tv_nsec = 20000000 };
+	FILE *f;
+
+	big(mib);
+	snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", group);
+	f = fopen(path, "we");
+	if (!f || fputs(limit, f) < 0 || fclose(f) != 0)
+		fail(path);
+	nanosleep(&ts, NULL);
+	return big(mib);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "mix") == 0)
 		return mix();
 	if (argc == 3 && strcmp(argv[1], "big") == 0)
 		return big(argv[2]);
-	fprintf(stderr, "usage: alloc-hook-prog mix | big SIZE_MIB\n");
+	if (argc == 5 && strcmp(argv[1], "relimit") == 0)
+		return relimit(argv[2], argv[3], argv[4]);
+	fprintf(stderr, "usage: alloc-hook-prog mix | big SIZE_MIB | "
+		"relimit GROUP LIMIT SIZE_MIB\n");
 	return 2;
 }

@@ -210,6 +210,8 @@ START_TEST(bad_options_exit_2)
 		   "MEMRECLAIM_HOOK_RECLAIM_TIMEOUT_MS '-1'");
 	bad_option("MEMRECLAIM_HOOK_GROUP=memory/job",
 		   "MEMRECLAIM_HOOK_GROUP 'memory/job'");
+	bad_option("MEMRECLAIM_HOOK_REFRESH_MS=0",
+		   "MEMRECLAIM_HOOK_REFRESH_MS '0'");
 	bad_option("MEMRECLAIM_HOOK_VERBOSE=yes",
 		   "MEMRECLAIM_HOOK_VERBOSE 'yes'");
 }

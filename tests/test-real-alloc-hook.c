@@ -423,6 +423,32 @@ START_TEST(throttled_above_high_sleeps)
 }
 END_TEST
 
+/* The fast path never reads the limit itself: the hook refreshes it
+ * (MEMRECLAIM_HOOK_REFRESH_MS, checked at each charge of a huge page or
+ * more). A 96 MiB malloc fits under 256 MiB; the program lowers the limit
+ * to 64 MiB; the same malloc 20 ms later is refused. */
+START_TEST(lowered_limit_seen_by_the_periodic_refresh)
+{
+	const char *env[] = { "MEMRECLAIM_HOOK_REFRESH_MS=1", NULL };
+	const char *argv[] = { prog, "relimit", group, "67108864", "96",
+		NULL };
+	char out[PATH_MAX];
+	static struct run r;
+	const char *first;
+
+	new_group(256 * MiB);
+	fmt(out, sizeof(out), "%s/memreclaim-test-hook-%d.out", data_dir,
+	    (int)getpid());
+	run_in_group(true, env, argv, out, &r);
+	assert_exit_0(&r);
+	unlink(out);
+	first = strstr(r.err, "big=ok\n");
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_nonnull(strstr(first, "big=enomem\n"));
+	ck_assert_uint_ge(stat_sum(r.err, "refreshes"), 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------- main */
 
 static int skip(const char *why)
@@ -511,6 +537,7 @@ int main(void)
 	tcase_add_test(tc, sort_same_output_charged_thp_applied);
 	tcase_add_test(tc, refused_malloc_fails_with_enomem_or_is_allowed);
 	tcase_add_test(tc, throttled_above_high_sleeps);
+	tcase_add_test(tc, lowered_limit_seen_by_the_periodic_refresh);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -32,6 +32,10 @@
 
 #define PREFIX "alloc-hook"
 #define DEFAULT_RECLAIM_TIMEOUT_MS 100
+#define DEFAULT_REFRESH_MS 1000
+/* A thread looks at the clock for the periodic refresh once per this many
+ * charges (a power of two), and at every charge of a huge page or more. */
+#define REFRESH_CHECK_CHARGES 1024
 #define HPAGE_PMD_SIZE_FILE "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
 
 enum hook_state {
@@ -50,6 +54,7 @@ static struct {
 	uint64_t thp_budget_ns;
 	bool refuse_allow;           /* REFUSE lets the memory through */
 	uint64_t reclaim_timeout_ns;
+	uint64_t refresh_ns;         /* the periodic refresh's interval */
 	bool verbose;
 } opts;
 
@@ -69,6 +74,8 @@ static HOOK_TLS int in_lib;
 /* Bytes handed out (> 0) or given back (< 0) and not yet told to the
  * group by this thread. */
 static HOOK_TLS int64_t deferred;
+/* Charges this thread made, for the periodic refresh's clock check. */
+static HOOK_TLS unsigned charges_made;
 
 /* What the hook did, beside the library's own counters
  * (mr_group_read_charge_stats()). Written only on slow paths. */
@@ -156,6 +163,7 @@ static int parse_options(void)
 	opts.thp_policy = MR_THP_RECLAIM_FULL;
 	opts.throttle = MR_THROTTLE_NONE;
 	opts.reclaim_timeout_ns = DEFAULT_RECLAIM_TIMEOUT_MS * 1000000ULL;
+	opts.refresh_ns = DEFAULT_REFRESH_MS * 1000000ULL;
 	s = getenv("MEMRECLAIM_HOOK_GROUP");
 	if (s && *s && *s != '/')
 		return bad_option("MEMRECLAIM_HOOK_GROUP", s,
@@ -199,6 +207,14 @@ static int parse_options(void)
 					  s, "expected milliseconds, 0 (no "
 					  "bound) to 3600000");
 		opts.reclaim_timeout_ns = v * 1000000ULL;
+	}
+	s = getenv("MEMRECLAIM_HOOK_REFRESH_MS");
+	if (s) {
+		if (parse_u64(s, 3600000, &v) < 0 || v == 0)
+			return bad_option("MEMRECLAIM_HOOK_REFRESH_MS", s,
+					  "expected milliseconds, 1 to "
+					  "3600000");
+		opts.refresh_ns = v * 1000000ULL;
 	}
 	s = getenv("MEMRECLAIM_HOOK_VERBOSE");
 	if (s && strcmp(s, "1") == 0)
@@ -359,17 +375,18 @@ static void lib_error(int r)
 }
 
 /* mr_group_charge_refresh(): the limits and clean page cache the fast path
- * judges with are those of the last refresh. Unless forced, at most one
- * per MR_CHARGE_USAGE_REFRESH_NS across threads. Returns whether it ran
- * and succeeded. */
-static bool refresh(mr_group_t *g, bool force)
+ * judges with are those of the last refresh (it never reads them itself,
+ * so a lowered limit would go unseen). Runs when the last refresh, by any
+ * thread, is at least min_age_ns old (0: always), in one thread at a
+ * time. Returns whether it ran and succeeded. */
+static bool refresh(mr_group_t *g, uint64_t min_age_ns)
 {
 	uint64_t now = now_ns(), last = atomic_load(&last_refresh_ns);
 	int r;
 
-	if (force)
+	if (!min_age_ns)
 		atomic_store(&last_refresh_ns, now);
-	else if (now - last < MR_CHARGE_USAGE_REFRESH_NS ||
+	else if (now - last < min_age_ns ||
 		 !atomic_compare_exchange_strong(&last_refresh_ns, &last, now))
 		return false;
 	in_lib++;
@@ -418,11 +435,11 @@ static int charge_slow(mr_group_t *g, uint64_t bytes, int r,
 		       struct mr_charge_answer *a)
 {
 	if ((r == MR_CHARGE_RECLAIM || r == MR_CHARGE_REFUSE) &&
-	    refresh(g, false))
+	    refresh(g, MR_CHARGE_USAGE_REFRESH_NS))
 		r = mr_group_charge(g, bytes, a);
 	if (r == MR_CHARGE_RECLAIM) {
 		reclaim(g, a->reclaim_bytes);
-		refresh(g, true);
+		refresh(g, 0);
 		r = mr_group_charge(g, bytes, a);
 	}
 	switch (r) {
@@ -460,6 +477,9 @@ int hook_charge(uint64_t bytes)
 		deferred += (int64_t)bytes;
 		return 0;
 	}
+	if (!(++charges_made & (REFRESH_CHECK_CHARGES - 1)) ||
+	    (hook_huge_bytes && bytes >= hook_huge_bytes))
+		refresh(g, opts.refresh_ns);
 	d = deferred;
 	deferred = 0;
 	if (d > 0)
@@ -529,7 +549,7 @@ static void thp_reclaim(mr_group_t *g, size_t len)
 		return;
 	need = st.usage_estimate_bytes + huge - st.limit_bytes;
 	reclaim(g, need);
-	refresh(g, true);
+	refresh(g, 0);
 }
 
 int hook_thp_prepare(size_t len)
@@ -635,12 +655,13 @@ static void hook_init(void)
 		say("group=%s backend=%s limit_bytes=%" PRIu64
 		    " high_bytes=%" PRIu64 " throttle=%s thp=%s"
 		    " budget_ns=%" PRIu64 " refuse=%s reclaim_timeout_ns=%"
-		    PRIu64 " huge_bytes=%zu", mr_group_path(group),
+		    PRIu64 " refresh_ns=%" PRIu64 " huge_bytes=%zu", mr_group_path(group),
 		    mr_group_backend(group), st.limit_bytes, st.high_bytes,
 		    opts.throttle == MR_THROTTLE_KERNEL ? "kernel" : "none",
 		    thp_name(), opts.thp_budget_ns,
 		    opts.refuse_allow ? "allow" : "enomem",
-		    opts.reclaim_timeout_ns, hook_huge_bytes);
+		    opts.reclaim_timeout_ns, opts.refresh_ns,
+		    hook_huge_bytes);
 	in_lib--;
 }
 
