@@ -8,6 +8,11 @@
  * hook's statistics at exit (MEMRECLAIM_HOOK_VERBOSE=1) must show charges
  * and THP advice applied. Exits 77 with the reason where no writable v1
  * memory controller exists; with CI=true that is a failure instead.
+ *
+ * A failed check ends its test's process before the teardown: groups and
+ * data files are named as tests/test-real-cgroup1 names its own
+ * (memreclaim-test-PID-..., memreclaim-test-PID....), so that its sweep
+ * of those whose PID is gone removes what a failed run left.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -62,7 +67,7 @@ static void fmt(char *out, size_t len, const char *f, ...)
 
 static void new_group(uint64_t limit)
 {
-	fmt(group, sizeof(group), "%s/memreclaim-test-hook-%d-%d", parent,
+	fmt(group, sizeof(group), "%s/memreclaim-test-%d-hook-%d", parent,
 	    (int)getpid(), ++seq);
 	ck_assert_int_eq(mr_cgroup_create(ctx, group, limit), 0);
 }
@@ -275,9 +280,9 @@ START_TEST(mix_same_output_charged_thp_applied)
 	const char *p;
 
 	new_group(256 * MiB);
-	fmt(plain, sizeof(plain), "%s/memreclaim-test-hook-%d.plain",
+	fmt(plain, sizeof(plain), "%s/memreclaim-test-%d.hook-plain",
 	    data_dir, (int)getpid());
-	fmt(hooked, sizeof(hooked), "%s/memreclaim-test-hook-%d.hooked",
+	fmt(hooked, sizeof(hooked), "%s/memreclaim-test-%d.hook-hooked",
 	    data_dir, (int)getpid());
 	run_in_group(false, NULL, argv, plain, &r);
 	assert_exit_0(&r);
@@ -331,7 +336,7 @@ START_TEST(sort_same_output_charged_thp_applied)
 		return;
 	}
 	new_group(192 * MiB);
-	fmt(in, sizeof(in), "%s/memreclaim-test-hook-%d.in", data_dir,
+	fmt(in, sizeof(in), "%s/memreclaim-test-%d.hook-in", data_dir,
 	    (int)getpid());
 	fmt(plain, sizeof(plain), "%s.plain", in);
 	fmt(hooked, sizeof(hooked), "%s.hooked", in);
@@ -375,7 +380,7 @@ START_TEST(refused_malloc_fails_with_enomem_or_is_allowed)
 	static struct run r;
 
 	new_group(64 * MiB);
-	fmt(out, sizeof(out), "%s/memreclaim-test-hook-%d.out", data_dir,
+	fmt(out, sizeof(out), "%s/memreclaim-test-%d.hook-out", data_dir,
 	    (int)getpid());
 	run_in_group(false, NULL, argv, out, &r);
 	assert_exit_0(&r);
@@ -408,7 +413,7 @@ START_TEST(throttled_above_high_sleeps)
 	static struct run r;
 
 	new_group(256 * MiB);
-	fmt(out, sizeof(out), "%s/memreclaim-test-hook-%d.out", data_dir,
+	fmt(out, sizeof(out), "%s/memreclaim-test-%d.hook-out", data_dir,
 	    (int)getpid());
 	run_in_group(true, env, argv, out, &r);
 	assert_exit_0(&r);
@@ -437,7 +442,7 @@ START_TEST(lowered_limit_seen_by_the_periodic_refresh)
 	const char *first;
 
 	new_group(256 * MiB);
-	fmt(out, sizeof(out), "%s/memreclaim-test-hook-%d.out", data_dir,
+	fmt(out, sizeof(out), "%s/memreclaim-test-%d.hook-out", data_dir,
 	    (int)getpid());
 	run_in_group(true, env, argv, out, &r);
 	assert_exit_0(&r);
@@ -500,7 +505,7 @@ static int find_places(void)
 	r = mr_ctx_new(&c);
 	if (r < 0)
 		return skip(mr_strerror(r));
-	fmt(group, sizeof(group), "%s/memreclaim-test-hook-%d-probe", parent,
+	fmt(group, sizeof(group), "%s/memreclaim-test-%d-hook-probe", parent,
 	    (int)getpid());
 	r = mr_cgroup_create(c, group, 64 * MiB);
 	if (r == 0)
