@@ -1196,9 +1196,11 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * async-signal-safe (a handler may charge while the thread it interrupted
  * is inside one of them: the stock is then bypassed). The thread-local
  * data is initial-exec TLS. A group is armed by mr_group_charge_refresh(),
- * by any setter of this section, or by its first charge or advice, which
- * then reads the limits as mr_group_charge_refresh() does: arm the group
- * before charging from a malloc hook or a signal handler. (One exception:
+ * by any setter of this section, or by its first charge, uncharge or
+ * advice, which then reads the limits as mr_group_charge_refresh() does
+ * and allocates the group's fast-path state (about 12 KiB: the policy and
+ * MR_CHARGE_THREAD_SLOTS slots; a group never armed costs none of it):
+ * arm the group before charging from a malloc hook or a signal handler. (One exception:
  * a usage file that does not parse is logged, and the log callback is
  * called under the context's log lock.)
  *
@@ -1264,8 +1266,9 @@ MR_EXPORT int mr_group_charge(mr_group_t *group, uint64_t bytes,
  * the group (refill_stock(), drain_stock()). Bytes charged by another
  * thread may be uncharged here.
  * bytes: 1 .. MR_CHARGE_MAX_BYTES.
- * Returns 0, or -EINVAL (group NULL, bytes out of range), -ECHILD.
- * MT-safe, async-signal-safe, allocation-free. */
+ * Returns 0, or -EINVAL (group NULL, bytes out of range), -ECHILD, or
+ * the errno of arming (an uncharge arms a group not armed yet).
+ * MT-safe; async-signal-safe and allocation-free once armed. */
 MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
 
 /* Advises how to back a region of length_bytes: with huge pages

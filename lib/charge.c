@@ -65,15 +65,22 @@ static void latch_copy_in(struct mri_charge_policy *dst,
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
-/* raw_write_seqcount_latch(), twice. Caller holds c->lock. */
-static void latch_write(struct mri_charge *c)
+/* raw_write_seqcount_latch(), twice. Caller holds the group's
+ * mri_charge.lock. */
+static void latch_write(struct mri_charge_state *st)
 {
-	atomic_fetch_add_explicit(&c->latch_seq, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->latch_seq, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	latch_copy_in(&c->latch[0], &c->policy);
-	atomic_fetch_add_explicit(&c->latch_seq, 1, memory_order_release);
+	latch_copy_in(&st->latch[0], &st->policy);
+	atomic_fetch_add_explicit(&st->latch_seq, 1, memory_order_release);
 	atomic_thread_fence(memory_order_release);
-	latch_copy_in(&c->latch[1], &c->policy);
+	latch_copy_in(&st->latch[1], &st->policy);
+}
+
+/* The group's state, or NULL before the first arming or setter. */
+static inline struct mri_charge_state *state_of(struct mri_charge *c)
+{
+	return atomic_load_explicit(&c->state, memory_order_acquire);
 }
 
 /* Copies the words of the policy up to the used points; retries while the
@@ -84,14 +91,19 @@ void mri_charge_policy_read(struct mri_charge *c,
 {
 	const size_t head = offsetof(struct mri_charge_policy, points) /
 			    sizeof(uint64_t);
+	struct mri_charge_state *st = state_of(c);
 	uint64_t seq, *d = (uint64_t *)out;
 	const uint64_t *s;
 	size_t i, n;
 
+	if (!st) {
+		*out = default_policy;
+		return;
+	}
 	do {
-		seq = atomic_load_explicit(&c->latch_seq,
+		seq = atomic_load_explicit(&st->latch_seq,
 					   memory_order_acquire);
-		s = (const uint64_t *)&c->latch[seq & 1];
+		s = (const uint64_t *)&st->latch[seq & 1];
 		for (i = 0; i < head; i++)
 			d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 		if (out->npoints > MR_THROTTLE_MAX_POINTS)
@@ -100,7 +112,7 @@ void mri_charge_policy_read(struct mri_charge *c,
 		for (; i < n; i++)
 			d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 		atomic_thread_fence(memory_order_acquire);
-	} while (atomic_load_explicit(&c->latch_seq,
+	} while (atomic_load_explicit(&st->latch_seq,
 				      memory_order_relaxed) != seq);
 }
 
@@ -119,35 +131,57 @@ static void policy_curve(const struct mri_charge_policy *p,
 
 int mri_charge_init(struct mri_charge *c)
 {
-	size_t i, n = MR_CHARGE_THREAD_SLOTS + 1;
-
 	pthread_mutex_init(&c->lock, NULL);
 	atomic_flag_clear(&c->usage_claim);
 	c->key = atomic_fetch_add(&next_key, 1);
-	c->policy = default_policy;
-	latch_write(c);
 	atomic_init(&c->limit_bytes, MR_UNLIMITED);
 	atomic_init(&c->backend_high_bytes, MR_UNLIMITED);
-	c->slots = aligned_alloc(_Alignof(struct mri_charge_slot),
-				 n * sizeof(*c->slots));
-	if (!c->slots)
-		return -ENOMEM;
-	memset(c->slots, 0, n * sizeof(*c->slots));
-	for (i = 0; i < n; i++)
-		atomic_init(&c->slots[i].owner, 0);
+	atomic_init(&c->state, NULL);
 	return 0;
 }
 
 void mri_charge_fini(struct mri_charge *c)
 {
-	free(c->slots);
-	c->slots = NULL;
+	free(atomic_load(&c->state));
+	atomic_store(&c->state, NULL);
 	pthread_mutex_destroy(&c->lock);
+}
+
+/* Makes the group's state if it has none: the default policy with the
+ * group's margin, free slots. Caller holds c->lock. Returns it, or NULL
+ * (-ENOMEM). */
+static struct mri_charge_state *state_make(struct mr_group *g)
+{
+	struct mri_charge *c = &g->charge;
+	struct mri_charge_state *st = state_of(c);
+	struct mri_policy gp;
+	size_t size, i;
+
+	if (st)
+		return st;
+	/* aligned_alloc() wants a size that is a multiple of the alignment. */
+	size = (sizeof(*st) + _Alignof(struct mri_charge_slot) - 1) &
+	       ~(_Alignof(struct mri_charge_slot) - 1);
+	st = aligned_alloc(_Alignof(struct mri_charge_slot), size);
+	if (!st)
+		return NULL;
+	memset(st, 0, size);
+	for (i = 0; i <= MR_CHARGE_THREAD_SLOTS; i++)
+		atomic_init(&st->slots[i].owner, 0);
+	st->policy = default_policy;
+	/* Margin changes from now on reach the latch through
+	 * mri_charge_note_margin(), which takes c->lock too. */
+	mri_group_policy(g, &gp);
+	st->policy.margin_bytes = gp.margin_bytes;
+	st->policy.margin_ppm = gp.margin_ppm;
+	latch_write(st);
+	atomic_store_explicit(&c->state, st, memory_order_release);
+	return st;
 }
 
 static struct mri_charge_slot *shared_slot(struct mri_charge *c)
 {
-	return &c->slots[MR_CHARGE_THREAD_SLOTS];
+	return &state_of(c)->slots[MR_CHARGE_THREAD_SLOTS];
 }
 
 /* The calling thread's slot when the TLS cache misses: found among the
@@ -157,19 +191,19 @@ static struct mri_charge_slot *shared_slot(struct mri_charge *c)
 static struct mri_charge_slot *find_slot(struct mri_charge *c)
 {
 	uintptr_t token = (uintptr_t)&tls_token, free_owner;
-	struct mri_charge_slot *s = NULL;
+	struct mri_charge_slot *slots = state_of(c)->slots, *s = NULL;
 	unsigned i;
 
 	for (i = 0; i < MR_CHARGE_THREAD_SLOTS && !s; i++) {
-		if (atomic_load_explicit(&c->slots[i].owner,
+		if (atomic_load_explicit(&slots[i].owner,
 					 memory_order_relaxed) == token)
-			s = &c->slots[i];
+			s = &slots[i];
 	}
 	for (i = 0; i < MR_CHARGE_THREAD_SLOTS && !s; i++) {
 		free_owner = 0;
-		if (atomic_compare_exchange_strong(&c->slots[i].owner,
+		if (atomic_compare_exchange_strong(&slots[i].owner,
 						   &free_owner, token))
-			s = &c->slots[i];
+			s = &slots[i];
 	}
 	if (!s)
 		return shared_slot(c);
@@ -241,11 +275,15 @@ void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l)
 void mri_charge_note_margin(struct mr_group *g, const struct mri_policy *p)
 {
 	struct mri_charge *c = &g->charge;
+	struct mri_charge_state *st;
 
 	pthread_mutex_lock(&c->lock);
-	c->policy.margin_bytes = p->margin_bytes;
-	c->policy.margin_ppm = p->margin_ppm;
-	latch_write(c);
+	st = state_of(c);
+	if (st) { /* else state_make() copies the margin when it runs */
+		st->policy.margin_bytes = p->margin_bytes;
+		st->policy.margin_ppm = p->margin_ppm;
+		latch_write(st);
+	}
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -293,6 +331,10 @@ static int refresh(struct mr_group *g, bool arming)
 	if (arming && atomic_load(&c->armed)) {
 		pthread_mutex_unlock(&c->lock);
 		return 0;
+	}
+	if (!state_make(g)) {
+		pthread_mutex_unlock(&c->lock);
+		return -ENOMEM;
 	}
 	while (atomic_flag_test_and_set(&c->usage_claim))
 		sched_yield();
@@ -501,7 +543,7 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *g, uint64_t bytes)
 
 	if (!g || bytes == 0 || bytes > MR_CHARGE_MAX_BYTES)
 		return -EINVAL;
-	r = mri_ctx_check_fork(g->ctx);
+	r = enter(g);
 	if (r < 0)
 		return r;
 	c = &g->charge;
@@ -602,8 +644,8 @@ static int update(struct mr_group *g,
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&c->lock);
-	edit(&c->policy, arg);
-	latch_write(c);
+	edit(&state_of(c)->policy, arg);
+	latch_write(state_of(c));
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -690,6 +732,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 	struct mr_charge_stats st = { .size = sizeof(st) };
 	struct mri_charge *c;
 	struct mri_charge_policy p;
+	struct mri_charge_state *state;
 	const struct mri_charge_slot *s;
 	size_t i;
 
@@ -697,8 +740,9 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 	    stats->size < offsetof(struct mr_charge_stats, uncharges))
 		return -EINVAL;
 	c = &g->charge;
-	for (i = 0; i <= MR_CHARGE_THREAD_SLOTS; i++) {
-		s = &c->slots[i];
+	state = state_of(c);
+	for (i = 0; state && i <= MR_CHARGE_THREAD_SLOTS; i++) {
+		s = &state->slots[i];
 #define FOLD(f) st.f += atomic_load_explicit(&s->f, memory_order_relaxed)
 		FOLD(charges);
 		FOLD(uncharges);

@@ -48,11 +48,29 @@ struct mri_charge_slot {
 	_Atomic uint64_t stock_returns;
 } __attribute__((aligned(64)));
 
+/* What the fast path needs once a group is used by it: the policy latch
+ * and the thread slots, about 12 KiB, allocated when the group is armed
+ * (or a setter of the fast path is called), so that a group opened for
+ * anything else costs none of it (docs/PERFORMANCE.md, Scale). */
+struct mri_charge_state {
+	/* The policy latch (include/linux/seqlock.h, seqcount_latch_t):
+	 * readers take latch[seq & 1]; the writer updates latch[0] while seq
+	 * is odd, then latch[1] while it is even, so one copy is always
+	 * whole, even for a signal handler that interrupted the writer. */
+	_Atomic uint64_t latch_seq;
+	struct mri_charge_policy latch[2];
+	/* Writers' master copy, under mri_charge.lock. */
+	struct mri_charge_policy policy;
+	/* MR_CHARGE_THREAD_SLOTS owned slots, then the shared one. */
+	struct mri_charge_slot slots[MR_CHARGE_THREAD_SLOTS + 1];
+};
+
 struct mri_charge {
 	/* Identifies the group in threads' caches; never reused, unlike the
 	 * group's address. */
 	uint64_t key;
-	atomic_bool armed;            /* a full refresh was published */
+	/* Set once armed: the state exists (release after the state). */
+	atomic_bool armed;
 	/* The estimate: usage at the last refresh plus the net bytes drawn
 	 * since (signed: uncharges may exceed the draws). */
 	_Atomic uint64_t usage_bytes;
@@ -67,27 +85,23 @@ struct mri_charge {
 	_Atomic uint64_t reclaimable_bytes;
 	_Atomic uint64_t limits_ns;
 	_Atomic uint64_t limits_refreshes;
-	/* The policy latch (include/linux/seqlock.h, seqcount_latch_t):
-	 * readers take copy[seq & 1]; the writer updates copy[0] while seq
-	 * is odd, then copy[1] while it is even, so one copy is always whole,
-	 * even for a signal handler that interrupted the writer. */
-	_Atomic uint64_t latch_seq;
-	struct mri_charge_policy latch[2];
-	/* Writers: the master copy of the policy, arming and refreshes. */
+	/* Serialises writers: creating the state, the master policy,
+	 * arming and refreshes. */
 	pthread_mutex_t lock;
-	struct mri_charge_policy policy; /* under lock */
-	/* MR_CHARGE_THREAD_SLOTS owned slots, then the shared one. */
-	struct mri_charge_slot *slots;
+	/* NULL until the group is first armed or set up; then fixed until
+	 * the group is freed. */
+	struct mri_charge_state *_Atomic state;
 };
 
-/* Sets up / tears down the state of a new / freed group. init returns 0 or
- * -ENOMEM; fini is safe after a failed init. */
+/* Sets up / tears down the state of a new / freed group. init allocates
+ * nothing and returns 0; fini frees the state if one was made. */
 int mri_charge_init(struct mri_charge *c);
 void mri_charge_fini(struct mri_charge *c);
 
 /* Copies the policy out of the latch: no lock, no registration, safe in a
  * signal handler that interrupted the writer (the benchmark measures it
- * beside liburcu's read sides). */
+ * beside liburcu's read sides). The default policy before the group has
+ * a state. */
 void mri_charge_policy_read(struct mri_charge *c,
 			    struct mri_charge_policy *out);
 

@@ -169,7 +169,7 @@ static uint64_t stocks(mr_group_t *g)
 	size_t i;
 
 	for (i = 0; i <= MR_CHARGE_THREAD_SLOTS; i++)
-		sum += atomic_load(&g->charge.slots[i].stock_bytes);
+		sum += atomic_load(&atomic_load(&g->charge.state)->slots[i].stock_bytes);
 	return sum;
 }
 
@@ -597,9 +597,9 @@ START_TEST(shared_slot_beyond_the_slots)
 	ck_assert_uint_eq(st.charges, (uint64_t)NT * N);
 	ck_assert_uint_eq(st.charged_bytes, charged);
 	ck_assert_uint_eq(st.uncharged_bytes, uncharged);
-	ck_assert_uint_eq(atomic_load(&g->charge.slots[MR_CHARGE_THREAD_SLOTS]
+	ck_assert_uint_eq(atomic_load(&atomic_load(&g->charge.state)->slots[MR_CHARGE_THREAD_SLOTS]
 				      .stock_bytes), 0);
-	ck_assert_uint_eq(atomic_load(&g->charge.slots[MR_CHARGE_THREAD_SLOTS]
+	ck_assert_uint_eq(atomic_load(&atomic_load(&g->charge.state)->slots[MR_CHARGE_THREAD_SLOTS]
 				      .charges), (NT - MR_CHARGE_THREAD_SLOTS) * N);
 	pthread_barrier_destroy(&together);
 	ck_assert_uint_eq(st.usage_estimate_bytes,
@@ -792,6 +792,30 @@ START_TEST(bad_arguments)
 	ck_assert_int_eq(charge(g, B, &a), MR_CHARGE_DELAY);
 	ck_assert_int_eq(mr_group_thp_advise(g, 100 * MiB),
 			 MR_THP_ADVICE_SMALL);
+	mr_group_close(g);
+}
+END_TEST
+
+/* A group the fast path never used holds no fast-path state (the scale
+ * budget of docs/PERFORMANCE.md); statistics read as zero; the first
+ * uncharge arms it like a charge. */
+START_TEST(state_made_on_first_use)
+{
+	struct fake f = { .usage = 10 * MiB, .limit = 100 * MiB };
+	struct mr_charge_stats st;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_ptr_null(atomic_load(&g->charge.state));
+	st = stats(g);
+	ck_assert_uint_eq(st.charges, 0);
+	ck_assert_uint_eq(st.usage_age_ns, MR_UNLIMITED);
+	ck_assert_ptr_null(atomic_load(&g->charge.state));
+	ck_assert_int_eq(mr_group_uncharge(g, 4096), 0);
+	ck_assert_ptr_nonnull(atomic_load(&g->charge.state));
+	st = stats(g);
+	ck_assert_uint_eq(st.uncharges, 1);
+	ck_assert_uint_eq(st.usage_estimate_bytes, 10 * MiB);
 	mr_group_close(g);
 }
 END_TEST
@@ -1003,7 +1027,7 @@ START_TEST(charges_from_a_signal_handler)
 	 * or long enough. */
 	for (i = 0; i < 3000000 &&
 	     (i < 200000 || sig_calls < 500 ||
-	      !atomic_load(&sig_group->charge.slots[MR_CHARGE_THREAD_SLOTS]
+	      !atomic_load(&atomic_load(&sig_group->charge.state)->slots[MR_CHARGE_THREAD_SLOTS]
 			   .charges)); i++) {
 		bytes = 4096 * (1 + i % 80);
 		ck_assert_int_eq(mr_group_charge(sig_group, bytes, &a),
@@ -1065,6 +1089,7 @@ static Suite *charge_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, stats_sized_by_caller);
+	tcase_add_test(tc, state_made_on_first_use);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
