@@ -15,10 +15,33 @@
 
 /* Capability bits of a backend. */
 #define MRI_CAP_RECLAIM     (1u << 0) /* reclaim() works */
-#define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold() + event_fd() */
+#define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold(), event fd */
 
 /* What the core hands a backend when it opens a group. Valid until close. */
 struct mri_hybrid_psi;
+
+/*
+ * Where a MRI_CAP_THRESHOLD backend names the fd that signals a group's
+ * events (POLLIN, level-triggered), which the core polls in its context's
+ * epoll set: no fd of the backend's own has to stay stable. The backend
+ * calls mri_event_sink_set() from open on, and whenever
+ * set_usage_threshold() replaces the fd, with the new fd already open and
+ * the old one still open (the core takes the old one out of the set
+ * first); fd -1: none for now (cgroup1 while no threshold is armed).
+ * Returns 0 or a negative errno (the set refused the fd: the backend
+ * fails its call and closes the new fd). Not called at close nor in
+ * forget(). fn NULL: nobody polls this handle (a child handle of lib/
+ * childreclaim.c, a backend's own tests).
+ */
+struct mri_event_sink {
+	int (*fn)(void *arg, int fd);
+	void *arg;
+};
+
+static inline int mri_event_sink_set(const struct mri_event_sink *s, int fd)
+{
+	return s->fn ? s->fn(s->arg, fd) : 0;
+}
 
 struct mri_open_env {
 	struct mri_logger *log;
@@ -28,6 +51,9 @@ struct mri_open_env {
 	 * at each call since the option may change while the group is
 	 * open; NULL for none. */
 	const struct mri_hybrid_psi *hybrid;
+	/* The group's event fd goes there (copied by the backend; valid
+	 * until close). */
+	struct mri_event_sink events;
 };
 
 /*
@@ -92,16 +118,14 @@ struct mri_backend {
 	 * if one is running, keeps its locks). Idempotent. */
 	void (*forget)(void *priv);
 
-	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: event_fd
-	 * becomes readable when usage crosses it in either direction.
-	 * MR_UNLIMITED disarms. Replaces the previous threshold. */
+	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: the event
+	 * fd (struct mri_event_sink) becomes readable when usage crosses it
+	 * in either direction. MR_UNLIMITED disarms. Replaces the previous
+	 * threshold; may replace the event fd (reported before the old one
+	 * is closed). */
 	int (*set_usage_threshold)(void *priv, uint64_t bytes);
 
-	/* MRI_CAP_THRESHOLD. A pollable fd (POLLIN on an event), stable for
-	 * the life of the group, or a negative errno. Does not block. */
-	int (*event_fd)(void *priv);
-
-	/* MRI_CAP_THRESHOLD. Consumes pending events so event_fd stops
+	/* MRI_CAP_THRESHOLD. Consumes pending events so the event fd stops
 	 * polling readable. Returns 1 when usage really crossed the armed
 	 * threshold (cgroup1 and sim: their event fired), 0 when the wake-up
 	 * had nothing to do (cgroup2: a timer tick with usage below the

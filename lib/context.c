@@ -10,8 +10,12 @@
 #include <unistd.h>
 
 #include <urcu-bp.h>
+#include <urcu/rculfhash.h>
 
 #include "group.h"
+
+/* The registry's first size (buckets; a power of two). */
+#define REGISTRY_MIN_BUCKETS 16
 
 /* Bumped in the child of every fork(): a handle made before it answers
  * -ECHILD there (the worker thread did not survive the fork). */
@@ -78,7 +82,7 @@ static void on_fork_child(void)
 	urcu_bp_after_fork_child();
 	atomic_fetch_add(&mri_fork_gen, 1);
 	for (c = all_ctx; c; c = c->next_ctx) {
-		for (g = c->groups; g; g = g->next) {
+		cds_list_for_each_entry(g, &c->groups, link) {
 			g->be->forget(g->priv);
 			mri_children_forget(g);
 		}
@@ -120,7 +124,7 @@ MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
 	pthread_mutex_lock(&ctx->lock);
 	if (sim && ctx->worker_running)
 		r = -EBUSY;
-	for (g = ctx->groups; g && !r; g = g->next) {
+	cds_list_for_each_entry(g, &ctx->groups, link) {
 		if (g->be == &mri_backend_sim && ctx->sim != sim)
 			r = -EBUSY;
 	}
@@ -155,6 +159,18 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
+	/* No CDS_LFHT_AUTO_RESIZE: that would start liburcu's resize
+	 * thread in the caller's process; mri_ctx_link_group() grows the
+	 * table itself. */
+	ctx->registry = cds_lfht_new_flavor(REGISTRY_MIN_BUCKETS,
+					    REGISTRY_MIN_BUCKETS, 0, 0,
+					    &urcu_bp_flavor, NULL);
+	if (!ctx->registry) {
+		free(ctx);
+		return -ENOMEM;
+	}
+	ctx->registry_buckets = REGISTRY_MIN_BUCKETS;
+	CDS_INIT_LIST_HEAD(&ctx->groups);
 	mri_logger_init(&ctx->log);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
@@ -178,6 +194,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 		pthread_cond_destroy(&ctx->unref);
 		pthread_mutex_destroy(&ctx->lock);
 		mri_logger_destroy(&ctx->log);
+		cds_lfht_destroy(ctx->registry, NULL);
 		free(ctx);
 		return r;
 	}
@@ -201,7 +218,8 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 	for (;;) {
 		mri_fork_hold();
 		pthread_mutex_lock(&ctx->lock);
-		g = ctx->groups;
+		g = cds_list_empty(&ctx->groups) ? NULL :
+		    cds_list_first_entry(&ctx->groups, struct mr_group, link);
 		pthread_mutex_unlock(&ctx->lock);
 		if (g)
 			mri_group_destroy(g);
@@ -226,6 +244,8 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 	pthread_cond_destroy(&ctx->unref);
 	pthread_mutex_destroy(&ctx->lock);
 	mri_logger_destroy(&ctx->log);
+	/* Empty: every group was unlinked above. */
+	cds_lfht_destroy(ctx->registry, NULL);
 	free(ctx);
 }
 
@@ -254,64 +274,109 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx)
 int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
 {
 	struct mr_group *g;
-	size_t count = 0;
 
 	*ids = NULL;
 	*n = 0;
 	pthread_mutex_lock(&ctx->lock);
-	for (g = ctx->groups; g; g = g->next)
-		count++;
-	if (count) {
-		*ids = malloc(count * sizeof(**ids));
+	if (ctx->ngroups) {
+		*ids = malloc(ctx->ngroups * sizeof(**ids));
 		if (!*ids) {
 			pthread_mutex_unlock(&ctx->lock);
 			return -ENOMEM;
 		}
 	}
-	/* The list has the newest first. */
-	for (g = ctx->groups; g; g = g->next)
-		(*ids)[count - ++*n] = g->id;
+	cds_list_for_each_entry(g, &ctx->groups, link)
+		(*ids)[(*n)++] = g->id;
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
 
+/* Ids are handed out in sequence: as their own hash they fill the
+ * table's buckets evenly (the split-ordered list indexes buckets by the
+ * low bits). */
+static unsigned long id_hash(uint64_t id)
+{
+	return (unsigned long)id;
+}
+
+static int match_id(struct cds_lfht_node *node, const void *key)
+{
+	return caa_container_of(node, struct mr_group, node)->id ==
+	       *(const uint64_t *)key;
+}
+
 struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id)
 {
-	struct mr_group *g;
+	struct cds_lfht_iter iter;
+	struct cds_lfht_node *node;
+	struct mr_group *g = NULL;
 
-	pthread_mutex_lock(&ctx->lock);
-	for (g = ctx->groups; g; g = g->next) {
-		if (g->id == id) {
-			g->refs++;
-			break;
-		}
+	urcu_bp_read_lock();
+	cds_lfht_lookup(ctx->registry, id_hash(id), match_id, &id, &iter);
+	node = cds_lfht_iter_get_node(&iter);
+	if (node) {
+		g = caa_container_of(node, struct mr_group, node);
+		/* Inside the read-side section: mri_ctx_unlink_group()
+		 * waits for a grace period after taking g out, then for
+		 * every reference taken before. */
+		atomic_fetch_add(&g->refs, 1);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	urcu_bp_read_unlock();
 	return g;
 }
 
 void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g)
 {
+	/* g may be freed as soon as the count is 0: not touched after. */
+	if (atomic_fetch_sub(&g->refs, 1) != 1)
+		return;
 	pthread_mutex_lock(&ctx->lock);
-	if (--g->refs == 0)
-		pthread_cond_broadcast(&ctx->unref);
+	pthread_cond_broadcast(&ctx->unref);
 	pthread_mutex_unlock(&ctx->lock);
+}
+
+uint64_t mri_ctx_new_id(mr_ctx_t *ctx)
+{
+	uint64_t id;
+
+	pthread_mutex_lock(&ctx->lock);
+	id = ctx->next_id++;
+	pthread_mutex_unlock(&ctx->lock);
+	return id;
+}
+
+void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	cds_lfht_node_init(&g->node);
+	cds_list_add_tail(&g->link, &ctx->groups);
+	urcu_bp_read_lock();
+	cds_lfht_add(ctx->registry, id_hash(g->id), &g->node);
+	urcu_bp_read_unlock();
+	/* Doubling keeps chains short at an amortised O(1) per open. The
+	 * resize waits for grace periods, which no reader holding ctx->lock
+	 * can block (lookups take no lock). A table that cannot get the
+	 * memory stays as it is: longer chains, nothing lost. */
+	if (++ctx->ngroups > ctx->registry_buckets) {
+		ctx->registry_buckets *= 2;
+		cds_lfht_resize(ctx->registry, ctx->registry_buckets);
+	}
 }
 
 void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g)
 {
-	struct mr_group **pp;
-
 	pthread_mutex_lock(&ctx->lock);
-	for (pp = &ctx->groups; *pp; pp = &(*pp)->next) {
-		if (*pp == g) {
-			*pp = g->next;
-			break;
-		}
-	}
+	cds_list_del(&g->link);
+	ctx->ngroups--;
+	urcu_bp_read_lock();
+	cds_lfht_del(ctx->registry, &g->node);
+	urcu_bp_read_unlock();
+	pthread_mutex_unlock(&ctx->lock);
+	/* Every lookup that found g has taken its reference by now. */
+	urcu_bp_synchronize_rcu();
 	/* In a child after fork() the references were the parent's worker
 	 * thread's, which is not here: nothing to wait for. */
-	while (g->refs && mri_ctx_check_fork(ctx) == 0)
+	pthread_mutex_lock(&ctx->lock);
+	while (atomic_load(&g->refs) && mri_ctx_check_fork(ctx) == 0)
 		pthread_cond_wait(&ctx->unref, &ctx->lock);
 	pthread_mutex_unlock(&ctx->lock);
 }

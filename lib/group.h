@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <urcu/list.h>
+#include <urcu/rculfhash.h>
+
 #include "backend.h"
 #include "childreclaim.h"
 #include "hybrid.h"
@@ -42,9 +45,17 @@ struct mri_reason_stats {
 
 struct mr_group {
 	mr_ctx_t *ctx;
-	struct mr_group *next;            /* ctx->groups, under ctx->lock */
-	unsigned refs;                    /* worker's references, ctx->lock */
+	/* In ctx->groups (opening order, under ctx->lock) and in
+	 * ctx->registry (keyed by id, read under RCU). */
+	struct cds_list_head link;
+	struct cds_lfht_node node;
+	atomic_uint refs;                 /* worker's references */
 	uint64_t id;                      /* epoll key; never reused */
+	/* The backend's event fd (struct mri_event_sink), -1: none, and
+	 * whether it is in ctx->epfd (from the group's link to its close, or
+	 * until it is gone); both under ctx->lock. */
+	int event_fd;
+	bool polled;
 	char *path;
 	const struct mri_backend *be;
 	void *priv;
@@ -78,9 +89,16 @@ struct mr_ctx {
 	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
 	char process_leaf[256];           /* mr_ctx_set_process_leaf(), or "" */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
-	pthread_mutex_t lock;             /* groups, next_id, refs */
+	pthread_mutex_t lock;             /* groups, registry writes, next_id */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */
-	struct mr_group *groups;
+	struct cds_list_head groups;      /* in opening order */
+	/* The open groups by id (liburcu-bp's lock-free hash table): the
+	 * worker finds an event's group in O(1) without ctx->lock. Grown by
+	 * doubling when the groups outnumber its buckets (no resize
+	 * thread), never shrunk. */
+	struct cds_lfht *registry;
+	size_t ngroups;
+	unsigned long registry_buckets;
 	uint64_t next_id;
 	int epfd;                         /* groups' event fds + wakefd */
 	int wakefd;                       /* eventfd: wakes the worker */
@@ -120,13 +138,22 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx);
 int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
 /* Looks a group up by id and takes a reference (the group is not freed
- * until mri_ctx_put_group()), or returns NULL. Takes and drops ctx->lock:
- * the caller then takes g->reclaim_lock without holding ctx->lock. */
+ * until mri_ctx_put_group()), or returns NULL. O(1), lock-free (an RCU
+ * read-side section over ctx->registry): the caller then takes
+ * g->reclaim_lock without holding ctx->lock. */
 struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id);
 void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g);
 
-/* Takes g off its context's list and waits until nobody holds a
- * reference. Call with mri_fork_hold() held, until the backend is closed. */
+/* The next group id of ctx (never reused; a failed open uses one up). */
+uint64_t mri_ctx_new_id(mr_ctx_t *ctx);
+
+/* Puts g (its id taken from mri_ctx_new_id()) on the list and in the
+ * registry: from then on the worker can find it. Call with ctx->lock. */
+void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* Takes g off its context's list and registry and waits until nobody
+ * holds a reference. Call with mri_fork_hold() held, until the backend is
+ * closed. */
 void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g);
 
 /* Read side of the lock that fork() takes for writing (lib/context.c):
@@ -192,6 +219,10 @@ uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
  * of a fake backend with it. */
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret);
+
+/* Takes the group's event fd out of the context's epoll set for good
+ * (its close, or its cgroup is gone). */
+void mri_group_unpoll(struct mr_group *g);
 
 /* Takes the group off its ctx's list, closes and frees it. Call with
  * mri_fork_hold() held and no ctx->lock. */

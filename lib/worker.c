@@ -175,23 +175,14 @@ static void leave_alone(struct mr_group *g, const char *why)
  * safety tick would only fill the log. */
 static bool is_gone(struct mr_group *g, int r)
 {
-	int fd;
-
 	if (r != -ENOENT)
 		return false;
 	if (!g->gone) {
 		mri_log(&g->ctx->log, MR_LOG_WARNING,
 			"%s: cgroup is gone; no longer served", g->path);
 		g->gone = true;
-		/* Its event fd would wake the worker for nothing. The fd
-		 * stays open until close, which takes reclaim_lock (held
-		 * here) before closing it. */
-		if (g->be->caps & MRI_CAP_THRESHOLD) {
-			fd = g->be->event_fd(g->priv);
-			if (fd >= 0)
-				epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, fd,
-					  NULL);
-		}
+		/* Its event fd would wake the worker for nothing. */
+		mri_group_unpoll(g);
 	}
 	return true;
 }

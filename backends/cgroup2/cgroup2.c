@@ -216,7 +216,6 @@ static void init_fds(struct mri_cgroup2 *cg)
 	cg->swap_max_fd = cg->stat_fd = cg->events_fd = -1;
 	cg->events_local_fd = cg->pressure_fd = cg->reclaim_fd = -1;
 	cg->epoll_fd = cg->timer_fd = cg->watch_events_fd = -1;
-	cg->journal.dir_fd = -1;
 	cg->nanc = 0;
 }
 
@@ -392,6 +391,8 @@ static int cg2_open(void *priv, const char *path,
 		goto fail;
 	read_mount_options(cg);
 	r = mri_cgroup2_watch_init(cg);
+	if (r == 0)
+		r = mri_event_sink_set(&env->events, cg->epoll_fd);
 	if (r < 0)
 		goto fail;
 	/* Without memory.reclaim (before 5.19), reclaim lowers memory.high
@@ -541,6 +542,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 {
 	struct mri_cgroup2 *cg = priv;
 	struct mr_limits l = { .size = sizeof(l) };
+	struct mri_journal_reads rd;
 	uint64_t usage;
 	int r;
 
@@ -548,7 +550,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	 * the group and its ancestors (this or another manager's) so that
 	 * a transient high is never reported. */
 	if (cg->journaled) {
-		r = mri_journal_reads_begin(&cg->journal);
+		r = mri_journal_reads_begin(&cg->journal, &rd);
 		if (r < 0)
 			return r;
 	}
@@ -556,7 +558,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	if (r == 0)
 		r = read_ancestors(cg, &l);
 	if (cg->journaled)
-		mri_journal_reads_end(&cg->journal);
+		mri_journal_reads_end(&rd);
 	if (r < 0)
 		return r;
 	if (l.limit_bytes < l.own_limit_bytes)
@@ -637,7 +639,6 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.claim_keeper = cg2_claim_keeper,
 	.forget = cg2_forget,
 	.set_usage_threshold = mri_cgroup2_set_usage_threshold,
-	.event_fd = mri_cgroup2_event_fd,
 	.event_ack = mri_cgroup2_event_ack,
 	.read_events = mri_cgroup2_read_events,
 	.read_pressure = cg2_read_pressure,

@@ -131,7 +131,6 @@ int mri_cgroup2_watch_init(struct mri_cgroup2 *cg);
 void mri_cgroup2_watch_fini(struct mri_cgroup2 *cg);
 void mri_cgroup2_watch_forget(struct mri_cgroup2 *cg);
 int mri_cgroup2_set_usage_threshold(void *priv, uint64_t bytes);
-int mri_cgroup2_event_fd(void *priv);
 int mri_cgroup2_event_ack(void *priv);
 
 #endif /* MR_CGROUP2_H */

@@ -115,13 +115,6 @@ int mri_cgroup2_set_usage_threshold(void *priv, uint64_t bytes)
 	return 0;
 }
 
-int mri_cgroup2_event_fd(void *priv)
-{
-	struct mri_cgroup2 *cg = priv;
-
-	return cg->epoll_fd;
-}
-
 /* The group is gone: its memory.events polls POLLERR | POLLPRI for good
  * and would keep the worker awake; the timer has nothing left to watch.
  * Both are silenced (the worker stops serving the group once its pass

@@ -68,6 +68,13 @@ static int sim_open(void *priv, const char *path,
 		close(p->efd);
 		return r;
 	}
+	/* The eventfd stays for the life of the handle. */
+	r = mri_event_sink_set(&env->events, p->efd);
+	if (r < 0) {
+		sim_memcg_set_events_fn(p->g, p, NULL, NULL);
+		close(p->efd);
+		return r;
+	}
 	p->sim->open_groups++;
 	return 0;
 }
@@ -254,13 +261,6 @@ static int sim_set_usage_threshold(void *priv, uint64_t bytes)
 				       on_event, p);
 }
 
-static int sim_event_fd(void *priv)
-{
-	struct sim_priv *p = priv;
-
-	return p->efd >= 0 ? p->efd : -EBADF;
-}
-
 static int sim_event_ack(void *priv)
 {
 	struct sim_priv *p = priv;
@@ -382,7 +382,6 @@ const struct mri_backend mri_backend_sim = {
 	.claim_keeper = sim_claim_keeper,
 	.forget = sim_forget,
 	.set_usage_threshold = sim_set_usage_threshold,
-	.event_fd = sim_event_fd,
 	.event_ack = sim_event_ack,
 	.now_ns = sim_now_op,
 	.read_events = sim_read_events,
