@@ -1212,7 +1212,7 @@ enum mr_sim_knob {
 
 /* Creates the group at path ("/a", "/a/b": its parent must exist).
  * Returns 0. Errors: -EINVAL (NULL, not an absolute path in normal form),
- * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (255 groups below
+ * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (16383 groups below
  * the root per machine), -ENOMEM. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);
 

@@ -32,11 +32,12 @@ struct sim_page {
 
 /* A slot of an object: resident (pfn) or not, with its shadow entry. */
 #define SLOT_EMPTY    0u
-#define SLOT_SWAPPED  (1u << 31)  /* anon: the page is in swap */
+#define SLOT_SWAPPED  (1ULL << 63) /* anon: the page is in swap */
 struct sim_slot {
 	uint32_t pfn;             /* SIM_NOPAGE when not resident */
-	uint32_t shadow;          /* eviction age + 1, 0 for none;
-				     SLOT_SWAPPED may be or'ed in */
+	uint64_t shadow;          /* evicting group's id and eviction
+				     age, + 1; 0 for none; SLOT_SWAPPED
+				     may be or'ed in */
 };
 
 struct sim_object {
@@ -245,7 +246,7 @@ bool sim_memcg_is_ancestor(const struct sim_memcg *a,
 			   const struct sim_memcg *g);
 /* A page of the group whose id is in `shadow` (a swapped slot's) left
  * swap (swapped in, or its slot dropped). */
-void sim_memcg_swap_uncharge(struct sim_machine *m, uint32_t shadow);
+void sim_memcg_swap_uncharge(struct sim_machine *m, uint64_t shadow);
 /* PSI bookkeeping when a task starts or stops stalling. */
 void sim_memcg_psi_change(struct sim_memcg *g, int stalled_delta,
 			  int tasks_delta);
