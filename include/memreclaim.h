@@ -990,7 +990,7 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * boost).
  *
  * Returns 1 when a group is still above its margin after its pass (call
- * again soon: the next call serves every group), 0 when none is.
+ * again soon: the next call serves that group again), 0 when none is.
  * Errors: -EINVAL (ctx NULL, unknown flags), -ECHILD, -EBUSY (the worker
  * thread of mr_ctx_worker_start() runs, or another dispatch on ctx does:
  * one worker per context), or the errno of a failed epoll_wait(). While

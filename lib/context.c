@@ -171,6 +171,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	}
 	ctx->registry_buckets = REGISTRY_MIN_BUCKETS;
 	CDS_INIT_LIST_HEAD(&ctx->groups);
+	CDS_INIT_LIST_HEAD(&ctx->pending);
 	mri_logger_init(&ctx->log);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
@@ -271,6 +272,46 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx)
 		return;
 }
 
+void mri_ctx_queue_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	pthread_mutex_lock(&ctx->lock);
+	if (!g->pending) {
+		cds_list_add_tail(&g->pending_link, &ctx->pending);
+		g->pending = true;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void mri_ctx_wake_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	mri_ctx_queue_group(ctx, g);
+	mri_ctx_wake_worker(ctx);
+}
+
+void mri_ctx_take_pending(mr_ctx_t *ctx, struct cds_list_head *batch)
+{
+	pthread_mutex_lock(&ctx->lock);
+	cds_list_splice(&ctx->pending, batch);
+	CDS_INIT_LIST_HEAD(&ctx->pending);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
+			  uint64_t *id)
+{
+	struct mr_group *g = NULL;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (!cds_list_empty(batch)) {
+		g = cds_list_first_entry(batch, struct mr_group, pending_link);
+		cds_list_del(&g->pending_link);
+		g->pending = false;
+		*id = g->id;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return g != NULL;
+}
+
 int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
 {
 	struct mr_group *g;
@@ -366,6 +407,9 @@ void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g)
 {
 	pthread_mutex_lock(&ctx->lock);
 	cds_list_del(&g->link);
+	if (g->pending)
+		cds_list_del(&g->pending_link); /* from the queue or a batch */
+	g->pending = false;
 	ctx->ngroups--;
 	urcu_bp_read_lock();
 	cds_lfht_del(ctx->registry, &g->node);

@@ -184,7 +184,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 		return r;
 	}
 	mri_fork_release();
-	mri_ctx_wake_worker(ctx); /* a running worker serves it at once */
+	mri_ctx_wake_group(ctx, g); /* a running worker serves it at once */
 	*ret = g;
 	return 0;
 }
@@ -379,7 +379,7 @@ static int update_policy(struct mr_group *g,
 	pthread_mutex_unlock(&g->policy_lock);
 	urcu_bp_synchronize_rcu();
 	free(old);
-	mri_ctx_wake_worker(g->ctx);
+	mri_ctx_wake_group(g->ctx, g);
 	return 0;
 }
 

@@ -50,6 +50,10 @@ struct mr_group {
 	struct cds_list_head link;
 	struct cds_lfht_node node;
 	atomic_uint refs;                 /* worker's references */
+	/* Queued for the worker's next round (ctx->pending or the round's
+	 * batch), under ctx->lock. */
+	struct cds_list_head pending_link;
+	bool pending;
 	uint64_t id;                      /* epoll key; never reused */
 	/* The backend's event fd (struct mri_event_sink), -1: none, and
 	 * whether it is in ctx->epfd (from the group's link to its close, or
@@ -92,6 +96,10 @@ struct mr_ctx {
 	pthread_mutex_t lock;             /* groups, registry writes, next_id */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */
 	struct cds_list_head groups;      /* in opening order */
+	/* Groups a round must serve besides those its events name: opened,
+	 * their policy or limit changed, or left above their mark by the
+	 * last pass (mri_ctx_wake_group()). */
+	struct cds_list_head pending;
 	/* The open groups by id (liburcu-bp's lock-free hash table): the
 	 * worker finds an event's group in O(1) without ctx->lock. Grown by
 	 * doubling when the groups outnumber its buckets (no resize
@@ -114,9 +122,9 @@ struct mr_ctx {
 	int sched;
 	int nice;
 	atomic_bool worker_stop;
-	/* The last round left a group above its margin: the next one serves
-	 * every group. Only the worker (the thread, or the one dispatch that
-	 * runs) touches it. */
+	/* The last round was to serve every group but could not get the
+	 * memory for the list: the next one tries again. Only the worker
+	 * (the thread, or the one dispatch that runs) touches it. */
 	bool serve_all;
 };
 
@@ -129,8 +137,25 @@ struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
 /* -ECHILD if ctx was created before a fork() in this process, else 0. */
 int mri_ctx_check_fork(const mr_ctx_t *ctx);
 
-/* Wakes the worker (if running) so it re-reads policies. */
+/* Wakes the worker (if running): it runs a round at once. */
 void mri_ctx_wake_worker(mr_ctx_t *ctx);
+
+/* Queues g for the worker's next round and wakes it: O(1), so that a
+ * policy update or an open costs the worker one group's pass, not a pass
+ * over every group of the context. */
+void mri_ctx_wake_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* Queues g for the next round without waking the worker: the worker's
+ * own re-queue of a group its pass left above the mark (the round then
+ * answers 1, and the next one comes at once). */
+void mri_ctx_queue_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* The worker's side: moves the queued groups to *batch (an initialised
+ * list head), then mri_ctx_next_pending() gives their ids one by one
+ * (false when none is left). A group closed meanwhile leaves the batch. */
+void mri_ctx_take_pending(mr_ctx_t *ctx, struct cds_list_head *batch);
+bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
+			  uint64_t *id);
 
 /* The ids of ctx's groups, in the order they were opened, in a new array
  * in *ids (NULL when there are none) and their number in *n. Returns 0 or
