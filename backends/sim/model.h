@@ -72,6 +72,7 @@ struct sim_evwatch {
 };
 
 #define SIM_MAX_WATCH 8
+#define SIM_MEMCG_HASH 4096 /* buckets of the path index (power of 2) */
 
 /* A PSI trigger (kernel/sched/psi.c struct psi_trigger and its
  * psi_window): the stall growth of one state within a moving window. */
@@ -91,6 +92,9 @@ struct sim_memcg {
 	struct sim_machine *m;
 	uint16_t id;
 	char *path;
+	struct sim_memcg *hash_next; /* machine's memcg_hash chain */
+	/* Its first child and its next sibling, removed ones included. */
+	struct sim_memcg *child, *sibling;
 	struct sim_memcg *parent;
 	uint64_t knob[SIM_NR_KNOBS];
 	uint64_t usage;           /* hierarchical, pages */
@@ -205,6 +209,9 @@ struct sim_machine {
 	/* Groups, by id; [0] is the root. */
 	struct sim_memcg *memcg[SIM_MAX_GROUPS];
 	unsigned nmemcg;
+	/* And by path (chains of hash_next, removed groups included), so
+	 * that finding one costs O(1), not O(groups). */
+	struct sim_memcg *memcg_hash[SIM_MEMCG_HASH];
 	int high_mode, thp_mode, thp_policy, soft_mode;
 	struct mr_throttle_curve high_curve;
 };
