@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -94,6 +95,20 @@ int mri_cgroup2_write_value(int fd, uint64_t bytes)
 	else
 		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
 	return mri_cgroup2_gone(mri_write_fd(fd, buf));
+}
+
+int mri_cgroup2_write_file(struct mri_cgroup2 *cg, const char *name,
+			   uint64_t bytes)
+{
+	int fd, r;
+
+	fd = mri_fops->openat(cg->dir_fd, name,
+			      O_WRONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup2_gone(fd);
+	r = mri_cgroup2_write_value(fd, bytes);
+	mri_fops->close(fd);
+	return r;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -194,27 +209,22 @@ static void close_fd(int *fd)
 
 static void close_files(struct mri_cgroup2 *cg)
 {
-	int *fds[] = {
-		&cg->dir_fd, &cg->current_fd, &cg->max_fd, &cg->high_fd,
-		&cg->low_fd, &cg->min_fd, &cg->peak_fd, &cg->swap_current_fd,
-		&cg->swap_max_fd, &cg->stat_fd, &cg->events_fd,
-		&cg->events_local_fd, &cg->pressure_fd, &cg->reclaim_fd,
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		close_fd(fds[i]);
-	for (i = 0; i < cg->nanc; i++)
-		close_fd(&cg->anc_fds[i]);
+	close_fd(&cg->dir_fd);
+	close_fd(&cg->current_fd);
 	cg->nanc = 0;
+}
+
+static void free_paths(struct mri_cgroup2 *cg)
+{
+	free(cg->path);
+	free(cg->real);
+	free(cg->root);
+	cg->path = cg->real = cg->root = NULL;
 }
 
 static void init_fds(struct mri_cgroup2 *cg)
 {
-	cg->dir_fd = cg->current_fd = cg->max_fd = cg->high_fd = -1;
-	cg->low_fd = cg->min_fd = cg->peak_fd = cg->swap_current_fd = -1;
-	cg->swap_max_fd = cg->stat_fd = cg->events_fd = -1;
-	cg->events_local_fd = cg->pressure_fd = cg->reclaim_fd = -1;
+	cg->dir_fd = cg->current_fd = -1;
 	cg->epoll_fd = cg->timer_fd = cg->watch_events_fd = -1;
 	cg->nanc = 0;
 }
@@ -232,26 +242,26 @@ static int open_files(struct mri_cgroup2 *cg)
 	const struct {
 		const char *name;
 		int flags;
-		bool optional;
-		int *fd;
+		bool *present; /* NULL: mandatory */
 	} files[] = {
 		/* O_RDWR: a refusal is retried read-only (below). */
-		{ "memory.max", O_RDWR | O_NONBLOCK, false, &cg->max_fd },
-		{ "memory.high", O_RDWR | O_NONBLOCK, false, &cg->high_fd },
-		{ "memory.low", O_RDONLY, false, &cg->low_fd },
-		{ "memory.stat", O_RDONLY, false, &cg->stat_fd },
-		{ "memory.events", O_RDONLY, false, &cg->events_fd },
-		{ "memory.min", O_RDONLY, true, &cg->min_fd },
-		{ "memory.peak", O_RDONLY, true, &cg->peak_fd },
-		{ "memory.swap.current", O_RDONLY, true, &cg->swap_current_fd },
-		{ "memory.swap.max", O_RDONLY, true, &cg->swap_max_fd },
-		{ "memory.events.local", O_RDONLY, true, &cg->events_local_fd },
-		{ "memory.pressure", O_RDONLY, true, &cg->pressure_fd },
-		{ "memory.reclaim", O_WRONLY, true, &cg->reclaim_fd },
+		{ "memory.max", O_RDWR | O_NONBLOCK, NULL },
+		{ "memory.high", O_RDWR | O_NONBLOCK, NULL },
+		{ "memory.low", O_RDONLY, NULL },
+		{ "memory.stat", O_RDONLY, NULL },
+		{ "memory.events", O_RDONLY, NULL },
+		{ "memory.min", O_RDONLY, &cg->has_min },
+		{ "memory.peak", O_RDONLY, &cg->has_peak },
+		{ "memory.swap.current", O_RDONLY, &cg->has_swap },
+		{ "memory.swap.max", O_RDONLY, &cg->has_swap },
+		{ "memory.events.local", O_RDONLY, &cg->has_events_local },
+		{ "memory.pressure", O_RDONLY, &cg->has_pressure },
+		{ "memory.reclaim", O_WRONLY, &cg->has_reclaim },
 	};
 	size_t i;
 	int r;
 
+	cg->has_swap = true; /* both swap files, or neither counts */
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		r = mri_fops->openat(cg->dir_fd, files[i].name,
 				     files[i].flags | O_CLOEXEC, 0);
@@ -267,29 +277,53 @@ static int open_files(struct mri_cgroup2 *cg)
 					     O_RDONLY | O_NONBLOCK | O_CLOEXEC,
 					     0);
 		}
-		if (r == -ENOENT && files[i].optional)
+		if (r == -ENOENT && files[i].present) {
+			*files[i].present = false;
 			continue;
+		}
 		if (r < 0) {
 			mri_log(cg->log, MR_LOG_ERR,
 				"cgroup2: cannot open %s/%s: %s", cg->path,
 				files[i].name, mr_strerror(r));
 			return mri_cgroup2_gone(r);
 		}
-		*files[i].fd = r;
+		mri_fops->close(r);
+		if (files[i].present && files[i].present != &cg->has_swap)
+			*files[i].present = true;
 	}
 	return 0;
 }
 
-/* The ancestors' directories, parent first, up to the highest directory
- * of the cgroup2 mount (cg->root). */
-static int open_ancestors(struct mri_cgroup2 *cg)
+int mri_cgroup2_open_ancestor(struct mri_cgroup2 *cg, size_t i)
+{
+	char p[PATH_MAX];
+	char *slash;
+	size_t k;
+	int fd;
+
+	if (i >= cg->nanc)
+		return -EINVAL;
+	strcpy(p, cg->real);
+	for (k = 0; k <= i; k++) {
+		slash = strrchr(p, '/');
+		if (!slash)
+			return -EINVAL;
+		slash[slash == p ? 1 : 0] = '\0';
+	}
+	fd = mri_fops->open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	return fd < 0 ? mri_cgroup2_gone(fd) : fd;
+}
+
+/* Counts the ancestors up to the highest directory of the cgroup2 mount
+ * (cg->root) and learns whether that is the real root. No fd is kept:
+ * mri_cgroup2_open_ancestor() opens one when used. */
+static int find_ancestors(struct mri_cgroup2 *cg)
 {
 	char p[PATH_MAX], up[PATH_MAX];
 	uint64_t v;
 	int fd, r;
 
 	strcpy(p, cg->real);
-	strcpy(cg->root, cg->real);
 	while (parent_of(p, up, sizeof(up)) == 0 && on_cgroup2(up)) {
 		if (cg->nanc == MRI_CGROUP2_MAX_DEPTH) {
 			mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: more than "
@@ -297,19 +331,21 @@ static int open_ancestors(struct mri_cgroup2 *cg)
 				MRI_CGROUP2_MAX_DEPTH);
 			return -EINVAL;
 		}
-		fd = mri_fops->open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-		if (fd < 0)
-			return mri_cgroup2_gone(fd);
-		cg->anc_fds[cg->nanc++] = fd;
+		cg->nanc++;
 		strcpy(p, up);
-		strcpy(cg->root, up);
 	}
+	cg->root = strdup(p);
+	if (!cg->root)
+		return -ENOMEM;
 	/* The real root has no memory.current; a namespace's or a bind
 	 * mount's top is a group like any other. */
 	cg->root_visible = false;
 	if (cg->nanc) {
-		r = mri_cgroup2_read_at(cg, cg->anc_fds[cg->nanc - 1],
-					"memory.current", &v);
+		fd = mri_cgroup2_open_ancestor(cg, cg->nanc - 1);
+		if (fd < 0)
+			return fd;
+		r = mri_cgroup2_read_at(cg, fd, "memory.current", &v);
+		mri_fops->close(fd);
 		if (r < 0 && r != -ENOENT)
 			return r;
 		cg->root_visible = r == -ENOENT;
@@ -341,7 +377,7 @@ static int cg2_open(void *priv, const char *path,
 		    const struct mri_open_env *env)
 {
 	struct mri_cgroup2 *cg = priv;
-	char parent[PATH_MAX];
+	char parent[PATH_MAX], real[PATH_MAX];
 	uint64_t usage;
 	long ps;
 	int r;
@@ -351,13 +387,18 @@ static int cg2_open(void *priv, const char *path,
 	cg->swappiness = -1;
 	cg->swappiness_ok = -1;
 	cg->threshold_bytes = MR_UNLIMITED;
-	if (strlen(path) >= sizeof(cg->path))
+	if (strlen(path) >= PATH_MAX)
 		return -EINVAL;
-	strcpy(cg->path, path);
 	ps = sysconf(_SC_PAGESIZE);
 	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
-	if (!realpath(path, cg->real))
+	if (!realpath(path, real))
 		return mri_cgroup2_gone(-errno);
+	cg->path = strdup(path);
+	cg->real = strdup(real);
+	if (!cg->path || !cg->real) {
+		free_paths(cg);
+		return -ENOMEM;
+	}
 
 	cg->dir_fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY |
 				    O_CLOEXEC, 0);
@@ -386,7 +427,7 @@ static int cg2_open(void *priv, const char *path,
 		r = mri_cgroup2_read_value(cg, cg->current_fd,
 					   "memory.current", &usage);
 	if (r == 0)
-		r = open_ancestors(cg);
+		r = find_ancestors(cg);
 	if (r < 0)
 		goto fail;
 	read_mount_options(cg);
@@ -397,7 +438,7 @@ static int cg2_open(void *priv, const char *path,
 		goto fail;
 	/* Without memory.reclaim (before 5.19), reclaim lowers memory.high
 	 * for a moment: journaled, and recovered here. */
-	if (cg->reclaim_fd < 0) {
+	if (!cg->has_reclaim) {
 		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: no memory.reclaim "
 			"(Linux < 5.19): reclaim lowers memory.high for a "
 			"moment", cg->path);
@@ -409,6 +450,7 @@ static int cg2_open(void *priv, const char *path,
 fail:
 	mri_cgroup2_watch_fini(cg);
 	close_files(cg);
+	free_paths(cg);
 	return r;
 }
 
@@ -421,6 +463,7 @@ static int cg2_close(void *priv)
 	if (cg->journaled)
 		r = mri_cgroup2_journal_close(cg);
 	close_files(cg);
+	free_paths(cg);
 	return r;
 }
 
@@ -434,6 +477,7 @@ static void cg2_forget(void *priv)
 	cg->journaled = false;
 	mri_cgroup2_watch_forget(cg);
 	close_files(cg);
+	free_paths(cg);
 }
 
 static int cg2_read_usage(void *priv, uint64_t *usage_bytes)
@@ -453,42 +497,38 @@ static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
 				   &l->usage_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->max_fd, "memory.max",
-					   &l->own_limit_bytes);
+		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.max",
+					&l->own_limit_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->high_fd, "memory.high",
-					   &l->own_high_bytes);
+		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.high",
+					&l->own_high_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->low_fd, "memory.low",
-					   &l->low_bytes);
-	if (r == 0 && cg->min_fd >= 0)
-		r = mri_cgroup2_read_value(cg, cg->min_fd, "memory.min",
-					   &l->min_bytes);
-	if (r == 0 && cg->peak_fd >= 0) {
-		r = mri_cgroup2_read_value(cg, cg->peak_fd, "memory.peak",
-					   &l->peak_bytes);
+		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.low",
+					&l->low_bytes);
+	if (r == 0 && cg->has_min)
+		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.min",
+					&l->min_bytes);
+	if (r == 0 && cg->has_peak) {
+		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.peak",
+					&l->peak_bytes);
 		l->present |= MR_LIMITS_HAS_PEAK;
 	}
-	if (r == 0 && cg->swap_current_fd >= 0 && cg->swap_max_fd >= 0) {
-		r = mri_cgroup2_read_value(cg, cg->swap_current_fd,
-					   "memory.swap.current",
-					   &l->swap_usage_bytes);
+	if (r == 0 && cg->has_swap) {
+		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.swap.current",
+					&l->swap_usage_bytes);
 		if (r == 0)
-			r = mri_cgroup2_read_value(cg, cg->swap_max_fd,
-						   "memory.swap.max",
-						   &l->swap_limit_bytes);
+			r = mri_cgroup2_read_at(cg, cg->dir_fd,
+						"memory.swap.max",
+						&l->swap_limit_bytes);
 		l->present |= MR_LIMITS_HAS_SWAP;
 	}
 	if (r < 0)
 		return r;
 	/* Charges that met memory.max: the group's own (events.local, 5.2),
 	 * the subtree's on older kernels. */
-	if (cg->events_local_fd >= 0)
-		r = mri_cgroup2_read_events_fd(cg, cg->events_local_fd,
-					       "memory.events.local", &ev);
-	else
-		r = mri_cgroup2_read_events_fd(cg, cg->events_fd,
-					       "memory.events", &ev);
+	r = mri_cgroup2_read_events_at(cg, cg->has_events_local ?
+				       "memory.events.local" :
+				       "memory.events", &ev);
 	if (r < 0)
 		return r;
 	l->limit_hits = ev.max;
@@ -502,7 +542,7 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 {
 	uint64_t v;
 	size_t i;
-	int r;
+	int fd, r;
 
 	l->limit_bytes = l->own_limit_bytes;
 	l->high_bytes = l->own_high_bytes;
@@ -511,19 +551,19 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 	for (i = 0; i < cg->nanc; i++) {
 		if (cg->root_visible && i == cg->nanc - 1)
 			break;
-		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.max", &v);
-		if (r < 0)
-			return r;
-		if (v < l->limit_bytes) {
+		fd = mri_cgroup2_open_ancestor(cg, i);
+		if (fd < 0)
+			return fd;
+		r = mri_cgroup2_read_at(cg, fd, "memory.max", &v);
+		if (r == 0 && v < l->limit_bytes) {
 			l->limit_bytes = v;
 			l->binding_level = (uint32_t)(i + 1);
-			r = mri_cgroup2_read_at(cg, cg->anc_fds[i],
-						"memory.current",
+			r = mri_cgroup2_read_at(cg, fd, "memory.current",
 						&l->binding_usage_bytes);
-			if (r < 0)
-				return r;
 		}
-		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.high", &v);
+		if (r == 0)
+			r = mri_cgroup2_read_at(cg, fd, "memory.high", &v);
+		mri_fops->close(fd);
 		if (r < 0)
 			return r;
 		l->high_bytes = min_u64(l->high_bytes, v);
@@ -579,26 +619,19 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	return 0;
 }
 
-/* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
- * its memory.reclaim (open for writing, and writable by a delegatee), or
- * of memory.max on kernels without it. Which file depends on the kernel
- * only, so every manager of the group locks the same one. */
+/* The keeper's lock belongs to the cgroup: flock(LOCK_EX) on its
+ * memory.current through the kept fd (flock needs no write access; no
+ * step or reader locks that file). A group whose limits are read only
+ * and that has no memory.reclaim cannot be kept: its refusal. */
 static int cg2_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup2 *cg = priv;
-	struct flock fl = {
-		.l_type = claim ? F_WRLCK : F_UNLCK,
-		.l_whence = SEEK_SET,
-		.l_start = 0,
-		.l_len = 1,
-	};
-	int fd = cg->reclaim_fd >= 0 ? cg->reclaim_fd : cg->max_fd;
 
-	if (fd == cg->max_fd && cg->limits_write_err)
+	if (!cg->has_reclaim && cg->limits_write_err)
 		return cg->limits_write_err;
-	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+	if (flock(cg->current_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB) == 0)
 		return 0;
-	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+	return errno == EWOULDBLOCK ? -EBUSY : -errno;
 }
 
 /* memory.pressure (4.20, CONFIG_PSI): absent, empty or EOPNOTSUPP is
@@ -606,10 +639,17 @@ static int cg2_claim_keeper(void *priv, bool claim)
 static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 {
 	struct mri_cgroup2 *cg = priv;
+	int fd, r;
 
-	if (cg->pressure_fd < 0)
+	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
-	return mri_psi_read(cg->pressure_fd, out);
+	fd = mri_fops->openat(cg->dir_fd, "memory.pressure",
+			      O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup2_gone(fd);
+	r = mri_psi_read(fd, out);
+	mri_fops->close(fd);
+	return r;
 }
 
 /* A trigger needs a file of its own (one trigger per open file,
@@ -619,7 +659,7 @@ static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 {
 	struct mri_cgroup2 *cg = priv;
 
-	if (cg->pressure_fd < 0)
+	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
 	return mri_psi_trigger_open(cg->dir_fd, "memory.pressure", kind,
 				    stall_us, window_us);
