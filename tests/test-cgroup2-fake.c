@@ -1172,6 +1172,51 @@ static int poll_in(int fd, int ms)
 	return poll(&p, 1, ms);
 }
 
+/* The fds this process has open (/proc/self/fd, its own fd not
+ * counted). */
+static int count_fds(void)
+{
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* The fds an open v2 group keeps (docs/design.md, "Scale"): its
+ * directory, memory.current and the watch's three (epoll, timerfd,
+ * memory.events), armed or not; every read, write and reclaim opens what
+ * it needs and closes it. */
+START_TEST(fd_count)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	struct mr_events ev = { .size = sizeof(ev) };
+	struct mr_pressure pr = { .size = sizeof(pr) };
+	uint64_t asked, freed;
+	int base = count_fds();
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(count_fds(), base + 5);
+	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_int_eq(be->read_memstat(priv, &ms), 0);
+	ck_assert_int_eq(be->read_events(priv, false, &ev), 0);
+	ck_assert_int_eq(be->read_events(priv, true, &ev), 0);
+	be->read_pressure(priv, &pr);
+	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_HIGH, 180 * MiB), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0);
+	ck_assert_int_eq(count_fds(), base + 5);
+	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(count_fds(), base);
+}
+END_TEST
+
 START_TEST(threshold_ticks)
 {
 	int fd;
@@ -1270,7 +1315,7 @@ END_TEST
 
 /* A delegated group: its own memory.max and memory.high are its parent's
  * to write. The group opens, reads and reclaims; limit writes answer
- * -EACCES; the keeper's lock is on memory.reclaim. */
+ * -EACCES; the keeper's lock (on memory.current) is still taken. */
 START_TEST(delegated_read_only_limits)
 {
 	struct mr_limits l;
@@ -1417,6 +1462,7 @@ int main(void)
 	tcase_add_test(tc, fallback_crash_recovery);
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);
+	tcase_add_test(tc, fd_count);
 	tcase_add_test(tc, worker_margin_below_high);
 	tcase_add_test(tc, worker_skips_idle_ticks);
 	tcase_add_test(tc, set_high_without_high);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Usage thresholds on cgroup v2, which has no equivalent of v1's
- * cgroup.event_control thresholds. The stable fd the core polls is an
- * epoll instance holding:
+ * cgroup.event_control thresholds. The event fd the core polls (struct
+ * mri_event_sink) is an epoll instance holding:
  *  - a timerfd that ticks every MRI_CGROUP2_WATCH_PERIOD_NS while a
  *    threshold is armed (cgroup2.h says why that period); each tick reads
  *    memory.current;
