@@ -20,27 +20,48 @@
 /* What the core hands a backend when it opens a group. Valid until close. */
 struct mri_hybrid_psi;
 
+/* The period of a context's tick (mri_event_sink_tick()): 10 ms, about
+ * 10 MB of charges at 1 GB/s, the fastest a single task faults in page
+ * cache. */
+#define MRI_TICK_NS 10000000ULL
+
 /*
  * Where a MRI_CAP_THRESHOLD backend names the fd that signals a group's
- * events (POLLIN, level-triggered), which the core polls in its context's
- * epoll set: no fd of the backend's own has to stay stable. The backend
- * calls mri_event_sink_set() from open on, and whenever
- * set_usage_threshold() replaces the fd, with the new fd already open and
- * the old one still open (the core takes the old one out of the set
- * first); fd -1: none for now (cgroup1 while no threshold is armed).
- * Returns 0 or a negative errno (the set refused the fd: the backend
- * fails its call and closes the new fd). Not called at close nor in
- * forget(). fn NULL: nobody polls this handle (a child handle of lib/
- * childreclaim.c, a backend's own tests).
+ * events, which the core polls (level-triggered, for `events`: EPOLLIN, or
+ * EPOLLPRI for a kernfs file's notifications) in its context's epoll set:
+ * no fd of the backend's own has to stay stable. The backend calls
+ * mri_event_sink_set() from open on, and whenever set_usage_threshold()
+ * or event_ack() replaces the fd, with the new fd already open and the
+ * old one still open (the core takes the old one out of the set first);
+ * fd -1: none for now (cgroup1 while no threshold is armed, a removed
+ * cgroup2 group). Returns 0 or a negative errno (the set refused the fd:
+ * the backend fails its call and closes the new fd).
+ *
+ * A backend that cannot be told of a crossing (cgroup2 has no usage
+ * thresholds) asks for the context's tick with mri_event_sink_tick(on):
+ * while on, the core calls event_ack() every MRI_TICK_NS as for an event,
+ * from one timer per context (a tick costs one event_ack() per group that
+ * asked). Returns 0 or a negative errno (the timer could not be armed).
+ *
+ * Neither is called at close nor in forget(). fn NULL: nobody polls this
+ * handle (a child handle of lib/childreclaim.c, a backend's own tests).
  */
 struct mri_event_sink {
-	int (*fn)(void *arg, int fd);
+	int (*fn)(void *arg, int fd, uint32_t events);
+	int (*tick)(void *arg, bool on);
 	void *arg;
 };
 
-static inline int mri_event_sink_set(const struct mri_event_sink *s, int fd)
+static inline int mri_event_sink_set(const struct mri_event_sink *s, int fd,
+				     uint32_t events)
 {
-	return s->fn ? s->fn(s->arg, fd) : 0;
+	return s->fn ? s->fn(s->arg, fd, events) : 0;
+}
+
+static inline int mri_event_sink_tick(const struct mri_event_sink *s,
+				      bool on)
+{
+	return s->tick ? s->tick(s->arg, on) : 0;
 }
 
 struct mri_open_env {

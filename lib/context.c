@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <urcu-bp.h>
@@ -88,7 +89,8 @@ static void on_fork_child(void)
 		}
 		close(c->epfd);
 		close(c->wakefd);
-		c->epfd = c->wakefd = -1;
+		close(c->tickfd);
+		c->epfd = c->wakefd = c->tickfd = -1;
 		pthread_mutex_unlock(&c->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
@@ -143,6 +145,7 @@ struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx)
 MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = MRI_WAKE_ID };
+	struct epoll_event tick = { .events = EPOLLIN, .data.u64 = MRI_TICK_ID };
 	const char *dir;
 	mr_ctx_t *ctx;
 	int r;
@@ -172,6 +175,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	ctx->registry_buckets = REGISTRY_MIN_BUCKETS;
 	CDS_INIT_LIST_HEAD(&ctx->groups);
 	CDS_INIT_LIST_HEAD(&ctx->pending);
+	CDS_INIT_LIST_HEAD(&ctx->ticking);
 	mri_logger_init(&ctx->log);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
@@ -182,12 +186,17 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	ctx->next_id = MRI_WAKE_ID + 1;
 	ctx->sched = MR_SCHED_NICE;
 	ctx->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ctx->tickfd = timerfd_create(CLOCK_MONOTONIC,
+				     TFD_NONBLOCK | TFD_CLOEXEC);
 	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (ctx->wakefd < 0 || ctx->epfd < 0 ||
-	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0) {
+	if (ctx->wakefd < 0 || ctx->tickfd < 0 || ctx->epfd < 0 ||
+	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0 ||
+	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->tickfd, &tick) < 0) {
 		r = -errno;
 		if (ctx->wakefd >= 0)
 			close(ctx->wakefd);
+		if (ctx->tickfd >= 0)
+			close(ctx->tickfd);
 		if (ctx->epfd >= 0)
 			close(ctx->epfd);
 		mri_hybrid_destroy(&ctx->hybrid);
@@ -240,6 +249,8 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 		close(ctx->epfd);
 	if (ctx->wakefd >= 0)
 		close(ctx->wakefd);
+	if (ctx->tickfd >= 0)
+		close(ctx->tickfd);
 	mri_hybrid_destroy(&ctx->hybrid);
 	pthread_mutex_destroy(&ctx->worker_lock);
 	pthread_cond_destroy(&ctx->unref);
@@ -310,6 +321,65 @@ bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return g != NULL;
+}
+
+/* Under ctx->lock: g on or off the tick; the timer runs while a group is
+ * on it. */
+static int tick_locked(mr_ctx_t *ctx, struct mr_group *g, bool on)
+{
+	struct itimerspec its = { 0 };
+
+	if (on == g->ticking)
+		return 0;
+	if (on && ctx->nticking == 0) {
+		its.it_interval.tv_nsec = (long)MRI_TICK_NS;
+		its.it_value.tv_nsec = (long)MRI_TICK_NS;
+		if (timerfd_settime(ctx->tickfd, 0, &its, NULL) < 0)
+			return -errno;
+	} else if (!on && ctx->nticking == 1) {
+		/* Best effort: a spare tick serves nobody. */
+		timerfd_settime(ctx->tickfd, 0, &its, NULL);
+	}
+	if (on) {
+		cds_list_add_tail(&g->tick_link, &ctx->ticking);
+		ctx->nticking++;
+	} else {
+		cds_list_del(&g->tick_link);
+		ctx->nticking--;
+	}
+	g->ticking = on;
+	return 0;
+}
+
+int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on)
+{
+	int r;
+
+	pthread_mutex_lock(&ctx->lock);
+	/* A group taken off for good (gone, closing) stays off. */
+	r = on && g->retired ? 0 : tick_locked(ctx, g, on);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
+{
+	struct mr_group *g;
+
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->nticking) {
+		*ids = malloc(ctx->nticking * sizeof(**ids));
+		if (!*ids) {
+			pthread_mutex_unlock(&ctx->lock);
+			return -ENOMEM;
+		}
+	}
+	cds_list_for_each_entry(g, &ctx->ticking, tick_link)
+		(*ids)[(*n)++] = g->id;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
 }
 
 int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
@@ -410,6 +480,7 @@ void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g)
 	if (g->pending)
 		cds_list_del(&g->pending_link); /* from the queue or a batch */
 	g->pending = false;
+	tick_locked(ctx, g, false);
 	ctx->ngroups--;
 	urcu_bp_read_lock();
 	cds_lfht_del(ctx->registry, &g->node);

@@ -90,9 +90,9 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 /* The group's struct mri_event_sink: the backend's new event fd, before the old one
  * is closed. Until the group is linked only recorded (mri_group_open()
  * adds it with the link); after mri_group_unpoll() ignored. */
-static int group_event_fd(void *arg, int fd)
+static int group_event_fd(void *arg, int fd, uint32_t events)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = { .events = events };
 	struct mr_group *g = arg;
 	mr_ctx_t *ctx = g->ctx;
 	int r = 0;
@@ -105,10 +105,21 @@ static int group_event_fd(void *arg, int fd)
 		else if (g->event_fd >= 0)
 			epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, g->event_fd, NULL);
 	}
-	if (!r)
+	if (!r) {
 		g->event_fd = fd;
+		g->event_events = events;
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
+}
+
+/* The group's struct mri_event_sink: the context's tick. Ignored after
+ * mri_group_unpoll(). */
+static int group_tick(void *arg, bool on)
+{
+	struct mr_group *g = arg;
+
+	return mri_ctx_tick(g->ctx, g, on);
 }
 
 void mri_group_unpoll(struct mr_group *g)
@@ -117,14 +128,16 @@ void mri_group_unpoll(struct mr_group *g)
 	if (g->polled && g->event_fd >= 0)
 		epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, g->event_fd, NULL);
 	g->polled = false;
+	g->retired = true;
 	pthread_mutex_unlock(&g->ctx->lock);
+	mri_ctx_tick(g->ctx, g, false);
 }
 
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret)
 {
 	struct mri_open_env env;
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev;
 	struct mr_group *g;
 	int r = 0;
 
@@ -152,12 +165,14 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	env.sim = ctx->sim;
 	env.hybrid = &ctx->hybrid;
 	env.events.fn = group_event_fd;
+	env.events.tick = group_tick;
 	env.events.arg = g;
 	/* Not on the list yet: a fork() now would give the child copies of
 	 * fds its handler cannot see. */
 	mri_fork_hold();
 	r = be->open(g->priv, g->path, &env);
 	if (r < 0) {
+		mri_ctx_tick(ctx, g, false);
 		mri_fork_release();
 		mri_log(&ctx->log, MR_LOG_DEBUG, "%s: open (%s): %s", g->path,
 			be->name, mr_strerror(r));
@@ -168,6 +183,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	/* The event fd joins the set as the group joins the registry: the
 	 * worker never sees an event it cannot route. */
 	pthread_mutex_lock(&ctx->lock);
+	ev.events = g->event_events;
 	ev.data.u64 = g->id;
 	if (g->event_fd >= 0 &&
 	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, g->event_fd, &ev) < 0)
@@ -179,6 +195,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {
 		be->close(g->priv);
+		mri_ctx_tick(ctx, g, false);
 		mri_fork_release();
 		group_free(g);
 		return r;

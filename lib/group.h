@@ -59,7 +59,13 @@ struct mr_group {
 	 * whether it is in ctx->epfd (from the group's link to its close, or
 	 * until it is gone); both under ctx->lock. */
 	int event_fd;
+	uint32_t event_events;            /* EPOLLIN or EPOLLPRI */
 	bool polled;
+	/* On ctx->ticking: its backend asked for the context's tick
+	 * (mri_event_sink_tick()), under ctx->lock. */
+	struct cds_list_head tick_link;
+	bool ticking;
+	bool retired;                     /* mri_group_unpoll() ran */
 	char *path;
 	const struct mri_backend *be;
 	void *priv;
@@ -100,6 +106,11 @@ struct mr_ctx {
 	 * their policy or limit changed, or left above their mark by the
 	 * last pass (mri_ctx_wake_group()). */
 	struct cds_list_head pending;
+	/* Groups whose backend asked for the tick, and the timerfd (in
+	 * epfd as MRI_TICK_ID) that runs while there is one. */
+	struct cds_list_head ticking;
+	size_t nticking;
+	int tickfd;
 	/* The open groups by id (liburcu-bp's lock-free hash table): the
 	 * worker finds an event's group in O(1) without ctx->lock. Grown by
 	 * doubling when the groups outnumber its buckets (no resize
@@ -128,8 +139,10 @@ struct mr_ctx {
 	bool serve_all;
 };
 
-/* epoll key of ctx->wakefd. Group ids start at 1. */
+/* epoll keys of ctx->wakefd and ctx->tickfd. Group ids start at 1 and
+ * never reach MRI_TICK_ID. */
 #define MRI_WAKE_ID 0
+#define MRI_TICK_ID UINT64_MAX
 
 /* The ctx's logger, for other library files. */
 struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
@@ -245,9 +258,18 @@ uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret);
 
-/* Takes the group's event fd out of the context's epoll set for good
- * (its close, or its cgroup is gone). */
+/* Takes the group's event fd out of the context's epoll set and off the
+ * tick for good (its close, or its cgroup is gone). */
 void mri_group_unpoll(struct mr_group *g);
+
+/* The context's tick for g (struct mri_event_sink): on or off; the timer
+ * runs while a group of the context asked for it. 0 or -errno. Takes
+ * ctx->lock. */
+int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on);
+
+/* The ids of the groups on the tick, in a new array (NULL when none) and
+ * their number: 0 or -ENOMEM. */
+int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
 /* Takes the group off its ctx's list, closes and frees it. Call with
  * mri_fork_hold() held and no ctx->lock. */

@@ -363,7 +363,9 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
  * alike: takes the pending events off the epoll set without waiting and
  * serves the groups they name, then the groups queued by
  * mri_ctx_wake_group() (opened, their policy or limit changed, or still
- * above their mark after the last pass); every group instead when `all`
+ * above their mark after the last pass), and on the context's tick the
+ * groups that asked for it (mri_event_sink_tick()); every group instead
+ * when `all`
  * (the safety tick, MR_DISPATCH_ALL). The cost of a round is that of the
  * groups it serves, not of the context's size, but for `all`. Events
  * beyond ROUND_EVENTS stay pending (the epoll set is level-triggered) for
@@ -373,7 +375,7 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 {
 	struct epoll_event evs[ROUND_EVENTS];
 	struct cds_list_head batch;
-	bool again = false;
+	bool again = false, tick = false;
 	uint64_t drain, id, *ids;
 	size_t n, i;
 	int nev, k;
@@ -391,6 +393,11 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		if (evs[k].data.u64 == MRI_WAKE_ID &&
 		    read(ctx->wakefd, &drain, sizeof(drain)) < 0)
 			drain = 0;
+		if (evs[k].data.u64 == MRI_TICK_ID) {
+			if (read(ctx->tickfd, &drain, sizeof(drain)) < 0)
+				drain = 0;
+			tick = true;
+		}
 	}
 	if (all) {
 		if (mri_ctx_group_ids(ctx, &ids, &n) < 0) {
@@ -411,8 +418,16 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		return again;
 	}
 	for (k = 0; k < nev; k++) {
-		if (evs[k].data.u64 != MRI_WAKE_ID)
+		if (evs[k].data.u64 != MRI_WAKE_ID &&
+		    evs[k].data.u64 != MRI_TICK_ID)
 			again |= serve(ctx, evs[k].data.u64, thread, true);
+	}
+	/* The tick: each group that asked for it, as for its own event. No
+	 * memory for the list: the next tick comes in MRI_TICK_NS. */
+	if (tick && mri_ctx_ticking_ids(ctx, &ids, &n) == 0) {
+		for (i = 0; i < n; i++)
+			again |= serve(ctx, ids[i], thread, true);
+		free(ids);
 	}
 	while (mri_ctx_next_pending(ctx, &batch, &id))
 		again |= serve(ctx, id, thread, false);

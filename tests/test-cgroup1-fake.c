@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -298,9 +299,10 @@ static void teardown(void)
  * how many times it reported one. */
 static int sink_fd = -1, sink_calls;
 
-static int record_event_fd(void *arg, int fd)
+static int record_event_fd(void *arg, int fd, uint32_t events)
 {
 	(void)arg;
+	ck_assert_uint_eq(events, EPOLLIN);
 	sink_fd = fd;
 	sink_calls++;
 	return 0;
@@ -309,7 +311,7 @@ static int record_event_fd(void *arg, int fd)
 static int be_open(void)
 {
 	struct mri_open_env env = { .log = &lg, .state_dir = state,
-				    .events = { record_event_fd, NULL } };
+				    .events = { record_event_fd, NULL, NULL } };
 
 	sink_fd = -1;
 	sink_calls = 0;

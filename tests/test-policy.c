@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -578,7 +579,7 @@ static int fake_open(void *priv, const char *path,
 	f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (f->efd < 0)
 		return -errno;
-	return mri_event_sink_set(&env->events, f->efd);
+	return mri_event_sink_set(&env->events, f->efd, EPOLLIN);
 }
 
 static void fake_forget(void *priv)

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -100,7 +101,7 @@ int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes)
 			return efd;
 		}
 	}
-	r = mri_event_sink_set(&cg->events, efd);
+	r = mri_event_sink_set(&cg->events, efd, EPOLLIN);
 	if (r < 0) {
 		if (efd >= 0)
 			close(efd);

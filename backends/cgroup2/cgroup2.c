@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -97,15 +98,56 @@ int mri_cgroup2_write_value(int fd, uint64_t bytes)
 	return mri_cgroup2_gone(mri_write_fd(fd, buf));
 }
 
+int mri_cgroup2_dir(struct mri_cgroup2 *cg)
+{
+	struct stat st;
+	int fd;
+
+	fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup2_gone(fd);
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != cg->dev ||
+	    (uint64_t)st.st_ino != cg->ino) {
+		mri_fops->close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+int mri_cgroup2_open_file(struct mri_cgroup2 *cg, const char *name,
+			  int flags)
+{
+	int dirfd, fd;
+
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	fd = mri_fops->openat(dirfd, name, flags | O_CLOEXEC, 0);
+	mri_fops->close(dirfd);
+	return mri_cgroup2_gone(fd);
+}
+
+int mri_cgroup2_read_file(struct mri_cgroup2 *cg, const char *name,
+			  uint64_t *out)
+{
+	int fd, r;
+
+	fd = mri_cgroup2_open_file(cg, name, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	r = mri_cgroup2_read_value(cg, fd, name, out);
+	mri_fops->close(fd);
+	return r;
+}
+
 int mri_cgroup2_write_file(struct mri_cgroup2 *cg, const char *name,
 			   uint64_t bytes)
 {
 	int fd, r;
 
-	fd = mri_fops->openat(cg->dir_fd, name,
-			      O_WRONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	fd = mri_cgroup2_open_file(cg, name, O_WRONLY | O_NONBLOCK);
 	if (fd < 0)
-		return mri_cgroup2_gone(fd);
+		return fd;
 	r = mri_cgroup2_write_value(fd, bytes);
 	mri_fops->close(fd);
 	return r;
@@ -209,7 +251,6 @@ static void close_fd(int *fd)
 
 static void close_files(struct mri_cgroup2 *cg)
 {
-	close_fd(&cg->dir_fd);
 	close_fd(&cg->current_fd);
 	cg->nanc = 0;
 }
@@ -224,8 +265,7 @@ static void free_paths(struct mri_cgroup2 *cg)
 
 static void init_fds(struct mri_cgroup2 *cg)
 {
-	cg->dir_fd = cg->current_fd = -1;
-	cg->epoll_fd = cg->timer_fd = cg->watch_events_fd = -1;
+	cg->current_fd = cg->watch_events_fd = -1;
 	cg->nanc = 0;
 }
 
@@ -237,7 +277,7 @@ static void init_fds(struct mri_cgroup2 *cg)
  * memory.max and memory.high are opened O_NONBLOCK: on kernels that
  * honour it (docs/kernels.md), a write then skips the synchronous
  * reclaim and OOM kill in the writer's context. */
-static int open_files(struct mri_cgroup2 *cg)
+static int open_files(struct mri_cgroup2 *cg, int dirfd)
 {
 	const struct {
 		const char *name;
@@ -263,7 +303,7 @@ static int open_files(struct mri_cgroup2 *cg)
 
 	cg->has_swap = true; /* both swap files, or neither counts */
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		r = mri_fops->openat(cg->dir_fd, files[i].name,
+		r = mri_fops->openat(dirfd, files[i].name,
 				     files[i].flags | O_CLOEXEC, 0);
 		if ((r == -EACCES || r == -EPERM) &&
 		    (files[i].flags & O_ACCMODE) == O_RDWR) {
@@ -273,7 +313,7 @@ static int open_files(struct mri_cgroup2 *cg)
 					"are read only", cg->path,
 					files[i].name, mr_strerror(r));
 			cg->limits_write_err = r;
-			r = mri_fops->openat(cg->dir_fd, files[i].name,
+			r = mri_fops->openat(dirfd, files[i].name,
 					     O_RDONLY | O_NONBLOCK | O_CLOEXEC,
 					     0);
 		}
@@ -378,9 +418,10 @@ static int cg2_open(void *priv, const char *path,
 {
 	struct mri_cgroup2 *cg = priv;
 	char parent[PATH_MAX], real[PATH_MAX];
+	struct stat st;
 	uint64_t usage;
 	long ps;
-	int r;
+	int dirfd, r;
 
 	init_fds(cg);
 	cg->log = env->log;
@@ -400,12 +441,21 @@ static int cg2_open(void *priv, const char *path,
 		return -ENOMEM;
 	}
 
-	cg->dir_fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY |
-				    O_CLOEXEC, 0);
-	if (cg->dir_fd < 0)
-		return mri_cgroup2_gone(cg->dir_fd);
-	r = mri_fops->openat(cg->dir_fd, "memory.current",
-			     O_RDONLY | O_CLOEXEC, 0);
+	dirfd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       0);
+	if (dirfd < 0) {
+		free_paths(cg);
+		return mri_cgroup2_gone(dirfd);
+	}
+	/* Every file opened later is checked to be of this directory. */
+	if (fstat(dirfd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	cg->dev = (uint64_t)st.st_dev;
+	cg->ino = (uint64_t)st.st_ino;
+	r = mri_fops->openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC,
+			     0);
 	if (r == -ENOENT && parent_enables_memory(cg->real) == 0) {
 		parent_of(cg->real, parent, sizeof(parent));
 		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: no memory "
@@ -422,7 +472,7 @@ static int cg2_open(void *priv, const char *path,
 		goto fail;
 	}
 	cg->current_fd = r;
-	r = open_files(cg);
+	r = open_files(cg, dirfd);
 	if (r == 0)
 		r = mri_cgroup2_read_value(cg, cg->current_fd,
 					   "memory.current", &usage);
@@ -431,9 +481,7 @@ static int cg2_open(void *priv, const char *path,
 	if (r < 0)
 		goto fail;
 	read_mount_options(cg);
-	r = mri_cgroup2_watch_init(cg);
-	if (r == 0)
-		r = mri_event_sink_set(&env->events, cg->epoll_fd);
+	r = mri_cgroup2_watch_init(cg, dirfd, &env->events);
 	if (r < 0)
 		goto fail;
 	/* Without memory.reclaim (before 5.19), reclaim lowers memory.high
@@ -446,8 +494,10 @@ static int cg2_open(void *priv, const char *path,
 		if (r < 0)
 			goto fail;
 	}
+	mri_fops->close(dirfd);
 	return 0;
 fail:
+	mri_fops->close(dirfd);
 	mri_cgroup2_watch_fini(cg);
 	close_files(cg);
 	free_paths(cg);
@@ -492,36 +542,42 @@ static int cg2_read_usage(void *priv, uint64_t *usage_bytes)
 static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
 {
 	struct mr_events ev = { .size = sizeof(ev) };
-	int r;
+	int dirfd, r;
 
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
 				   &l->usage_bytes);
+	if (r < 0)
+		return r;
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
 	if (r == 0)
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.max",
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.max",
 					&l->own_limit_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.high",
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.high",
 					&l->own_high_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.low",
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.low",
 					&l->low_bytes);
 	if (r == 0 && cg->has_min)
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.min",
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.min",
 					&l->min_bytes);
 	if (r == 0 && cg->has_peak) {
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.peak",
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.peak",
 					&l->peak_bytes);
 		l->present |= MR_LIMITS_HAS_PEAK;
 	}
 	if (r == 0 && cg->has_swap) {
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.swap.current",
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.swap.current",
 					&l->swap_usage_bytes);
 		if (r == 0)
-			r = mri_cgroup2_read_at(cg, cg->dir_fd,
+			r = mri_cgroup2_read_at(cg, dirfd,
 						"memory.swap.max",
 						&l->swap_limit_bytes);
 		l->present |= MR_LIMITS_HAS_SWAP;
 	}
+	mri_fops->close(dirfd);
 	if (r < 0)
 		return r;
 	/* Charges that met memory.max: the group's own (events.local, 5.2),
@@ -643,10 +699,9 @@ static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 
 	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
-	fd = mri_fops->openat(cg->dir_fd, "memory.pressure",
-			      O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_cgroup2_open_file(cg, "memory.pressure", O_RDONLY);
 	if (fd < 0)
-		return mri_cgroup2_gone(fd);
+		return fd;
 	r = mri_psi_read(fd, out);
 	mri_fops->close(fd);
 	return r;
@@ -658,11 +713,17 @@ static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 				uint64_t window_us)
 {
 	struct mri_cgroup2 *cg = priv;
+	int dirfd, r;
 
 	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
-	return mri_psi_trigger_open(cg->dir_fd, "memory.pressure", kind,
-				    stall_us, window_us);
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_psi_trigger_open(dirfd, "memory.pressure", kind, stall_us,
+				 window_us);
+	mri_fops->close(dirfd);
+	return r;
 }
 
 const struct mri_backend mri_backend_cgroup2 = {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "journal.h"
 #include "log.h"
 #include "memreclaim.h"
@@ -19,14 +20,12 @@
 /* Ancestors of a group the backend reads (limits, protection), at most. */
 #define MRI_CGROUP2_MAX_DEPTH 32
 
-/* The period at which an armed usage threshold polls memory.current:
- * 10 ms, about 10 MB of charges at 1 GB/s, the fastest a single task
- * faults in page cache; one tick is a timerfd read and one pread of
- * memory.current (1.5 us on the development machine), so a group costs
- * about 0.02 % of a CPU while its threshold is armed. Between ticks,
- * memory.events wakes the worker at once (kernfs notifies its
- * modifications: a high or max event). */
-#define MRI_CGROUP2_WATCH_PERIOD_NS 10000000ULL
+/* An armed usage threshold is watched at the context's tick
+ * (MRI_TICK_NS, lib/backend.h): one tick is one pread of memory.current
+ * (1.5 us on the development machine), so a group costs about 0.02 % of
+ * a CPU while its threshold is armed. Between ticks, memory.events wakes
+ * the worker at once (kernfs notifies its modifications: a high or max
+ * event). */
 
 /* Where the backend reads mount options (memory_recursiveprot); tests
  * point it at a fixture. */
@@ -46,11 +45,12 @@ struct mri_cgroup2 {
 	char *root;              /* the highest directory of the mount */
 	bool recursiveprot;      /* the mount's memory_recursiveprot */
 	uint64_t page_size;
-	/* Kept open: the group's directory (the others are opened from it
-	 * when used, and closed) and memory.current, read at every tick,
-	 * which holds the keeper's lock. */
-	int dir_fd;
+	/* Kept open: memory.current, read at every tick, which holds the
+	 * keeper's lock (and memory.events, watch.c). Every other file is
+	 * opened when used, from the directory checked against the device
+	 * and inode learnt at open (mri_cgroup2_dir()). */
 	int current_fd;
+	uint64_t dev, ino;
 	/* Optional files the kernel has (learnt at open). */
 	bool has_min, has_peak, has_swap, has_events_local, has_pressure;
 	bool has_reclaim;
@@ -75,9 +75,12 @@ struct mri_cgroup2 {
 	bool journaled;
 	bool restore_failed;
 	struct mri_journal journal;
-	/* Usage threshold (watch.c): an epoll fd holding a timerfd and a
-	 * memory.events fd of its own (POLLPRI). */
-	int epoll_fd, timer_fd, watch_events_fd;
+	/* Usage threshold (watch.c): the context's tick while armed, and a
+	 * memory.events fd of its own, the event fd (POLLPRI) when
+	 * watch_polled. */
+	struct mri_event_sink events;
+	int watch_events_fd;
+	bool watch_polled;
 	uint64_t threshold_bytes; /* MR_UNLIMITED: none */
 };
 
@@ -100,6 +103,16 @@ int mri_cgroup2_read_value(struct mri_cgroup2 *cg, int fd, const char *name,
  * mri_fops): 0, -ENOENT (absent or removed), -EIO. */
 int mri_cgroup2_read_at(struct mri_cgroup2 *cg, int dirfd, const char *name,
 			uint64_t *out);
+/* The group's directory for one operation, opened by path and checked to
+ * be the cgroup opened: a group removed and made again under its name is
+ * -ENOENT, not another group's files. Closed with mri_fops->close(). */
+int mri_cgroup2_dir(struct mri_cgroup2 *cg);
+/* Opens the group's file `name` for one use (O_CLOEXEC added). */
+int mri_cgroup2_open_file(struct mri_cgroup2 *cg, const char *name,
+			  int flags);
+/* Reads a single value file of the group, opened for the read. */
+int mri_cgroup2_read_file(struct mri_cgroup2 *cg, const char *name,
+			  uint64_t *out);
 /* Writes bytes, or "max" for MR_UNLIMITED, to an open fd. */
 int mri_cgroup2_write_value(int fd, uint64_t bytes);
 /* Writes bytes ("max" for MR_UNLIMITED) to the group's file `name`,
@@ -143,7 +156,8 @@ int mri_cgroup2_journal_close(struct mri_cgroup2 *cg);
 int mri_cgroup2_write_limit(void *priv, int which, uint64_t bytes);
 
 /* Usage thresholds (watch.c). */
-int mri_cgroup2_watch_init(struct mri_cgroup2 *cg);
+int mri_cgroup2_watch_init(struct mri_cgroup2 *cg, int dirfd,
+			   const struct mri_event_sink *events);
 void mri_cgroup2_watch_fini(struct mri_cgroup2 *cg);
 void mri_cgroup2_watch_forget(struct mri_cgroup2 *cg);
 int mri_cgroup2_set_usage_threshold(void *priv, uint64_t bytes);

@@ -165,10 +165,9 @@ int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out)
 	ssize_t n;
 	int fd, r;
 
-	fd = mri_fops->openat(cg->dir_fd, "memory.stat", O_RDONLY | O_CLOEXEC,
-			      0);
+	fd = mri_cgroup2_open_file(cg, "memory.stat", O_RDONLY);
 	if (fd < 0)
-		return mri_cgroup2_gone(fd);
+		return fd;
 	n = mri_read_fd(fd, buf, sizeof(buf));
 	mri_fops->close(fd);
 	if (n < 0)
@@ -182,8 +181,7 @@ int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out)
 	/* v2's memory.stat has no swap line: the swap charged to the
 	 * subtree is memory.swap.current. */
 	if (cg->has_swap) {
-		r = mri_cgroup2_read_at(cg, cg->dir_fd, "memory.swap.current",
-					&swap);
+		r = mri_cgroup2_read_file(cg, "memory.swap.current", &swap);
 		if (r < 0)
 			return r;
 		st.swap_bytes = swap;
@@ -265,9 +263,9 @@ int mri_cgroup2_read_events_at(struct mri_cgroup2 *cg, const char *name,
 {
 	int fd, r;
 
-	fd = mri_fops->openat(cg->dir_fd, name, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_cgroup2_open_file(cg, name, O_RDONLY);
 	if (fd < 0)
-		return mri_cgroup2_gone(fd);
+		return fd;
 	r = mri_cgroup2_read_events_fd(cg, fd, name, out);
 	mri_fops->close(fd);
 	return r;

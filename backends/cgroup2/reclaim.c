@@ -61,8 +61,7 @@ static int write_reclaim(struct mri_cgroup2 *cg, uint64_t bytes,
 			 swappiness);
 	else
 		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
-	fd = mri_fops->openat(cg->dir_fd, "memory.reclaim",
-			      O_WRONLY | O_CLOEXEC, 0);
+	fd = mri_cgroup2_open_file(cg, "memory.reclaim", O_WRONLY);
 	if (fd < 0)
 		return fd;
 	r = mri_write_fd(fd, buf);
@@ -102,7 +101,7 @@ int mri_cgroup2_set_swappiness(void *priv, int swappiness)
 
 static int read_high(struct mri_cgroup2 *cg, uint64_t *v)
 {
-	return mri_cgroup2_read_at(cg, cg->dir_fd, MRI_CGROUP2_HIGH_FILE, v);
+	return mri_cgroup2_read_file(cg, MRI_CGROUP2_HIGH_FILE, v);
 }
 
 /* Puts back the high of a record, unless someone else has set it since

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -69,7 +70,7 @@ static int sim_open(void *priv, const char *path,
 		return r;
 	}
 	/* The eventfd stays for the life of the handle. */
-	r = mri_event_sink_set(&env->events, p->efd);
+	r = mri_event_sink_set(&env->events, p->efd, EPOLLIN);
 	if (r < 0) {
 		sim_memcg_set_events_fn(p->g, p, NULL, NULL);
 		close(p->efd);
