@@ -129,6 +129,14 @@ struct mri_backend {
 	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes);
 
+	/* Optional. Closes what reclaim() kept open from one call to the
+	 * next of a run of batches (cgroup1: the step's directories and
+	 * limit file, so that a batch costs no more opens than before the
+	 * fd budget); the core calls it at the end of every run
+	 * (mri_reclaim()) on each handle the run went through, so that a
+	 * group at rest holds its two fds only. Serialised with reclaim. */
+	void (*rest)(void *priv);
+
 	/* Optional. Claims (claim true) or releases the right to keep the
 	 * group's margin, exclusive among all open handles of the group in
 	 * every process: -EBUSY when another holds it. Released at close. */

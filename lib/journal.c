@@ -282,17 +282,22 @@ int mri_journal_lock(struct mri_journal *j)
 {
 	int r;
 
-	r = open_group_dir(j);
-	if (r < 0)
-		return r;
-	j->step_fd = r;
+	/* Kept from the last step of a run (mri_journal_unlock_keep()). */
+	if (j->step_fd < 0) {
+		r = open_group_dir(j);
+		if (r < 0)
+			return r;
+		j->step_fd = r;
+	}
 	r = take_flock(j->step_fd, LOCK_EX, MRI_JOURNAL_LOCK_WAIT_MS);
 	if (r < 0)
 		goto fail;
-	r = open_dir(j, j->dir);
-	if (r < 0)
-		goto fail;
-	j->dir_fd = r;
+	if (j->dir_fd < 0) {
+		r = open_dir(j, j->dir);
+		if (r < 0)
+			goto fail;
+		j->dir_fd = r;
+	}
 	r = open_file(j, j->name);
 	if (r < 0)
 		goto fail;
@@ -307,6 +312,19 @@ fail:
 void mri_journal_unlock(struct mri_journal *j)
 {
 	close_step_fds(j);
+}
+
+void mri_journal_unlock_keep(struct mri_journal *j)
+{
+	close(j->fd);
+	j->fd = -1;
+	flock(j->step_fd, LOCK_UN);
+}
+
+void mri_journal_rest(struct mri_journal *j)
+{
+	if (j->opened)
+		close_step_fds(j);
 }
 
 static bool valid_file_name(const char *s)

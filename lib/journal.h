@@ -126,8 +126,14 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
  * the effective user; the lock is released on error. */
 int mri_journal_lock(struct mri_journal *j);
 
-/* Releases the lock taken by mri_journal_lock(). */
+/* Releases the lock taken by mri_journal_lock() and closes its fds. */
 void mri_journal_unlock(struct mri_journal *j);
+
+/* Releases the lock but keeps the group's and the state directory's fds
+ * for the next mri_journal_lock() of a run of steps, until
+ * mri_journal_rest() (or an mri_journal_unlock()) closes them. */
+void mri_journal_unlock_keep(struct mri_journal *j);
+void mri_journal_rest(struct mri_journal *j);
 
 /* Under the lock: reads the record. Returns 1 with *rec filled, 0 if the
  * journal is empty, -EIO if its content is not a valid record or is the

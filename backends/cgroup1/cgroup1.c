@@ -110,12 +110,22 @@ int mri_cgroup1_read_at(struct mri_cgroup1 *cg, int dirfd, const char *name,
  * A step (a reclaim step, a limit write, the settling of a record at open
  * and close): under the group's step lock, with memory.limit_in_bytes
  * open for the step's reads and writes, opened from the directory the
- * lock is held on.
+ * lock is held on. The reclaim steps of one run keep the directories and
+ * the limit file open from one step to the next (step_end(keep)), until
+ * cg1_rest() at the end of the run: a batch then costs no more opens
+ * than when they were kept for the group's life.
  */
 struct step {
 	struct mri_cgroup1 *cg;
 	int limit_fd;
 };
+
+static void close_run_fds(struct mri_cgroup1 *cg)
+{
+	if (cg->run_limit_fd >= 0)
+		mri_fops->close(cg->run_limit_fd);
+	cg->run_limit_fd = -1;
+}
 
 static int step_begin(struct mri_cgroup1 *cg, struct step *st)
 {
@@ -123,22 +133,42 @@ static int step_begin(struct mri_cgroup1 *cg, struct step *st)
 
 	st->cg = cg;
 	r = mri_journal_lock(&cg->journal);
-	if (r < 0)
+	if (r < 0) {
+		close_run_fds(cg);
 		return r;
+	}
+	if (cg->run_limit_fd >= 0) {
+		st->limit_fd = cg->run_limit_fd;
+		return 0;
+	}
 	r = mri_fops->openat(cg->journal.step_fd, MRI_CGROUP1_LIMIT_FILE,
 			     O_RDWR | O_CLOEXEC, 0);
 	if (r < 0) {
 		mri_journal_unlock(&cg->journal);
 		return mri_cgroup1_gone(r);
 	}
-	st->limit_fd = r;
+	st->limit_fd = cg->run_limit_fd = r;
 	return 0;
 }
 
-static void step_end(struct step *st)
+/* keep: the next step of the run comes soon (cg1_reclaim()). */
+static void step_end(struct step *st, bool keep)
 {
-	mri_fops->close(st->limit_fd);
+	if (keep) {
+		mri_journal_unlock_keep(&st->cg->journal);
+		return;
+	}
+	close_run_fds(st->cg);
 	mri_journal_unlock(&st->cg->journal);
+}
+
+/* The end of a run of reclaim steps (struct mri_backend.rest). */
+static void cg1_rest(void *priv)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	close_run_fds(cg);
+	mri_journal_rest(&cg->journal);
 }
 
 static int read_limit_raw(struct step *st, uint64_t *raw)
@@ -275,6 +305,7 @@ static void pause_lowered(unsigned int ms)
 
 static void close_fds(struct mri_cgroup1 *cg)
 {
+	close_run_fds(cg);
 	mri_cgroup1_threshold_fini(cg);
 	if (cg->usage_fd >= 0)
 		mri_fops->close(cg->usage_fd);
@@ -386,7 +417,7 @@ static int recover(struct mri_cgroup1 *cg)
 	if (r < 0)
 		return r;
 	r = settle(&st);
-	step_end(&st);
+	step_end(&st, false);
 	return r;
 }
 
@@ -399,7 +430,7 @@ static int cg1_open(void *priv, const char *path,
 	long ps;
 	int r;
 
-	cg->usage_fd = -1;
+	cg->usage_fd = cg->run_limit_fd = -1;
 	cg->log = env->log;
 	cg->hybrid = env->hybrid;
 	mri_cgroup1_threshold_init(cg, &env->events);
@@ -453,7 +484,7 @@ static int cg1_close(void *priv)
 	r = step_begin(cg, &st);
 	if (r == 0) {
 		r = settle(&st);
-		step_end(&st);
+		step_end(&st, false);
 		if (r == -ENOENT)
 			r = 0;
 	} else if (r == -ENOENT) {
@@ -646,7 +677,7 @@ static int cg1_write_limit(void *priv, int which, uint64_t bytes)
 		cg->restore_failed = false;
 		r = write_limit(&st, bytes);
 	}
-	step_end(&st);
+	step_end(&st, false);
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR,
 			"cgroup1: %s: writing the limit %" PRIu64 ": %s",
@@ -687,6 +718,7 @@ static void cg1_forget(void *priv)
 
 	mri_journal_forget(&cg->journal);
 	mri_cgroup1_threshold_forget(cg);
+	close_run_fds(cg);
 	if (cg->usage_fd >= 0)
 		mri_fops->close(cg->usage_fd);
 	cg->usage_fd = -1;
@@ -818,7 +850,7 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	*asked_bytes = step;
 	*freed_bytes = usage > usage2 ? usage - usage2 : 0;
 unlock:
-	step_end(&st);
+	step_end(&st, true);
 out:
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
@@ -835,6 +867,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.read_limits = cg1_read_limits,
 	.read_memstat = cg1_read_memstat,
 	.reclaim = cg1_reclaim,
+	.rest = cg1_rest,
 	.claim_keeper = cg1_claim_keeper,
 	.forget = cg1_forget,
 	.set_usage_threshold = mri_cgroup1_set_usage_threshold,

@@ -40,6 +40,9 @@ struct mri_cgroup1 {
 	uint64_t page_size;
 	int usage_fd;            /* memory.usage_in_bytes, O_RDONLY */
 	int eventfd;             /* the armed threshold's eventfd, or -1 */
+	/* memory.limit_in_bytes, O_RDWR, during a run of reclaim steps
+	 * (cgroup1.c, step_begin()), else -1. */
+	int run_limit_fd;
 	/* memory.memsw.{usage,limit}_in_bytes exist: not on kernels without
 	 * swap accounting (CONFIG_MEMCG_SWAP, swapaccount=0). */
 	bool memsw;
