@@ -39,6 +39,7 @@
 #define ROUTE_ROUNDS 20000
 #define UPDATE_ROUNDS 200
 #define REAL_GROUPS 300
+#define SNAPSHOT_ROUNDS 2000
 #define V1_ROOT "/sys/fs/cgroup/memory"
 #define MiB (1024ULL * 1024)
 
@@ -256,7 +257,9 @@ static bool v1_usable(void)
 static int bench_v1(void)
 {
 	mr_group_t **g = calloc(REAL_GROUPS, sizeof(*g));
+	struct mr_limits l = { .size = sizeof(l) };
 	double heap, bytes;
+	uint64_t t0;
 	struct rlimit rl;
 	char path[192];
 	mr_ctx_t *ctx;
@@ -315,6 +318,15 @@ static int bench_v1(void)
 		   "bytes/group", "target", 4096, "bytes/group");
 	bench_emit(BENCH, "cgroup1: groups opened", n, "groups", NULL, 0,
 		   NULL);
+	/* What opening files per use costs a snapshot (v1 opens what it
+	 * reads, and waits out steps through directory locks). */
+	t0 = bench_now_ns();
+	for (i = 0; i < SNAPSHOT_ROUNDS; i++)
+		check("mr_group_read_limits",
+		      mr_group_read_limits(g[i % n], &l));
+	bench_emit(BENCH, "cgroup1: mr_group_read_limits",
+		   (double)(bench_now_ns() - t0) / SNAPSHOT_ROUNDS / 1000,
+		   "us/call", NULL, 0, NULL);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && armed > 0)
 		bench_emit(BENCH, "cgroup1: groups with a margin the hard "
 			   "RLIMIT_NOFILE allows",
