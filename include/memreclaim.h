@@ -990,7 +990,7 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * boost).
  *
  * Returns 1 when a group is still above its margin after its pass (call
- * again soon: the next call serves every group), 0 when none is.
+ * again soon: the next call serves that group again), 0 when none is.
  * Errors: -EINVAL (ctx NULL, unknown flags), -ECHILD, -EBUSY (the worker
  * thread of mr_ctx_worker_start() runs, or another dispatch on ctx does:
  * one worker per context), or the errno of a failed epoll_wait(). While
@@ -1437,7 +1437,7 @@ enum mr_sim_knob {
 
 /* Creates the group at path ("/a", "/a/b": its parent must exist).
  * Returns 0. Errors: -EINVAL (NULL, not an absolute path in normal form),
- * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (255 groups below
+ * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (16383 groups below
  * the root per machine), -ENOMEM. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);
 

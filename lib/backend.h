@@ -15,10 +15,54 @@
 
 /* Capability bits of a backend. */
 #define MRI_CAP_RECLAIM     (1u << 0) /* reclaim() works */
-#define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold() + event_fd() */
+#define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold(), event fd */
 
 /* What the core hands a backend when it opens a group. Valid until close. */
 struct mri_hybrid_psi;
+
+/* The period of a context's tick (mri_event_sink_tick()): 10 ms, about
+ * 10 MB of charges at 1 GB/s, the fastest a single task faults in page
+ * cache. */
+#define MRI_TICK_NS 10000000ULL
+
+/*
+ * Where a MRI_CAP_THRESHOLD backend names the fd that signals a group's
+ * events, which the core polls (level-triggered, for `events`: EPOLLIN, or
+ * EPOLLPRI for a kernfs file's notifications) in its context's epoll set:
+ * no fd of the backend's own has to stay stable. The backend calls
+ * mri_event_sink_set() from open on, and whenever set_usage_threshold()
+ * or event_ack() replaces the fd, with the new fd already open and the
+ * old one still open (the core takes the old one out of the set first);
+ * fd -1: none for now (cgroup1 while no threshold is armed, a removed
+ * cgroup2 group). Returns 0 or a negative errno (the set refused the fd:
+ * the backend fails its call and closes the new fd).
+ *
+ * A backend that cannot be told of a crossing (cgroup2 has no usage
+ * thresholds) asks for the context's tick with mri_event_sink_tick(on):
+ * while on, the core calls event_ack() every MRI_TICK_NS as for an event,
+ * from one timer per context (a tick costs one event_ack() per group that
+ * asked). Returns 0 or a negative errno (the timer could not be armed).
+ *
+ * Neither is called at close nor in forget(). fn NULL: nobody polls this
+ * handle (a child handle of lib/childreclaim.c, a backend's own tests).
+ */
+struct mri_event_sink {
+	int (*fn)(void *arg, int fd, uint32_t events);
+	int (*tick)(void *arg, bool on);
+	void *arg;
+};
+
+static inline int mri_event_sink_set(const struct mri_event_sink *s, int fd,
+				     uint32_t events)
+{
+	return s->fn ? s->fn(s->arg, fd, events) : 0;
+}
+
+static inline int mri_event_sink_tick(const struct mri_event_sink *s,
+				      bool on)
+{
+	return s->tick ? s->tick(s->arg, on) : 0;
+}
 
 struct mri_open_env {
 	struct mri_logger *log;
@@ -28,6 +72,9 @@ struct mri_open_env {
 	 * at each call since the option may change while the group is
 	 * open; NULL for none. */
 	const struct mri_hybrid_psi *hybrid;
+	/* The group's event fd goes there (copied by the backend; valid
+	 * until close). */
+	struct mri_event_sink events;
 };
 
 /*
@@ -82,6 +129,14 @@ struct mri_backend {
 	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes);
 
+	/* Optional. Closes what reclaim() kept open from one call to the
+	 * next of a run of batches (cgroup1: the step's directories and
+	 * limit file, so that a batch costs no more opens than before the
+	 * fd budget); the core calls it at the end of every run
+	 * (mri_reclaim()) on each handle the run went through, so that a
+	 * group at rest holds its two fds only. Serialised with reclaim. */
+	void (*rest)(void *priv);
+
 	/* Optional. Claims (claim true) or releases the right to keep the
 	 * group's margin, exclusive among all open handles of the group in
 	 * every process: -EBUSY when another holds it. Released at close. */
@@ -92,16 +147,14 @@ struct mri_backend {
 	 * if one is running, keeps its locks). Idempotent. */
 	void (*forget)(void *priv);
 
-	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: event_fd
-	 * becomes readable when usage crosses it in either direction.
-	 * MR_UNLIMITED disarms. Replaces the previous threshold. */
+	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: the event
+	 * fd (struct mri_event_sink) becomes readable when usage crosses it
+	 * in either direction. MR_UNLIMITED disarms. Replaces the previous
+	 * threshold; may replace the event fd (reported before the old one
+	 * is closed). */
 	int (*set_usage_threshold)(void *priv, uint64_t bytes);
 
-	/* MRI_CAP_THRESHOLD. A pollable fd (POLLIN on an event), stable for
-	 * the life of the group, or a negative errno. Does not block. */
-	int (*event_fd)(void *priv);
-
-	/* MRI_CAP_THRESHOLD. Consumes pending events so event_fd stops
+	/* MRI_CAP_THRESHOLD. Consumes pending events so the event fd stops
 	 * polling readable. Returns 1 when usage really crossed the armed
 	 * threshold (cgroup1 and sim: their event fired), 0 when the wake-up
 	 * had nothing to do (cgroup2: a timer tick with usage below the

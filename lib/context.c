@@ -7,11 +7,16 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <urcu-bp.h>
+#include <urcu/rculfhash.h>
 
 #include "group.h"
+
+/* The registry's first size (buckets; a power of two). */
+#define REGISTRY_MIN_BUCKETS 16
 
 /* Bumped in the child of every fork(): a handle made before it answers
  * -ECHILD there (the worker thread did not survive the fork). */
@@ -78,13 +83,14 @@ static void on_fork_child(void)
 	urcu_bp_after_fork_child();
 	atomic_fetch_add(&mri_fork_gen, 1);
 	for (c = all_ctx; c; c = c->next_ctx) {
-		for (g = c->groups; g; g = g->next) {
+		cds_list_for_each_entry(g, &c->groups, link) {
 			g->be->forget(g->priv);
 			mri_children_forget(g);
 		}
 		close(c->epfd);
 		close(c->wakefd);
-		c->epfd = c->wakefd = -1;
+		close(c->tickfd);
+		c->epfd = c->wakefd = c->tickfd = -1;
 		pthread_mutex_unlock(&c->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
@@ -120,7 +126,7 @@ MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
 	pthread_mutex_lock(&ctx->lock);
 	if (sim && ctx->worker_running)
 		r = -EBUSY;
-	for (g = ctx->groups; g && !r; g = g->next) {
+	cds_list_for_each_entry(g, &ctx->groups, link) {
 		if (g->be == &mri_backend_sim && ctx->sim != sim)
 			r = -EBUSY;
 	}
@@ -139,6 +145,7 @@ struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx)
 MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = MRI_WAKE_ID };
+	struct epoll_event tick = { .events = EPOLLIN, .data.u64 = MRI_TICK_ID };
 	const char *dir;
 	mr_ctx_t *ctx;
 	int r;
@@ -155,6 +162,20 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
+	/* No CDS_LFHT_AUTO_RESIZE: that would start liburcu's resize
+	 * thread in the caller's process; mri_ctx_link_group() grows the
+	 * table itself. */
+	ctx->registry = cds_lfht_new_flavor(REGISTRY_MIN_BUCKETS,
+					    REGISTRY_MIN_BUCKETS, 0, 0,
+					    &urcu_bp_flavor, NULL);
+	if (!ctx->registry) {
+		free(ctx);
+		return -ENOMEM;
+	}
+	ctx->registry_buckets = REGISTRY_MIN_BUCKETS;
+	CDS_INIT_LIST_HEAD(&ctx->groups);
+	CDS_INIT_LIST_HEAD(&ctx->pending);
+	CDS_INIT_LIST_HEAD(&ctx->ticking);
 	mri_logger_init(&ctx->log);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
@@ -165,12 +186,17 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	ctx->next_id = MRI_WAKE_ID + 1;
 	ctx->sched = MR_SCHED_NICE;
 	ctx->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ctx->tickfd = timerfd_create(CLOCK_MONOTONIC,
+				     TFD_NONBLOCK | TFD_CLOEXEC);
 	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (ctx->wakefd < 0 || ctx->epfd < 0 ||
-	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0) {
+	if (ctx->wakefd < 0 || ctx->tickfd < 0 || ctx->epfd < 0 ||
+	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0 ||
+	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->tickfd, &tick) < 0) {
 		r = -errno;
 		if (ctx->wakefd >= 0)
 			close(ctx->wakefd);
+		if (ctx->tickfd >= 0)
+			close(ctx->tickfd);
 		if (ctx->epfd >= 0)
 			close(ctx->epfd);
 		mri_hybrid_destroy(&ctx->hybrid);
@@ -178,6 +204,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 		pthread_cond_destroy(&ctx->unref);
 		pthread_mutex_destroy(&ctx->lock);
 		mri_logger_destroy(&ctx->log);
+		cds_lfht_destroy(ctx->registry, NULL);
 		free(ctx);
 		return r;
 	}
@@ -201,7 +228,8 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 	for (;;) {
 		mri_fork_hold();
 		pthread_mutex_lock(&ctx->lock);
-		g = ctx->groups;
+		g = cds_list_empty(&ctx->groups) ? NULL :
+		    cds_list_first_entry(&ctx->groups, struct mr_group, link);
 		pthread_mutex_unlock(&ctx->lock);
 		if (g)
 			mri_group_destroy(g);
@@ -221,11 +249,15 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 		close(ctx->epfd);
 	if (ctx->wakefd >= 0)
 		close(ctx->wakefd);
+	if (ctx->tickfd >= 0)
+		close(ctx->tickfd);
 	mri_hybrid_destroy(&ctx->hybrid);
 	pthread_mutex_destroy(&ctx->worker_lock);
 	pthread_cond_destroy(&ctx->unref);
 	pthread_mutex_destroy(&ctx->lock);
 	mri_logger_destroy(&ctx->log);
+	/* Empty: every group was unlinked above. */
+	cds_lfht_destroy(ctx->registry, NULL);
 	free(ctx);
 }
 
@@ -251,67 +283,215 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx)
 		return;
 }
 
-int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
+void mri_ctx_queue_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	pthread_mutex_lock(&ctx->lock);
+	if (!g->pending) {
+		cds_list_add_tail(&g->pending_link, &ctx->pending);
+		g->pending = true;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void mri_ctx_wake_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	mri_ctx_queue_group(ctx, g);
+	mri_ctx_wake_worker(ctx);
+}
+
+void mri_ctx_take_pending(mr_ctx_t *ctx, struct cds_list_head *batch)
+{
+	pthread_mutex_lock(&ctx->lock);
+	cds_list_splice(&ctx->pending, batch);
+	CDS_INIT_LIST_HEAD(&ctx->pending);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
+			  uint64_t *id)
+{
+	struct mr_group *g = NULL;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (!cds_list_empty(batch)) {
+		g = cds_list_first_entry(batch, struct mr_group, pending_link);
+		cds_list_del(&g->pending_link);
+		g->pending = false;
+		*id = g->id;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return g != NULL;
+}
+
+/* Under ctx->lock: g on or off the tick; the timer runs while a group is
+ * on it. */
+static int tick_locked(mr_ctx_t *ctx, struct mr_group *g, bool on)
+{
+	struct itimerspec its = { 0 };
+
+	if (on == g->ticking)
+		return 0;
+	if (on && ctx->nticking == 0) {
+		its.it_interval.tv_nsec = (long)MRI_TICK_NS;
+		its.it_value.tv_nsec = (long)MRI_TICK_NS;
+		if (timerfd_settime(ctx->tickfd, 0, &its, NULL) < 0)
+			return -errno;
+	} else if (!on && ctx->nticking == 1) {
+		/* Best effort: a spare tick serves nobody. */
+		timerfd_settime(ctx->tickfd, 0, &its, NULL);
+	}
+	if (on) {
+		cds_list_add_tail(&g->tick_link, &ctx->ticking);
+		ctx->nticking++;
+	} else {
+		cds_list_del(&g->tick_link);
+		ctx->nticking--;
+	}
+	g->ticking = on;
+	return 0;
+}
+
+int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on)
+{
+	int r;
+
+	pthread_mutex_lock(&ctx->lock);
+	/* A group taken off for good (gone, closing) stays off. */
+	r = on && g->retired ? 0 : tick_locked(ctx, g, on);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
 {
 	struct mr_group *g;
-	size_t count = 0;
 
 	*ids = NULL;
 	*n = 0;
 	pthread_mutex_lock(&ctx->lock);
-	for (g = ctx->groups; g; g = g->next)
-		count++;
-	if (count) {
-		*ids = malloc(count * sizeof(**ids));
+	if (ctx->nticking) {
+		*ids = malloc(ctx->nticking * sizeof(**ids));
 		if (!*ids) {
 			pthread_mutex_unlock(&ctx->lock);
 			return -ENOMEM;
 		}
 	}
-	/* The list has the newest first. */
-	for (g = ctx->groups; g; g = g->next)
-		(*ids)[count - ++*n] = g->id;
+	cds_list_for_each_entry(g, &ctx->ticking, tick_link)
+		(*ids)[(*n)++] = g->id;
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
 
-struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id)
+int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
 {
 	struct mr_group *g;
 
+	*ids = NULL;
+	*n = 0;
 	pthread_mutex_lock(&ctx->lock);
-	for (g = ctx->groups; g; g = g->next) {
-		if (g->id == id) {
-			g->refs++;
-			break;
+	if (ctx->ngroups) {
+		*ids = malloc(ctx->ngroups * sizeof(**ids));
+		if (!*ids) {
+			pthread_mutex_unlock(&ctx->lock);
+			return -ENOMEM;
 		}
 	}
+	cds_list_for_each_entry(g, &ctx->groups, link)
+		(*ids)[(*n)++] = g->id;
 	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+/* Ids are handed out in sequence: as their own hash they fill the
+ * table's buckets evenly (the split-ordered list indexes buckets by the
+ * low bits). */
+static unsigned long id_hash(uint64_t id)
+{
+	return (unsigned long)id;
+}
+
+static int match_id(struct cds_lfht_node *node, const void *key)
+{
+	return caa_container_of(node, struct mr_group, node)->id ==
+	       *(const uint64_t *)key;
+}
+
+struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id)
+{
+	struct cds_lfht_iter iter;
+	struct cds_lfht_node *node;
+	struct mr_group *g = NULL;
+
+	urcu_bp_read_lock();
+	cds_lfht_lookup(ctx->registry, id_hash(id), match_id, &id, &iter);
+	node = cds_lfht_iter_get_node(&iter);
+	if (node) {
+		g = caa_container_of(node, struct mr_group, node);
+		/* Inside the read-side section: mri_ctx_unlink_group()
+		 * waits for a grace period after taking g out, then for
+		 * every reference taken before. */
+		atomic_fetch_add(&g->refs, 1);
+	}
+	urcu_bp_read_unlock();
 	return g;
 }
 
 void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g)
 {
+	/* g may be freed as soon as the count is 0: not touched after. */
+	if (atomic_fetch_sub(&g->refs, 1) != 1)
+		return;
 	pthread_mutex_lock(&ctx->lock);
-	if (--g->refs == 0)
-		pthread_cond_broadcast(&ctx->unref);
+	pthread_cond_broadcast(&ctx->unref);
 	pthread_mutex_unlock(&ctx->lock);
+}
+
+uint64_t mri_ctx_new_id(mr_ctx_t *ctx)
+{
+	uint64_t id;
+
+	pthread_mutex_lock(&ctx->lock);
+	id = ctx->next_id++;
+	pthread_mutex_unlock(&ctx->lock);
+	return id;
+}
+
+void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g)
+{
+	cds_lfht_node_init(&g->node);
+	cds_list_add_tail(&g->link, &ctx->groups);
+	urcu_bp_read_lock();
+	cds_lfht_add(ctx->registry, id_hash(g->id), &g->node);
+	urcu_bp_read_unlock();
+	/* Doubling keeps chains short at an amortised O(1) per open. The
+	 * resize waits for grace periods, which no reader holding ctx->lock
+	 * can block (lookups take no lock). A table that cannot get the
+	 * memory stays as it is: longer chains, nothing lost. */
+	if (++ctx->ngroups > ctx->registry_buckets) {
+		ctx->registry_buckets *= 2;
+		cds_lfht_resize(ctx->registry, ctx->registry_buckets);
+	}
 }
 
 void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g)
 {
-	struct mr_group **pp;
-
 	pthread_mutex_lock(&ctx->lock);
-	for (pp = &ctx->groups; *pp; pp = &(*pp)->next) {
-		if (*pp == g) {
-			*pp = g->next;
-			break;
-		}
-	}
+	cds_list_del(&g->link);
+	if (g->pending)
+		cds_list_del(&g->pending_link); /* from the queue or a batch */
+	g->pending = false;
+	tick_locked(ctx, g, false);
+	ctx->ngroups--;
+	urcu_bp_read_lock();
+	cds_lfht_del(ctx->registry, &g->node);
+	urcu_bp_read_unlock();
+	pthread_mutex_unlock(&ctx->lock);
+	/* Every lookup that found g has taken its reference by now. */
+	urcu_bp_synchronize_rcu();
 	/* In a child after fork() the references were the parent's worker
 	 * thread's, which is not here: nothing to wait for. */
-	while (g->refs && mri_ctx_check_fork(ctx) == 0)
+	pthread_mutex_lock(&ctx->lock);
+	while (atomic_load(&g->refs) && mri_ctx_check_fork(ctx) == 0)
 		pthread_cond_wait(&ctx->unref, &ctx->lock);
 	pthread_mutex_unlock(&ctx->lock);
 }

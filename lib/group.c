@@ -88,13 +88,59 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	return mri_group_open(ctx, norm, be, ret);
 }
 
+/* The group's struct mri_event_sink: the backend's new event fd, before the old one
+ * is closed. Until the group is linked only recorded (mri_group_open()
+ * adds it with the link); after mri_group_unpoll() ignored. */
+static int group_event_fd(void *arg, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events };
+	struct mr_group *g = arg;
+	mr_ctx_t *ctx = g->ctx;
+	int r = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (g->polled && fd != g->event_fd) {
+		ev.data.u64 = g->id;
+		if (fd >= 0 && epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			r = -errno;
+		else if (g->event_fd >= 0)
+			epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, g->event_fd, NULL);
+	}
+	if (!r) {
+		g->event_fd = fd;
+		g->event_events = events;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+/* The group's struct mri_event_sink: the context's tick. Ignored after
+ * mri_group_unpoll(). */
+static int group_tick(void *arg, bool on)
+{
+	struct mr_group *g = arg;
+
+	return mri_ctx_tick(g->ctx, g, on);
+}
+
+void mri_group_unpoll(struct mr_group *g)
+{
+	pthread_mutex_lock(&g->ctx->lock);
+	if (g->polled && g->event_fd >= 0)
+		epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, g->event_fd, NULL);
+	g->polled = false;
+	g->retired = true;
+	pthread_mutex_unlock(&g->ctx->lock);
+	mri_ctx_tick(g->ctx, g, false);
+}
+
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret)
 {
 	struct mri_open_env env;
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev;
 	struct mr_group *g;
-	int r, fd;
+	int r = 0;
 
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -103,6 +149,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	pthread_mutex_init(&g->reclaim_lock, NULL);
 	g->ctx = ctx;
 	g->be = be;
+	g->event_fd = -1;
 	g->armed_threshold_bytes = MR_UNLIMITED;
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
@@ -113,16 +160,21 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 		return -ENOMEM;
 	}
 	*g->policy = default_policy;
+	g->id = mri_ctx_new_id(ctx);
 
 	env.log = &ctx->log;
 	env.state_dir = ctx->state_dir;
 	env.sim = ctx->sim;
 	env.hybrid = &ctx->hybrid;
+	env.events.fn = group_event_fd;
+	env.events.tick = group_tick;
+	env.events.arg = g;
 	/* Not on the list yet: a fork() now would give the child copies of
 	 * fds its handler cannot see. */
 	mri_fork_hold();
 	r = be->open(g->priv, g->path, &env);
 	if (r < 0) {
+		mri_ctx_tick(ctx, g, false);
 		mri_fork_release();
 		mri_log(&ctx->log, MR_LOG_DEBUG, "%s: open (%s): %s", g->path,
 			be->name, mr_strerror(r));
@@ -130,33 +182,39 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 		return r;
 	}
 
+	/* The event fd joins the set as the group joins the registry: the
+	 * worker never sees an event it cannot route. */
 	pthread_mutex_lock(&ctx->lock);
-	g->id = ctx->next_id++;
-	if (be->caps & MRI_CAP_THRESHOLD) {
-		fd = be->event_fd(g->priv);
-		ev.data.u64 = g->id;
-		if (fd < 0 || epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			r = fd < 0 ? fd : -errno;
-			pthread_mutex_unlock(&ctx->lock);
-			be->close(g->priv);
-			mri_fork_release();
-			group_free(g);
-			return r;
-		}
-	}
-	g->next = ctx->groups;
-	ctx->groups = g;
+	ev.events = g->event_events;
+	ev.data.u64 = g->id;
+	if (g->event_fd >= 0 &&
+	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, g->event_fd, &ev) < 0)
+		r = -errno;
+	else
+		g->polled = true;
+	if (!r)
+		mri_ctx_link_group(ctx, g);
 	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0) {
+		be->close(g->priv);
+		mri_ctx_tick(ctx, g, false);
+		mri_fork_release();
+		group_free(g);
+		return r;
+	}
 	mri_fork_release();
-	mri_ctx_wake_worker(ctx); /* a running worker serves it at once */
+	mri_ctx_wake_group(ctx, g); /* a running worker serves it at once */
 	*ret = g;
 	return 0;
 }
 
 int mri_group_destroy(struct mr_group *g)
 {
-	int r, fd;
+	int r;
 
+	/* In a child after fork() the set is closed and the parent's. */
+	if (mri_ctx_check_fork(g->ctx) == 0)
+		mri_group_unpoll(g);
 	mri_ctx_unlink_group(g->ctx, g);
 	/* In a child after fork() the cgroup is the parent's business: close
 	 * the fds (the fork handler did already) and free the memory. */
@@ -165,11 +223,6 @@ int mri_group_destroy(struct mr_group *g)
 		mri_children_close(g, true);
 		group_free(g);
 		return -ECHILD;
-	}
-	if (g->be->caps & MRI_CAP_THRESHOLD) {
-		fd = g->be->event_fd(g->priv);
-		if (fd >= 0)
-			epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, fd, NULL);
 	}
 	/* Wait for a worker pass or a synchronous reclaim in progress. */
 	pthread_mutex_lock(&g->reclaim_lock);
@@ -347,7 +400,7 @@ static int update_policy(struct mr_group *g,
 	pthread_mutex_unlock(&g->policy_lock);
 	urcu_bp_synchronize_rcu();
 	free(old);
-	mri_ctx_wake_worker(g->ctx);
+	mri_ctx_wake_group(g->ctx, g);
 	return 0;
 }
 

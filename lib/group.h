@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <urcu/list.h>
+#include <urcu/rculfhash.h>
+
 #include "backend.h"
 #include "charge.h"
 #include "childreclaim.h"
@@ -43,9 +46,27 @@ struct mri_reason_stats {
 
 struct mr_group {
 	mr_ctx_t *ctx;
-	struct mr_group *next;            /* ctx->groups, under ctx->lock */
-	unsigned refs;                    /* worker's references, ctx->lock */
+	/* In ctx->groups (opening order, under ctx->lock) and in
+	 * ctx->registry (keyed by id, read under RCU). */
+	struct cds_list_head link;
+	struct cds_lfht_node node;
+	atomic_uint refs;                 /* worker's references */
+	/* Queued for the worker's next round (ctx->pending or the round's
+	 * batch), under ctx->lock. */
+	struct cds_list_head pending_link;
+	bool pending;
 	uint64_t id;                      /* epoll key; never reused */
+	/* The backend's event fd (struct mri_event_sink), -1: none, and
+	 * whether it is in ctx->epfd (from the group's link to its close, or
+	 * until it is gone); both under ctx->lock. */
+	int event_fd;
+	uint32_t event_events;            /* EPOLLIN or EPOLLPRI */
+	bool polled;
+	/* On ctx->ticking: its backend asked for the context's tick
+	 * (mri_event_sink_tick()), under ctx->lock. */
+	struct cds_list_head tick_link;
+	bool ticking;
+	bool retired;                     /* mri_group_unpoll() ran */
 	char *path;
 	const struct mri_backend *be;
 	void *priv;
@@ -80,9 +101,25 @@ struct mr_ctx {
 	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
 	char process_leaf[256];           /* mr_ctx_set_process_leaf(), or "" */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
-	pthread_mutex_t lock;             /* groups, next_id, refs */
+	pthread_mutex_t lock;             /* groups, registry writes, next_id */
 	pthread_cond_t unref;             /* a group's refs fell to 0 */
-	struct mr_group *groups;
+	struct cds_list_head groups;      /* in opening order */
+	/* Groups a round must serve besides those its events name: opened,
+	 * their policy or limit changed, or left above their mark by the
+	 * last pass (mri_ctx_wake_group()). */
+	struct cds_list_head pending;
+	/* Groups whose backend asked for the tick, and the timerfd (in
+	 * epfd as MRI_TICK_ID) that runs while there is one. */
+	struct cds_list_head ticking;
+	size_t nticking;
+	int tickfd;
+	/* The open groups by id (liburcu-bp's lock-free hash table): the
+	 * worker finds an event's group in O(1) without ctx->lock. Grown by
+	 * doubling when the groups outnumber its buckets (no resize
+	 * thread), never shrunk. */
+	struct cds_lfht *registry;
+	size_t ngroups;
+	unsigned long registry_buckets;
 	uint64_t next_id;
 	int epfd;                         /* groups' event fds + wakefd */
 	int wakefd;                       /* eventfd: wakes the worker */
@@ -98,14 +135,16 @@ struct mr_ctx {
 	int sched;
 	int nice;
 	atomic_bool worker_stop;
-	/* The last round left a group above its margin: the next one serves
-	 * every group. Only the worker (the thread, or the one dispatch that
-	 * runs) touches it. */
+	/* The last round was to serve every group but could not get the
+	 * memory for the list: the next one tries again. Only the worker
+	 * (the thread, or the one dispatch that runs) touches it. */
 	bool serve_all;
 };
 
-/* epoll key of ctx->wakefd. Group ids start at 1. */
+/* epoll keys of ctx->wakefd and ctx->tickfd. Group ids start at 1 and
+ * never reach MRI_TICK_ID. */
 #define MRI_WAKE_ID 0
+#define MRI_TICK_ID UINT64_MAX
 
 /* The ctx's logger, for other library files. */
 struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
@@ -113,8 +152,25 @@ struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
 /* -ECHILD if ctx was created before a fork() in this process, else 0. */
 int mri_ctx_check_fork(const mr_ctx_t *ctx);
 
-/* Wakes the worker (if running) so it re-reads policies. */
+/* Wakes the worker (if running): it runs a round at once. */
 void mri_ctx_wake_worker(mr_ctx_t *ctx);
+
+/* Queues g for the worker's next round and wakes it: O(1), so that a
+ * policy update or an open costs the worker one group's pass, not a pass
+ * over every group of the context. */
+void mri_ctx_wake_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* Queues g for the next round without waking the worker: the worker's
+ * own re-queue of a group its pass left above the mark (the round then
+ * answers 1, and the next one comes at once). */
+void mri_ctx_queue_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* The worker's side: moves the queued groups to *batch (an initialised
+ * list head), then mri_ctx_next_pending() gives their ids one by one
+ * (false when none is left). A group closed meanwhile leaves the batch. */
+void mri_ctx_take_pending(mr_ctx_t *ctx, struct cds_list_head *batch);
+bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
+			  uint64_t *id);
 
 /* The ids of ctx's groups, in the order they were opened, in a new array
  * in *ids (NULL when there are none) and their number in *n. Returns 0 or
@@ -122,13 +178,22 @@ void mri_ctx_wake_worker(mr_ctx_t *ctx);
 int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
 /* Looks a group up by id and takes a reference (the group is not freed
- * until mri_ctx_put_group()), or returns NULL. Takes and drops ctx->lock:
- * the caller then takes g->reclaim_lock without holding ctx->lock. */
+ * until mri_ctx_put_group()), or returns NULL. O(1), lock-free (an RCU
+ * read-side section over ctx->registry): the caller then takes
+ * g->reclaim_lock without holding ctx->lock. */
 struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id);
 void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g);
 
-/* Takes g off its context's list and waits until nobody holds a
- * reference. Call with mri_fork_hold() held, until the backend is closed. */
+/* The next group id of ctx (never reused; a failed open uses one up). */
+uint64_t mri_ctx_new_id(mr_ctx_t *ctx);
+
+/* Puts g (its id taken from mri_ctx_new_id()) on the list and in the
+ * registry: from then on the worker can find it. Call with ctx->lock. */
+void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g);
+
+/* Takes g off its context's list and registry and waits until nobody
+ * holds a reference. Call with mri_fork_hold() held, until the backend is
+ * closed. */
 void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g);
 
 /* Read side of the lock that fork() takes for writing (lib/context.c):
@@ -194,6 +259,19 @@ uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
  * of a fake backend with it. */
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret);
+
+/* Takes the group's event fd out of the context's epoll set and off the
+ * tick for good (its close, or its cgroup is gone). */
+void mri_group_unpoll(struct mr_group *g);
+
+/* The context's tick for g (struct mri_event_sink): on or off; the timer
+ * runs while a group of the context asked for it. 0 or -errno. Takes
+ * ctx->lock. */
+int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on);
+
+/* The ids of the groups on the tick, in a new array (NULL when none) and
+ * their number: 0 or -ENOMEM. */
+int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
 /* Takes the group off its ctx's list, closes and frees it. Call with
  * mri_fork_hold() held and no ctx->lock. */

@@ -103,58 +103,100 @@ fail:
 	return r;
 }
 
+/* A cgroup directory (the group's or an ancestor's), through mri_fops
+ * like every file under a cgroup mount; closed with mri_fops->close(). */
 static int open_dir_fd(struct mri_journal *j, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 
-	if (fd < 0) {
-		fd = -errno;
+	if (fd < 0)
 		mri_log(j->log, MR_LOG_ERR, "journal: cannot open %s: %s",
 			path, strerror(-fd));
+	return fd;
+}
+
+int mri_journal_check_dir(const struct mri_journal *j, int dirfd)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st) < 0)
+		return -errno;
+	return (uint64_t)st.st_dev == j->dev && (uint64_t)st.st_ino == j->ino ?
+	       0 : -ENOENT;
+}
+
+/* The group's directory, checked (mri_journal_check_dir()). */
+static int open_group_dir(struct mri_journal *j)
+{
+	int fd, r;
+
+	/* Not logged when gone: the caller's -ENOENT says it. */
+	fd = mri_fops->open(j->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd == -ENOENT || fd == -ENODEV)
+		return -ENOENT;
+	if (fd < 0) {
+		mri_log(j->log, MR_LOG_ERR, "journal: cannot open %s: %s",
+			j->path, strerror(-fd));
+		return fd;
+	}
+	r = mri_journal_check_dir(j, fd);
+	if (r < 0) {
+		mri_fops->close(fd);
+		return r;
 	}
 	return fd;
 }
 
+static void close_reads(struct mri_journal_reads *rd)
+{
+	while (rd->n > 0)
+		mri_fops->close(rd->fds[--rd->n]);
+}
+
 /* The group's directory and its ancestors up to root included (the root
  * of what this process sees may be a container's own cgroup, whose limit
- * a manager outside can lower), for the readers' shared locks. */
-static int open_read_fds(struct mri_journal *j, const char *group_path,
-			 const char *root)
+ * a manager outside can lower), for a reader's shared locks. */
+static int open_reads(struct mri_journal *j, struct mri_journal_reads *rd)
 {
 	char p[PATH_MAX];
-	size_t rlen = strlen(root);
+	size_t rlen = strlen(j->root);
 	char *slash;
 	int fd;
 
-	while (rlen > 1 && root[rlen - 1] == '/')
+	rd->n = 0;
+	while (rlen > 1 && j->root[rlen - 1] == '/')
 		rlen--;
-	strcpy(p, group_path);
-	do {
-		if (j->nread_fds == MRI_JOURNAL_MAX_DEPTH)
-			return -ELOOP;
-		fd = open_dir_fd(j, p);
-		if (fd < 0)
-			return fd;
-		j->read_fds[j->nread_fds++] = fd;
+	fd = open_group_dir(j);
+	if (fd < 0)
+		return fd;
+	rd->fds[rd->n++] = fd;
+	strcpy(p, j->path);
+	for (;;) {
 		slash = strrchr(p, '/');
 		if (strlen(p) <= rlen || !slash || slash == p)
-			break;
+			return 0;
 		*slash = '\0';
-	} while (strlen(p) >= rlen);
-	return 0;
+		if (strlen(p) < rlen)
+			return 0;
+		if (rd->n == MRI_JOURNAL_MAX_DEPTH) {
+			close_reads(rd);
+			return -ELOOP;
+		}
+		fd = open_dir_fd(j, p);
+		if (fd < 0) {
+			close_reads(rd);
+			return fd;
+		}
+		rd->fds[rd->n++] = fd;
+	}
 }
 
-static void close_fds(struct mri_journal *j)
+static void close_step_fds(struct mri_journal *j)
 {
-	size_t i;
-
-	for (i = 0; i < j->nread_fds; i++)
-		close(j->read_fds[i]);
-	j->nread_fds = 0;
 	if (j->fd >= 0)
 		close(j->fd);
 	if (j->step_fd >= 0)
-		close(j->step_fd);
+		mri_fops->close(j->step_fd);
 	if (j->dir_fd >= 0)
 		close(j->dir_fd);
 	j->fd = j->step_fd = j->dir_fd = -1;
@@ -165,46 +207,39 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
 		     struct mri_logger *log)
 {
 	struct stat st;
-	int r;
+	int fd, r;
 
 	j->log = log;
-	j->dir_fd = -1;
-	j->step_fd = -1;
-	j->fd = -1;
-	j->nread_fds = 0;
+	j->opened = false;
+	j->dir_fd = j->step_fd = j->fd = -1;
 	if (state_dir[0] != '/' || group_path[0] != '/' || root[0] != '/' ||
-	    strchr(group_path, '\n') ||
-	    strlen(state_dir) >= sizeof(j->dir) ||
-	    strlen(group_path) >= sizeof(j->path) ||
+	    strchr(group_path, '\n') || strlen(state_dir) >= PATH_MAX ||
+	    strlen(group_path) >= PATH_MAX ||
 	    strncmp(group_path, root, strlen(root)) != 0)
 		return -EINVAL;
-	strcpy(j->dir, state_dir);
-	strcpy(j->path, group_path);
+	j->dir = state_dir;
+	j->path = group_path;
+	j->root = root;
 
+	/* Created and checked now, so that a bad state directory fails the
+	 * open; each step checks it again. */
 	r = open_dir(j, state_dir);
 	if (r < 0)
 		return r;
-	j->dir_fd = r;
-	r = open_dir_fd(j, group_path);
+	close(r);
+	fd = open_dir_fd(j, group_path);
+	if (fd < 0)
+		return fd;
+	r = fstat(fd, &st) < 0 ? -errno : 0;
+	mri_fops->close(fd);
 	if (r < 0)
-		goto fail;
-	j->step_fd = r;
-	if (fstat(j->step_fd, &st) < 0) {
-		r = -errno;
-		goto fail;
-	}
+		return r;
 	j->dev = (uint64_t)st.st_dev;
 	j->ino = (uint64_t)st.st_ino;
 	snprintf(j->name, sizeof(j->name), "%" PRIx64 "-%" PRIx64 ".journal",
 		 j->dev, j->ino);
-	r = open_read_fds(j, group_path, root);
-	if (r < 0)
-		goto fail;
-	pthread_mutex_init(&j->read_mutex, NULL);
+	j->opened = true;
 	return 0;
-fail:
-	close_fds(j);
-	return r;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -247,23 +282,49 @@ int mri_journal_lock(struct mri_journal *j)
 {
 	int r;
 
+	/* Kept from the last step of a run (mri_journal_unlock_keep()). */
+	if (j->step_fd < 0) {
+		r = open_group_dir(j);
+		if (r < 0)
+			return r;
+		j->step_fd = r;
+	}
 	r = take_flock(j->step_fd, LOCK_EX, MRI_JOURNAL_LOCK_WAIT_MS);
 	if (r < 0)
-		return r;
-	r = open_file(j, j->name);
-	if (r < 0) {
-		flock(j->step_fd, LOCK_UN);
-		return r;
+		goto fail;
+	if (j->dir_fd < 0) {
+		r = open_dir(j, j->dir);
+		if (r < 0)
+			goto fail;
+		j->dir_fd = r;
 	}
+	r = open_file(j, j->name);
+	if (r < 0)
+		goto fail;
 	j->fd = r;
 	return 0;
+fail:
+	/* Closing the directory's fd drops its lock. */
+	close_step_fds(j);
+	return r;
 }
 
 void mri_journal_unlock(struct mri_journal *j)
 {
+	close_step_fds(j);
+}
+
+void mri_journal_unlock_keep(struct mri_journal *j)
+{
 	close(j->fd);
 	j->fd = -1;
 	flock(j->step_fd, LOCK_UN);
+}
+
+void mri_journal_rest(struct mri_journal *j)
+{
+	if (j->opened)
+		close_step_fds(j);
 }
 
 static bool valid_file_name(const char *s)
@@ -400,28 +461,32 @@ int mri_journal_clear(struct mri_journal *j)
 	return ftruncate(j->fd, 0) < 0 ? -errno : 0;
 }
 
-int mri_journal_reads_begin(struct mri_journal *j)
+int mri_journal_reads_begin(struct mri_journal *j,
+			    struct mri_journal_reads *rd)
 {
 	uint64_t start;
 	unsigned int wait = 1;
 	size_t i;
+	int r;
 
-	pthread_mutex_lock(&j->read_mutex);
+	r = open_reads(j, rd);
+	if (r < 0)
+		return r;
 	start = now_ms();
 	/* All or nothing: a reader never holds an ancestor's lock while it
 	 * waits for the group's, which would hold off the ancestor's steps
 	 * for as long as the group is busy. */
 	for (;;) {
-		for (i = 0; i < j->nread_fds; i++) {
-			if (flock(j->read_fds[i], LOCK_SH | LOCK_NB) < 0)
+		for (i = 0; i < rd->n; i++) {
+			if (flock(rd->fds[i], LOCK_SH | LOCK_NB) < 0)
 				break;
 		}
-		if (i == j->nread_fds)
+		if (i == rd->n)
 			return 0;
 		while (i-- > 0)
-			flock(j->read_fds[i], LOCK_UN);
+			flock(rd->fds[i], LOCK_UN);
 		if (now_ms() - start >= MRI_JOURNAL_READ_WAIT_MS) {
-			pthread_mutex_unlock(&j->read_mutex);
+			close_reads(rd);
 			return -EBUSY;
 		}
 		sleep_ms(wait);
@@ -430,37 +495,32 @@ int mri_journal_reads_begin(struct mri_journal *j)
 	}
 }
 
-void mri_journal_reads_end(struct mri_journal *j)
+void mri_journal_reads_end(struct mri_journal_reads *rd)
 {
-	size_t i;
-
-	for (i = 0; i < j->nread_fds; i++)
-		flock(j->read_fds[i], LOCK_UN);
-	pthread_mutex_unlock(&j->read_mutex);
+	/* Closing each fd drops its shared lock. */
+	close_reads(rd);
 }
 
 void mri_journal_close(struct mri_journal *j)
 {
 	struct stat st;
 
-	if (j->dir_fd < 0)
+	if (!j->opened)
 		return;
 	if (mri_journal_lock(j) == 0) {
 		if (fstat(j->fd, &st) == 0 && st.st_size == 0)
 			unlinkat(j->dir_fd, j->name, 0);
 		mri_journal_unlock(j);
 	}
-	close_fds(j);
-	pthread_mutex_destroy(&j->read_mutex);
+	j->opened = false;
 }
 
 void mri_journal_forget(struct mri_journal *j)
 {
-	if (j->dir_fd < 0)
+	if (!j->opened)
 		return;
-	/* The mutex may have been held by a thread that did not survive the
-	 * fork: it is not used again. */
-	close_fds(j);
+	close_step_fds(j);
+	j->opened = false;
 }
 
 int mri_journal_settle(struct mri_journal *j, const char *file,

@@ -72,21 +72,34 @@ struct mri_journal_record {
 	pid_t pid;                       /* the manager that wrote it */
 };
 
+/*
+ * A group's journal. It keeps no fd between steps (the group's fd budget,
+ * docs/design.md): a step opens the group's directory (checked to be the
+ * cgroup opened), the state directory and the journal file, and closes
+ * them at its end; readers open their directories for each read.
+ */
 struct mri_journal {
 	struct mri_logger *log;
+	/* The caller's strings, valid until mri_journal_close(): the state
+	 * directory and the group's and the hierarchy root's symlink-free
+	 * paths. */
+	const char *dir;
+	const char *path;
+	const char *root;
+	bool opened;                     /* between open and close/forget */
+	/* During a step (mri_journal_lock() to _unlock()), else -1. */
+	int step_fd;                     /* the group's directory: flock EX */
 	int dir_fd;                      /* O_PATH fd of the state dir */
-	int step_fd;                     /* the cgroup's directory: flock EX
-					    during a step */
-	int fd;                          /* the journal file, while locked */
+	int fd;                          /* the journal file */
 	uint64_t dev, ino;               /* the cgroup directory's identity */
-	/* Readers' fds: the group's directory, then its ancestors below the
-	 * hierarchy root; one reader at a time (read_mutex). */
-	int read_fds[MRI_JOURNAL_MAX_DEPTH];
-	size_t nread_fds;
-	pthread_mutex_t read_mutex;
-	char dir[PATH_MAX];              /* state dir, for messages */
-	char path[PATH_MAX];             /* the group's path, for people */
 	char name[48];                   /* "<dev>-<ino>.journal" */
+};
+
+/* A reader's fds (mri_journal_reads_begin()): the group's directory, then
+ * its ancestors below the hierarchy root. */
+struct mri_journal_reads {
+	int fds[MRI_JOURNAL_MAX_DEPTH];
+	size_t n;
 };
 
 /* The journal file's name for the cgroup directory at group_path, as
@@ -96,7 +109,8 @@ int mri_journal_name(const char *group_path, char *out, size_t len);
 
 /* Opens the journal of the cgroup directory group_path, beneath the
  * hierarchy root `root` (both absolute and free of symlinks; group_path
- * equal to root or below it), in state_dir (absolute). Creates state_dir (mode 0700) if it is
+ * equal to root or below it), in state_dir (absolute); the three strings
+ * must stay valid until mri_journal_close(). Keeps no fd open. Creates state_dir (mode 0700) if it is
  * missing; its parent must exist. Refuses a state_dir that is a symlink
  * (-ELOOP) or not a directory (-ENOTDIR), not owned by the effective user
  * or writable by group or others (-EPERM). group_path must hold no newline
@@ -112,8 +126,14 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
  * the effective user; the lock is released on error. */
 int mri_journal_lock(struct mri_journal *j);
 
-/* Releases the lock taken by mri_journal_lock(). */
+/* Releases the lock taken by mri_journal_lock() and closes its fds. */
 void mri_journal_unlock(struct mri_journal *j);
+
+/* Releases the lock but keeps the group's and the state directory's fds
+ * for the next mri_journal_lock() of a run of steps, until
+ * mri_journal_rest() (or an mri_journal_unlock()) closes them. */
+void mri_journal_unlock_keep(struct mri_journal *j);
+void mri_journal_rest(struct mri_journal *j);
 
 /* Under the lock: reads the record. Returns 1 with *rec filled, 0 if the
  * journal is empty, -EIO if its content is not a valid record or is the
@@ -147,19 +167,28 @@ int mri_journal_settle(struct mri_journal *j, const char *file,
 
 /* Waits until no manager (in any process, this one included) is in a step
  * on the group or an ancestor, and keeps steps out until
- * mri_journal_reads_end(). Returns 0, or -EBUSY when steps held on for
- * longer than MRI_JOURNAL_READ_WAIT_MS (nothing is then held). */
-int mri_journal_reads_begin(struct mri_journal *j);
-void mri_journal_reads_end(struct mri_journal *j);
+ * mri_journal_reads_end(), through the directory fds it opens in *rd.
+ * Returns 0, -EBUSY when steps held on for longer than
+ * MRI_JOURNAL_READ_WAIT_MS, -ENOENT when the group is gone, or an open's
+ * error (nothing is then held or open). Readers may run concurrently. */
+int mri_journal_reads_begin(struct mri_journal *j,
+			    struct mri_journal_reads *rd);
+void mri_journal_reads_end(struct mri_journal_reads *rd);
+
+/* Whether dirfd is the journal's cgroup directory (by device and inode):
+ * 0, -ENOENT when it is another (the group was removed and a new one made
+ * under its name), or fstat()'s error. */
+int mri_journal_check_dir(const struct mri_journal *j, int dirfd);
 
 /* Not under the lock: takes it, unlinks the journal file if it is empty
- * (a record is kept for the next open), and closes everything. If the lock
- * cannot be had, the file is left for its holder. A no-op when j->dir_fd is
- * -1 (never opened, or forgotten). */
+ * (a record is kept for the next open). If the lock cannot be had, the
+ * file is left for its holder. A no-op when not opened (a zeroed struct)
+ * or forgotten. */
 void mri_journal_close(struct mri_journal *j);
 
-/* In a child after fork(): closes every fd without taking a lock or
- * touching a file (the parent's step, if one is running, keeps its lock). */
+/* In a child after fork(): closes the fds of a step in progress in the
+ * parent without taking a lock or touching a file (the parent's step
+ * keeps its lock). */
 void mri_journal_forget(struct mri_journal *j);
 
 #endif /* MR_JOURNAL_H */

@@ -98,7 +98,7 @@ out:
 	pthread_mutex_unlock(&g->reclaim_lock);
 	/* A running worker re-reads the limit it keeps the margin below. */
 	if (r == 0)
-		mri_ctx_wake_worker(g->ctx);
+		mri_ctx_wake_group(g->ctx, g);
 	return r;
 }
 

@@ -56,6 +56,19 @@ static void count(struct mr_group *g, int reason, uint64_t asked,
 	atomic_fetch_add(&s->elapsed_ns, ns);
 }
 
+/* The end of a run of batches: the group's handle and its children's
+ * close what they kept open between batches (struct mri_backend.rest). */
+static void rest(struct mr_group *g)
+{
+	size_t i;
+
+	if (!g->be->rest)
+		return;
+	g->be->rest(g->priv);
+	for (i = 0; i < g->children.n; i++)
+		g->be->rest(g->children.v[i].priv);
+}
+
 int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		uint64_t floor_bytes, uint64_t deadline_ns,
 		const atomic_bool *stop, uint64_t *freed_bytes)
@@ -141,6 +154,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		}
 	}
 	*freed_bytes = total;
+	rest(g);
 	if (total || (reached && r == 0))
 		return 0;
 	return r < 0 ? r : -EAGAIN;

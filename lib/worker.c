@@ -175,23 +175,14 @@ static void leave_alone(struct mr_group *g, const char *why)
  * safety tick would only fill the log. */
 static bool is_gone(struct mr_group *g, int r)
 {
-	int fd;
-
 	if (r != -ENOENT)
 		return false;
 	if (!g->gone) {
 		mri_log(&g->ctx->log, MR_LOG_WARNING,
 			"%s: cgroup is gone; no longer served", g->path);
 		g->gone = true;
-		/* Its event fd would wake the worker for nothing. The fd
-		 * stays open until close, which takes reclaim_lock (held
-		 * here) before closing it. */
-		if (g->be->caps & MRI_CAP_THRESHOLD) {
-			fd = g->be->event_fd(g->priv);
-			if (fd >= 0)
-				epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, fd,
-					  NULL);
-		}
+		/* Its event fd would wake the worker for nothing. */
+		mri_group_unpoll(g);
 	}
 	return true;
 }
@@ -336,9 +327,11 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 /* One margin pass over the group `id`, if it is still open. thread: the
  * pass runs on the worker thread (its stop flag ends a reclaim early, and
  * a SCHED_IDLE worker is boosted), not in a caller's dispatch. event: the
- * group is served for its own event, not in a round over every group: a
- * wake-up the backend says had nothing to do (event_ack() 0, a cgroup2
- * timer tick below the threshold) is then not worth a pass. */
+ * group is served for its own event, not queued nor in a round over every
+ * group: a wake-up the backend says had nothing to do (event_ack() 0, a
+ * cgroup2 timer tick below the threshold) is then not worth a pass. A
+ * group still above its mark after the pass is queued for the next round
+ * (mri_ctx_queue_group()). */
 static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
 {
 	struct mr_group *g = mri_ctx_get_group(ctx, id);
@@ -358,6 +351,9 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
 					thread);
 	pthread_mutex_unlock(&g->reclaim_lock);
+	/* Still above its mark: the next round serves it again. */
+	if (again)
+		mri_ctx_queue_group(ctx, g);
 	mri_ctx_put_group(ctx, g);
 	return again;
 }
@@ -366,17 +362,22 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
 
 /* One round of the worker, the thread's and mr_ctx_worker_dispatch()'s
  * alike: takes the pending events off the epoll set without waiting and
- * serves the groups they name; every group instead when `all`, when the
- * context was woken (a policy changed, a group was added, the worker is
- * to stop) or when the last round left a group above its margin. Events
+ * serves the groups they name, then the groups queued by
+ * mri_ctx_wake_group() (opened, their policy or limit changed, or still
+ * above their mark after the last pass), and on the context's tick the
+ * groups that asked for it (mri_event_sink_tick()); every group instead
+ * when `all`
+ * (the safety tick, MR_DISPATCH_ALL). The cost of a round is that of the
+ * groups it serves, not of the context's size, but for `all`. Events
  * beyond ROUND_EVENTS stay pending (the epoll set is level-triggered) for
  * the next round. Returns 1 if a group is still above its margin after
  * its pass, 0 if not, or the negative errno of epoll_wait(). */
 static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 {
 	struct epoll_event evs[ROUND_EVENTS];
-	bool again = false;
-	uint64_t drain, *ids;
+	struct cds_list_head batch;
+	bool again = false, tick = false;
+	uint64_t drain, id, *ids;
 	size_t n, i;
 	int nev, k;
 
@@ -387,11 +388,16 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		nev = 0;
 	}
 	all |= ctx->serve_all;
+	CDS_INIT_LIST_HEAD(&batch);
+	mri_ctx_take_pending(ctx, &batch);
 	for (k = 0; k < nev; k++) {
-		if (evs[k].data.u64 == MRI_WAKE_ID) {
-			if (read(ctx->wakefd, &drain, sizeof(drain)) < 0)
+		if (evs[k].data.u64 == MRI_WAKE_ID &&
+		    read(ctx->wakefd, &drain, sizeof(drain)) < 0)
+			drain = 0;
+		if (evs[k].data.u64 == MRI_TICK_ID) {
+			if (read(ctx->tickfd, &drain, sizeof(drain)) < 0)
 				drain = 0;
-			all = true;
+			tick = true;
 		}
 	}
 	if (all) {
@@ -399,16 +405,33 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 			/* No memory for the list now: the next round
 			 * tries again. */
 			ctx->serve_all = true;
-			return 0;
+			while (mri_ctx_next_pending(ctx, &batch, &id))
+				again |= serve(ctx, id, thread, false);
+			return again;
 		}
+		ctx->serve_all = false;
+		/* Every group is served: the batch is taken with them. */
+		while (mri_ctx_next_pending(ctx, &batch, &id))
+			;
 		for (i = 0; i < n; i++)
 			again |= serve(ctx, ids[i], thread, false);
 		free(ids);
-	} else {
-		for (k = 0; k < nev; k++)
+		return again;
+	}
+	for (k = 0; k < nev; k++) {
+		if (evs[k].data.u64 != MRI_WAKE_ID &&
+		    evs[k].data.u64 != MRI_TICK_ID)
 			again |= serve(ctx, evs[k].data.u64, thread, true);
 	}
-	ctx->serve_all = again;
+	/* The tick: each group that asked for it, as for its own event. No
+	 * memory for the list: the next tick comes in MRI_TICK_NS. */
+	if (tick && mri_ctx_ticking_ids(ctx, &ids, &n) == 0) {
+		for (i = 0; i < n; i++)
+			again |= serve(ctx, ids[i], thread, true);
+		free(ids);
+	}
+	while (mri_ctx_next_pending(ctx, &batch, &id))
+		again |= serve(ctx, id, thread, false);
 	return again;
 }
 

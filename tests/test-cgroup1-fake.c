@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -294,10 +295,26 @@ static void teardown(void)
 	free(priv);
 }
 
+/* The event fd the backend last reported (struct mri_event_sink), and
+ * how many times it reported one. */
+static int sink_fd = -1, sink_calls;
+
+static int record_event_fd(void *arg, int fd, uint32_t events)
+{
+	(void)arg;
+	ck_assert_uint_eq(events, EPOLLIN);
+	sink_fd = fd;
+	sink_calls++;
+	return 0;
+}
+
 static int be_open(void)
 {
-	struct mri_open_env env = { .log = &lg, .state_dir = state };
+	struct mri_open_env env = { .log = &lg, .state_dir = state,
+				    .events = { record_event_fd, NULL, NULL } };
 
+	sink_fd = -1;
+	sink_calls = 0;
 	return be->open(priv, grp, &env);
 }
 
@@ -1052,20 +1069,20 @@ static int poll_in(int fd)
 
 START_TEST(thresholds)
 {
-	int efd, efd2, cfd, epfd;
+	int efd, efd2, cfd, ecfd_count = 0;
 	uint64_t one = 1;
 	int usage_fd = -1, i;
 
 	ck_assert_int_eq(be_open(), 0);
 	for (i = 0; i < MAX_FDS; i++) {
-		if (strcmp(fk.fdname[i], "memory.usage_in_bytes") == 0)
+		if (strcmp(fk.fdname[i], "memory.usage_in_bytes") == 0 &&
+		    fcntl(i, F_GETFD) >= 0)
 			usage_fd = i;
 	}
 	ck_assert_int_ge(usage_fd, 0);
-	epfd = be->event_fd(priv);
-	ck_assert_int_ge(epfd, 0);
-	ck_assert(fcntl(epfd, F_GETFD) & FD_CLOEXEC);
-	ck_assert_int_eq(poll_in(epfd), 0);
+	/* Nothing armed: no event fd, none reported. */
+	ck_assert_int_eq(sink_calls, 0);
+	ck_assert_int_eq(be->event_ack(priv), 0);
 
 	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
 	ck_assert_int_eq(fk.nec_writes, 1);
@@ -1075,34 +1092,45 @@ START_TEST(thresholds)
 	ck_assert(fcntl(efd, F_GETFD) & FD_CLOEXEC);
 	ck_assert(fcntl(efd, F_GETFL) & O_NONBLOCK);
 	ck_assert_ptr_nonnull(strstr(fk.ec_writes[0], " 157286400"));
+	/* The eventfd is the event fd; cgroup.event_control was opened for
+	 * the write alone. */
+	ck_assert_int_eq(sink_calls, 1);
+	ck_assert_int_eq(sink_fd, efd);
+	for (i = 0; i < MAX_FDS; i++)
+		ecfd_count += strcmp(fk.fdname[i], "cgroup.event_control") ==
+			      0 && fcntl(i, F_GETFD) >= 0;
+	ck_assert_int_eq(ecfd_count, 0);
 
-	/* The kernel signals a crossing: the stable fd polls readable
-	 * until acknowledged. */
+	/* The kernel signals a crossing: the event fd polls readable until
+	 * acknowledged. */
 	ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
-	ck_assert_int_eq(poll_in(epfd), 1);
+	ck_assert_int_eq(poll_in(efd), 1);
 	ck_assert_int_eq(be->event_ack(priv), 1);
-	ck_assert_int_eq(poll_in(epfd), 0);
+	ck_assert_int_eq(poll_in(efd), 0);
 	ck_assert_int_eq(be->event_ack(priv), 0);
 
-	/* Re-arming: a new eventfd is registered, the old one closed. */
+	/* Re-arming: a new eventfd is registered and reported while the old
+	 * one is still open, then the old one is closed. */
 	ck_assert_int_eq(be->set_usage_threshold(priv, 180 * MiB), 0);
 	ck_assert_int_eq(fk.nec_writes, 2);
 	ck_assert_int_eq(sscanf(fk.ec_writes[1], "%d %d", &efd2, &cfd), 2);
 	ck_assert_int_ne(efd2, efd);
 	ck_assert_int_eq(fcntl(efd, F_GETFD), -1);
 	ck_assert_ptr_nonnull(strstr(fk.ec_writes[1], " 188743680"));
-	ck_assert_int_eq(be->event_fd(priv), epfd);
+	ck_assert_int_eq(sink_calls, 2);
+	ck_assert_int_eq(sink_fd, efd2);
 	ck_assert_int_eq(write(efd2, &one, sizeof(one)), sizeof(one));
-	ck_assert_int_eq(poll_in(epfd), 1);
+	ck_assert_int_eq(poll_in(efd2), 1);
 
-	/* Disarming closes it; nothing is written. */
+	/* Disarming reports no fd and closes it; nothing is written. */
 	ck_assert_int_eq(be->set_usage_threshold(priv, MR_UNLIMITED), 0);
 	ck_assert_int_eq(fk.nec_writes, 2);
 	ck_assert_int_eq(fcntl(efd2, F_GETFD), -1);
-	ck_assert_int_eq(poll_in(epfd), 0);
-	ck_assert_int_eq(be->event_fd(priv), epfd);
+	ck_assert_int_eq(sink_calls, 3);
+	ck_assert_int_eq(sink_fd, -1);
+	ck_assert_int_eq(be->event_ack(priv), 0);
 	ck_assert_int_eq(be->close(priv), 0);
-	ck_assert_int_eq(fcntl(epfd, F_GETFD), -1);
+	ck_assert_int_eq(fcntl(usage_fd, F_GETFD), -1);
 }
 END_TEST
 
@@ -1114,11 +1142,10 @@ START_TEST(threshold_signal_of_removal)
 {
 	static const uint64_t counts[] = { 1, 2 };
 	char ec[PATH_MAX + 32];
-	int efd, cfd, epfd;
+	int efd, cfd;
 	size_t i;
 
 	ck_assert_int_eq(be_open(), 0);
-	epfd = be->event_fd(priv);
 	ck_assert_int_eq(be->set_usage_threshold(priv, 150 * MiB), 0);
 	ck_assert_int_eq(sscanf(fk.ec_writes[0], "%d %d", &efd, &cfd), 2);
 	snprintf(ec, sizeof(ec), "%s/cgroup.event_control", grp);
@@ -1131,7 +1158,7 @@ START_TEST(threshold_signal_of_removal)
 				 sizeof(counts[i]));
 		ck_assert_int_eq(unlink(ec), 0);
 		ck_assert_int_eq(be->event_ack(priv), -ENOENT);
-		ck_assert_int_eq(poll_in(epfd), 0);
+		ck_assert_int_eq(poll_in(efd), 0);
 	}
 	write_file("cgroup.event_control", "");
 	ck_assert_int_eq(be->close(priv), 0);
@@ -1665,9 +1692,8 @@ START_TEST(pressure_v1_group_gone)
 }
 END_TEST
 
-/* The twin removed, or removed and made again, under the kept fd: the
- * kept file answers ENODEV, as kernfs does for a removed node. Here the
- * removed file is the one of inode stale_ino. */
+/* A twin file removed between its open and its read answers ENODEV, as
+ * kernfs does for a removed node: here the file of inode stale_ino. */
 static ino_t stale_ino;
 
 static ssize_t twin_pread(int fd, void *buf, size_t len, off_t off)
@@ -1689,7 +1715,10 @@ static ino_t twin_pressure_ino(void)
 	return st.st_ino;
 }
 
-START_TEST(pressure_twin_removed_under_kept_fd)
+/* The twin's memory.pressure is opened for each read (no fd is kept for
+ * it): one made again is read anew, one removed under the read is no
+ * PSI, and so is one removed for good. */
+START_TEST(pressure_twin_removed)
 {
 	struct mri_file_ops ops = fake_ops;
 	struct mr_pressure p;
@@ -1701,9 +1730,7 @@ START_TEST(pressure_twin_removed_under_kept_fd)
 	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
 	ck_assert_uint_eq(p.some.total_us, 1833797);
 
-	/* Made again: the stale fd is dropped and the new twin read in the
-	 * same call. */
-	stale_ino = twin_pressure_ino();
+	/* Made again: the new twin is read. */
 	snprintf(path, sizeof(path), "%s/memory.pressure", twin);
 	ck_assert_int_eq(unlink(path), 0);
 	write_twin_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 "
@@ -1711,6 +1738,11 @@ START_TEST(pressure_twin_removed_under_kept_fd)
 	ck_assert_int_eq(be->read_pressure(priv, &p), 0);
 	ck_assert_uint_eq(p.some.total_us, 5);
 	ck_assert_uint_eq(p.present, MR_PRESSURE_SOME);
+
+	/* Removed between the open and the read. */
+	stale_ino = twin_pressure_ino();
+	ck_assert_int_eq(be->read_pressure(priv, &p), -EOPNOTSUPP);
+	stale_ino = 0;
 
 	/* Removed for good while the v1 group lives: no PSI. */
 	stale_ino = twin_pressure_ino();
@@ -1840,7 +1872,7 @@ int main(void)
 	tcase_add_test(tc, pressure_from_twin);
 	tcase_add_test(tc, pressure_without_twin);
 	tcase_add_test(tc, pressure_v1_group_gone);
-	tcase_add_test(tc, pressure_twin_removed_under_kept_fd);
+	tcase_add_test(tc, pressure_twin_removed);
 	tcase_add_test(tc, pressure_disabled_in_kernel);
 	tcase_add_test(tc, psi_trigger_on_twin);
 	suite_add_tcase(s, tc);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -543,13 +544,6 @@ static int fake_threshold(void *priv, uint64_t bytes)
 	return f->fail;
 }
 
-static int fake_event_fd(void *priv)
-{
-	struct fake *f = fk(priv);
-
-	return f->efd > 0 ? f->efd : -EBADF;
-}
-
 static int fake_event_ack(void *priv)
 {
 	struct fake *f = fk(priv);
@@ -579,12 +573,13 @@ static int fake_open(void *priv, const char *path,
 	struct fake *f = opening;
 
 	(void)path;
-	(void)env;
 	if (!f)
 		return -ENOENT;
 	*(struct fake **)priv = f;
 	f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return f->efd < 0 ? -errno : 0;
+	if (f->efd < 0)
+		return -errno;
+	return mri_event_sink_set(&env->events, f->efd, EPOLLIN);
 }
 
 static void fake_forget(void *priv)
@@ -621,7 +616,6 @@ static const struct mri_backend fake_backend = {
 	.read_memstat = fake_read_memstat,
 	.reclaim = fake_reclaim,
 	.set_usage_threshold = fake_threshold,
-	.event_fd = fake_event_fd,
 	.event_ack = fake_event_ack,
 	.now_ns = fake_now_ns,
 };

@@ -846,13 +846,14 @@ START_TEST(fork_during_open_leaves_no_lock)
 }
 END_TEST
 
-/* A forked child exits: the parent's threshold is still registered in its
- * epoll set (the child closed its copies without EPOLL_CTL_DEL). */
+/* A forked child exits: the parent's threshold eventfd is still in the
+ * context's epoll set (the child closed its copies without
+ * EPOLL_CTL_DEL). */
 START_TEST(fork_child_keeps_parent_threshold)
 {
-	char p[64], line[256];
+	char p[64], line[256], want[32];
 	struct mr_group *g;
-	int fd, found = 0;
+	int found = 0;
 	FILE *f;
 	pid_t pid;
 
@@ -867,15 +868,73 @@ START_TEST(fork_child_keeps_parent_threshold)
 	if (pid == 0)
 		_exit(0);
 	wait_ok(pid);
-	fd = g->be->event_fd(g->priv);
-	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	ck_assert_int_ge(g->event_fd, 0);
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", ctx->epfd);
+	snprintf(want, sizeof(want), "tfd: %8d ", g->event_fd);
 	f = fopen(p, "re");
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f))
-		found += strncmp(line, "tfd:", 4) == 0;
+		found += strncmp(line, want, strlen(want)) == 0;
 	fclose(f);
 	ck_assert_int_eq(found, 1);
 	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* The fds this process has open (/proc/self/fd, the directory's own
+ * fd not counted). */
+static int count_fds(void)
+{
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* The fd budget (docs/design.md): an open v1 group holds its usage fd,
+ * and one more, the eventfd, while a threshold is armed; reads, reclaim,
+ * a limit write and events open what they need and close it. The keeper
+ * lock still excludes a second handle (two_spellings_one_group checks it
+ * across spellings). */
+START_TEST(fd_budget)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	struct mr_events ev = { .size = sizeof(ev) };
+	mr_group_t *g, *other;
+	uint64_t freed;
+	int base;
+
+	new_group(128 * MiB);
+	make_data_file(16 * MiB);
+	charge_cache(group);
+	base = count_fds();
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
+	ck_assert_int_eq(count_fds(), base + 1);
+	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 0), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&g->reclaim_lock), 0);
+	ck_assert(!mri_keep_margin(g, NULL, true)); /* arms the threshold */
+	ck_assert_int_eq(pthread_mutex_unlock(&g->reclaim_lock), 0);
+	ck_assert_uint_ne(g->armed_threshold_bytes, MR_UNLIMITED);
+	ck_assert_int_ge(g->event_fd, 0);
+	ck_assert_int_eq(count_fds(), base + 2);
+	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
+	ck_assert_int_eq(mr_group_read_memstat(g, &ms), 0);
+	ck_assert_int_eq(mr_group_read_events(g, 0, &ev), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 4 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(mr_group_set_limit(g, 128 * MiB, 0), 0);
+	ck_assert_int_eq(count_fds(), base + 2);
+	/* The keeper's lock, now a flock on the usage fd. */
+	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &other), 0);
+	ck_assert_int_eq(mr_group_set_margin(other, 8 * MiB, 0, 0), -EBUSY);
+	ck_assert_int_eq(mr_group_close(other), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(count_fds(), base);
 }
 END_TEST
 
@@ -1890,6 +1949,7 @@ int main(void)
 	tcase_add_test(tc, ancestor_step_not_seen_by_child);
 	tcase_add_test(tc, fork_during_open_leaves_no_lock);
 	tcase_add_test(tc, fork_child_keeps_parent_threshold);
+	tcase_add_test(tc, fd_budget);
 	tcase_add_test(tc, worker_waiting_blocks_nothing_else);
 	tcase_add_test(tc, two_spellings_one_group);
 	tcase_add_test(tc, fork_child_holds_no_lock);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,14 +65,120 @@ static int read_u64(struct mri_cgroup1 *cg, int fd, const char *name,
 	return 0;
 }
 
-static int read_limit_raw(struct mri_cgroup1 *cg, uint64_t *raw)
+int mri_cgroup1_dir(struct mri_cgroup1 *cg)
 {
-	return read_u64(cg, cg->limit_fd, MRI_CGROUP1_LIMIT_FILE, raw);
+	int fd, r;
+
+	fd = mri_fops->open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup1_gone(fd);
+	r = mri_journal_check_dir(&cg->journal, fd);
+	if (r < 0) {
+		mri_fops->close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int mri_cgroup1_open_file(struct mri_cgroup1 *cg, const char *name,
+			  int flags)
+{
+	int dirfd, fd;
+
+	dirfd = mri_cgroup1_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	fd = mri_fops->openat(dirfd, name, flags | O_CLOEXEC, 0);
+	mri_fops->close(dirfd);
+	return mri_cgroup1_gone(fd);
+}
+
+int mri_cgroup1_read_at(struct mri_cgroup1 *cg, int dirfd, const char *name,
+			uint64_t *out)
+{
+	int fd, r;
+
+	fd = mri_fops->openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup1_gone(fd);
+	r = read_u64(cg, fd, name, out);
+	mri_fops->close(fd);
+	return r;
+}
+
+/*
+ * A step (a reclaim step, a limit write, the settling of a record at open
+ * and close): under the group's step lock, with memory.limit_in_bytes
+ * open for the step's reads and writes, opened from the directory the
+ * lock is held on. The reclaim steps of one run keep the directories and
+ * the limit file open from one step to the next (step_end(keep)), until
+ * cg1_rest() at the end of the run: a batch then costs no more opens
+ * than when they were kept for the group's life.
+ */
+struct step {
+	struct mri_cgroup1 *cg;
+	int limit_fd;
+};
+
+static void close_run_fds(struct mri_cgroup1 *cg)
+{
+	if (cg->run_limit_fd >= 0)
+		mri_fops->close(cg->run_limit_fd);
+	cg->run_limit_fd = -1;
+}
+
+static int step_begin(struct mri_cgroup1 *cg, struct step *st)
+{
+	int r;
+
+	st->cg = cg;
+	r = mri_journal_lock(&cg->journal);
+	if (r < 0) {
+		close_run_fds(cg);
+		return r;
+	}
+	if (cg->run_limit_fd >= 0) {
+		st->limit_fd = cg->run_limit_fd;
+		return 0;
+	}
+	r = mri_fops->openat(cg->journal.step_fd, MRI_CGROUP1_LIMIT_FILE,
+			     O_RDWR | O_CLOEXEC, 0);
+	if (r < 0) {
+		mri_journal_unlock(&cg->journal);
+		return mri_cgroup1_gone(r);
+	}
+	st->limit_fd = cg->run_limit_fd = r;
+	return 0;
+}
+
+/* keep: the next step of the run comes soon (cg1_reclaim()). */
+static void step_end(struct step *st, bool keep)
+{
+	if (keep) {
+		mri_journal_unlock_keep(&st->cg->journal);
+		return;
+	}
+	close_run_fds(st->cg);
+	mri_journal_unlock(&st->cg->journal);
+}
+
+/* The end of a run of reclaim steps (struct mri_backend.rest). */
+static void cg1_rest(void *priv)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	close_run_fds(cg);
+	mri_journal_rest(&cg->journal);
+}
+
+static int read_limit_raw(struct step *st, uint64_t *raw)
+{
+	return read_u64(st->cg, st->limit_fd, MRI_CGROUP1_LIMIT_FILE, raw);
 }
 
 /* Writes a limit; MR_UNLIMITED as "-1", the kernel's own spelling
  * (page_counter_memparse()). */
-static int write_limit(struct mri_cgroup1 *cg, uint64_t value)
+static int write_limit(struct step *st, uint64_t value)
 {
 	char buf[24];
 	int i, r = 0;
@@ -84,7 +191,7 @@ static int write_limit(struct mri_cgroup1 *cg, uint64_t value)
 	 * task work, TIF_NOTIFY_SIGNAL) is pending, even for a write that
 	 * raises the limit: a restore must not give up on that. */
 	for (i = 0; i < WRITE_RETRIES; i++) {
-		r = mri_write_fd(cg->limit_fd, buf);
+		r = mri_write_fd(st->limit_fd, buf);
 		if (r != -EINTR)
 			break;
 	}
@@ -141,11 +248,12 @@ static int cg1_probe(const char *path)
  */
 static int restore(void *arg, const struct mri_journal_record *rec)
 {
-	struct mri_cgroup1 *cg = arg;
+	struct step *st = arg;
+	struct mri_cgroup1 *cg = st->cg;
 	uint64_t cur;
 	int r;
 
-	r = read_limit_raw(cg, &cur);
+	r = read_limit_raw(st, &cur);
 	if (r == -ENOENT)
 		return r;
 	/* A read that fails otherwise cannot tell an administrator's value
@@ -165,7 +273,7 @@ static int restore(void *arg, const struct mri_journal_record *rec)
 			cg->path, cur, rec->lowered, (int)rec->pid);
 		return 0;
 	}
-	r = write_limit(cg, rec->original);
+	r = write_limit(st, rec->original);
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR,
 			"cgroup1: %s: cannot restore the limit to %" PRIu64
@@ -177,12 +285,11 @@ static int restore(void *arg, const struct mri_journal_record *rec)
 	return r;
 }
 
-/* Under the journal lock: settles a record left behind
- * (mri_journal_settle()). */
-static int settle(struct mri_cgroup1 *cg)
+/* In a step: settles a record left behind (mri_journal_settle()). */
+static int settle(struct step *st)
 {
-	return mri_journal_settle(&cg->journal, MRI_CGROUP1_LIMIT_FILE, cg->path,
-				  restore, cg);
+	return mri_journal_settle(&st->cg->journal, MRI_CGROUP1_LIMIT_FILE,
+				  st->cg->path, restore, st);
 }
 
 static void pause_lowered(unsigned int ms)
@@ -196,73 +303,74 @@ static void pause_lowered(unsigned int ms)
 		;
 }
 
-static void close_files(struct mri_cgroup1 *cg)
-{
-	int *fds[] = {
-		&cg->usage_fd, &cg->limit_fd, &cg->stat_fd, &cg->failcnt_fd,
-		&cg->max_usage_fd, &cg->oom_control_fd, &cg->memsw_usage_fd,
-		&cg->memsw_limit_fd, &cg->event_control_fd,
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			mri_fops->close(*fds[i]);
-		*fds[i] = -1;
-	}
-}
-
 static void close_fds(struct mri_cgroup1 *cg)
 {
+	close_run_fds(cg);
 	mri_cgroup1_threshold_fini(cg);
-	close_files(cg);
+	if (cg->usage_fd >= 0)
+		mri_fops->close(cg->usage_fd);
+	cg->usage_fd = -1;
 }
 
+static void free_paths(struct mri_cgroup1 *cg)
+{
+	free(cg->path);
+	free(cg->real_path);
+	free(cg->root);
+	cg->path = cg->real_path = cg->root = NULL;
+}
+
+/*
+ * Opens the kept usage fd, checks that every file the backend uses later
+ * opens with the access it needs (a v1 memory group has them all; a
+ * missing one, or no write access to the limit, fails the open as when
+ * they were kept open), and learns whether the memsw files exist. Only
+ * the usage fd stays open.
+ */
 static int open_files(struct mri_cgroup1 *cg)
 {
-	const struct {
+	static const struct {
 		const char *name;
 		int flags;
-		int *fd;
-		bool optional; /* absent on some kernels: fd stays -1 */
 	} files[] = {
-		{ "memory.usage_in_bytes", O_RDONLY, &cg->usage_fd, false },
-		{ MRI_CGROUP1_LIMIT_FILE, O_RDWR, &cg->limit_fd, false },
-		{ "memory.stat", O_RDONLY, &cg->stat_fd, false },
-		{ "memory.failcnt", O_RDONLY, &cg->failcnt_fd, false },
-		{ "memory.max_usage_in_bytes", O_RDONLY, &cg->max_usage_fd,
-		  false },
-		{ "memory.oom_control", O_RDONLY, &cg->oom_control_fd, false },
-		{ "memory.memsw.usage_in_bytes", O_RDONLY,
-		  &cg->memsw_usage_fd, true },
-		{ "memory.memsw.limit_in_bytes", O_RDONLY,
-		  &cg->memsw_limit_fd, true },
-		{ "cgroup.event_control", O_WRONLY, &cg->event_control_fd,
-		  false },
+		{ MRI_CGROUP1_LIMIT_FILE, O_RDWR },
+		{ "memory.stat", O_RDONLY },
+		{ "memory.failcnt", O_RDONLY },
+		{ "memory.max_usage_in_bytes", O_RDONLY },
+		{ "memory.oom_control", O_RDONLY },
+		{ "cgroup.event_control", O_WRONLY },
 	};
-	int dirfd, r = 0;
+	int dirfd, fd, r = 0;
 	size_t i;
 
-	dirfd = mri_fops->open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	dirfd = mri_cgroup1_dir(cg);
 	if (dirfd < 0)
-		return mri_cgroup1_gone(dirfd);
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		r = mri_fops->openat(dirfd, files[i].name,
-				     files[i].flags | O_CLOEXEC, 0);
-		if (r == -ENOENT && files[i].optional) {
-			r = 0;
-			continue;
-		}
-		if (r < 0) {
-			mri_log(cg->log, MR_LOG_ERR,
-				"cgroup1: cannot open %s/%s: %s", cg->path,
-				files[i].name, mr_strerror(r));
-			r = mri_cgroup1_gone(r);
-			break;
-		}
-		*files[i].fd = r;
-		r = 0;
+		return dirfd;
+	fd = mri_fops->openat(dirfd, "memory.usage_in_bytes",
+			      O_RDONLY | O_CLOEXEC, 0);
+	if (fd >= 0)
+		cg->usage_fd = fd;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]) && fd >= 0; i++) {
+		fd = mri_fops->openat(dirfd, files[i].name,
+				      files[i].flags | O_CLOEXEC, 0);
+		if (fd >= 0)
+			mri_fops->close(fd);
 	}
+	if (fd < 0) {
+		mri_log(cg->log, MR_LOG_ERR, "cgroup1: cannot open %s/%s: %s",
+			cg->path, i ? files[i - 1].name :
+			"memory.usage_in_bytes", mr_strerror(fd));
+		r = mri_cgroup1_gone(fd);
+		goto out;
+	}
+	fd = mri_fops->openat(dirfd, "memory.memsw.usage_in_bytes",
+			      O_RDONLY | O_CLOEXEC, 0);
+	cg->memsw = fd >= 0;
+	if (fd >= 0)
+		mri_fops->close(fd);
+	else if (fd != -ENOENT)
+		r = mri_cgroup1_gone(fd);
+out:
 	mri_fops->close(dirfd);
 	return r;
 }
@@ -294,9 +402,10 @@ static int hierarchy_root(const char *path, char *root, size_t len)
 /* Crash recovery at open, under the group's lock. */
 static int recover(struct mri_cgroup1 *cg)
 {
+	struct step st;
 	int r;
 
-	r = mri_journal_lock(&cg->journal);
+	r = step_begin(cg, &st);
 	if (r == -EBUSY) {
 		/* Another manager is in a step: a record there is its own,
 		 * and a stale one is settled at the start of every step. */
@@ -307,8 +416,8 @@ static int recover(struct mri_cgroup1 *cg)
 	}
 	if (r < 0)
 		return r;
-	r = settle(cg);
-	mri_journal_unlock(&cg->journal);
+	r = settle(&st);
+	step_end(&st, false);
 	return r;
 }
 
@@ -321,44 +430,39 @@ static int cg1_open(void *priv, const char *path,
 	long ps;
 	int r;
 
-	cg->usage_fd = cg->limit_fd = cg->stat_fd = cg->failcnt_fd = -1;
-	cg->max_usage_fd = cg->oom_control_fd = -1;
-	cg->memsw_usage_fd = cg->memsw_limit_fd = -1;
-	cg->event_control_fd = cg->epoll_fd = cg->eventfd = -1;
-	cg->journal.dir_fd = -1;
+	cg->usage_fd = cg->run_limit_fd = -1;
 	cg->log = env->log;
-	if (strlen(path) >= sizeof(cg->path))
+	cg->hybrid = env->hybrid;
+	mri_cgroup1_threshold_init(cg, &env->events);
+	if (strlen(path) >= PATH_MAX)
 		return -EINVAL;
-	strcpy(cg->path, path);
-	mri_cgroup1_twin_init(cg, env->hybrid);
 	ps = sysconf(_SC_PAGESIZE);
 	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
-
-	r = open_files(cg);
-	if (r < 0)
-		goto fail;
-	r = mri_cgroup1_threshold_init(cg);
-	if (r < 0)
-		goto fail;
-	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes", &usage);
-	if (r < 0)
-		goto fail;
 	/* The ancestors are those of the real directory, not of a symlink's
 	 * parent. */
-	if (!realpath(path, real)) {
-		r = mri_cgroup1_gone(-errno);
-		goto fail;
-	}
-	strcpy(cg->real_path, real);
+	if (!realpath(path, real))
+		return mri_cgroup1_gone(-errno);
 	r = hierarchy_root(real, root, sizeof(root));
 	if (r < 0)
-		goto fail;
-	strcpy(cg->root, root);
-	r = mri_journal_open(&cg->journal, env->state_dir, real, root,
-			     env->log);
+		return r;
+	cg->path = strdup(path);
+	cg->real_path = strdup(real);
+	cg->root = strdup(root);
+	if (!cg->path || !cg->real_path || !cg->root) {
+		free_paths(cg);
+		return -ENOMEM;
+	}
+	/* The journal learns the directory's identity, which every file
+	 * opened later is checked against. */
+	r = mri_journal_open(&cg->journal, env->state_dir, cg->real_path,
+			     cg->root, env->log);
 	if (r < 0)
 		goto fail;
-	r = recover(cg);
+	r = open_files(cg);
+	if (r == 0)
+		r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes", &usage);
+	if (r == 0)
+		r = recover(cg);
 	if (r < 0) {
 		mri_journal_close(&cg->journal);
 		goto fail;
@@ -366,22 +470,25 @@ static int cg1_open(void *priv, const char *path,
 	return 0;
 fail:
 	close_fds(cg);
-	mri_cgroup1_twin_fini(cg);
+	free_paths(cg);
 	return r;
 }
 
 static int cg1_close(void *priv)
 {
 	struct mri_cgroup1 *cg = priv;
+	struct step st;
 	int r;
 
 	mri_cgroup1_threshold_fini(cg);
-	r = mri_journal_lock(&cg->journal);
+	r = step_begin(cg, &st);
 	if (r == 0) {
-		r = settle(cg);
-		mri_journal_unlock(&cg->journal);
+		r = settle(&st);
+		step_end(&st, false);
 		if (r == -ENOENT)
 			r = 0;
+	} else if (r == -ENOENT) {
+		r = 0;
 	} else if (r == -EBUSY && !cg->restore_failed) {
 		/* Nothing of ours is left lowered; the holder of the lock
 		 * unlinks the journal when it closes. */
@@ -389,7 +496,7 @@ static int cg1_close(void *priv)
 	}
 	mri_journal_close(&cg->journal);
 	close_fds(cg);
-	mri_cgroup1_twin_fini(cg);
+	free_paths(cg);
 	return r;
 }
 
@@ -424,28 +531,32 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 {
 	struct mri_cgroup1 *cg = priv;
 	struct mr_limits l = { .size = sizeof(l) };
+	struct mri_journal_reads rd;
 	struct mr_memstat ms;
 	uint64_t raw, hier, memsw_usage = 0, memsw_raw = 0;
-	bool memsw = cg->memsw_usage_fd >= 0 && cg->memsw_limit_fd >= 0;
-	int r;
+	int r, dirfd;
 
-	r = mri_journal_reads_begin(&cg->journal);
+	r = mri_journal_reads_begin(&cg->journal, &rd);
 	if (r < 0)
 		return r;
+	dirfd = rd.fds[0]; /* the group's directory, checked */
 	/* Usage after the wait for steps, so that it is fresh; memsw usage
 	 * right after it. */
 	r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
 		     &l.usage_bytes);
-	if (r == 0 && memsw)
-		r = read_u64(cg, cg->memsw_usage_fd,
-			     "memory.memsw.usage_in_bytes", &memsw_usage);
+	if (r == 0 && cg->memsw)
+		r = mri_cgroup1_read_at(cg, dirfd,
+					"memory.memsw.usage_in_bytes",
+					&memsw_usage);
 	if (r == 0)
-		r = read_limit_raw(cg, &raw);
-	if (r == 0 && memsw)
-		r = read_u64(cg, cg->memsw_limit_fd,
-			     "memory.memsw.limit_in_bytes", &memsw_raw);
+		r = mri_cgroup1_read_at(cg, dirfd, MRI_CGROUP1_LIMIT_FILE,
+					&raw);
+	if (r == 0 && cg->memsw)
+		r = mri_cgroup1_read_at(cg, dirfd,
+					"memory.memsw.limit_in_bytes",
+					&memsw_raw);
 	if (r == 0)
-		r = mri_cgroup1_read_stat(cg, &ms, &hier);
+		r = mri_cgroup1_read_stat(cg, dirfd, &ms, &hier);
 	if (r == 0) {
 		/* hierarchical_memory_limit is the smallest limit on the
 		 * path to the root, the group's own included
@@ -457,14 +568,13 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 		l.limit_bytes = min_u64(l.own_limit_bytes, hier);
 		r = mri_cgroup1_binding(cg, &l);
 	}
-	mri_journal_reads_end(&cg->journal);
-	if (r < 0)
-		return r;
-	r = read_u64(cg, cg->failcnt_fd, "memory.failcnt", &l.limit_hits);
-	if (r < 0)
-		return r;
-	r = read_u64(cg, cg->max_usage_fd, "memory.max_usage_in_bytes",
-		     &l.peak_bytes);
+	if (r == 0)
+		r = mri_cgroup1_read_at(cg, dirfd, "memory.failcnt",
+					&l.limit_hits);
+	if (r == 0)
+		r = mri_cgroup1_read_at(cg, dirfd, "memory.max_usage_in_bytes",
+					&l.peak_bytes);
+	mri_journal_reads_end(&rd);
 	if (r < 0)
 		return r;
 	l.present |= MR_LIMITS_HAS_PEAK;
@@ -472,7 +582,7 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	l.high_bytes = l.own_high_bytes = MR_UNLIMITED;
 	if (l.limit_bytes < l.own_limit_bytes)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
-	if (memsw)
+	if (cg->memsw)
 		swap_from_memsw(&l, memsw_usage, memsw_raw);
 	*out = l;
 	return 0;
@@ -506,14 +616,21 @@ static int cg1_read_events(void *priv, bool local, struct mr_events *out)
 	struct mr_events ev = { .size = sizeof(ev) };
 	char buf[256];
 	ssize_t n;
-	int r;
+	int r, dirfd, fd;
 
 	(void)local;
-	r = read_u64(cg, cg->failcnt_fd, "memory.failcnt", &ev.max);
-	if (r < 0)
-		return r;
+	dirfd = mri_cgroup1_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_cgroup1_read_at(cg, dirfd, "memory.failcnt", &ev.max);
+	fd = r < 0 ? r : mri_fops->openat(dirfd, "memory.oom_control",
+					  O_RDONLY | O_CLOEXEC, 0);
+	mri_fops->close(dirfd);
+	if (fd < 0)
+		return mri_cgroup1_gone(fd);
 	ev.present = 1ULL << MR_EVENT_MAX;
-	n = mri_read_fd(cg->oom_control_fd, buf, sizeof(buf));
+	n = mri_read_fd(fd, buf, sizeof(buf));
+	mri_fops->close(fd);
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
 	r = mri_cgroup1_parse_oom_kill(buf, &ev.oom_kill);
@@ -542,6 +659,7 @@ static int cg1_write_limit(void *priv, int which, uint64_t bytes)
 {
 	struct mri_cgroup1 *cg = priv;
 	sigset_t all, old;
+	struct step st;
 	int r;
 
 	if (which == MRI_LIMIT_HIGH)
@@ -551,15 +669,15 @@ static int cg1_write_limit(void *priv, int which, uint64_t bytes)
 	/* As in a step: a settle's restore must not meet EINTR. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = mri_journal_lock(&cg->journal);
+	r = step_begin(cg, &st);
 	if (r < 0)
 		goto out;
-	r = settle(cg);
+	r = settle(&st);
 	if (r == 0) {
 		cg->restore_failed = false;
-		r = write_limit(cg, bytes);
+		r = write_limit(&st, bytes);
 	}
-	mri_journal_unlock(&cg->journal);
+	step_end(&st, false);
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR,
 			"cgroup1: %s: writing the limit %" PRIu64 ": %s",
@@ -579,22 +697,17 @@ static int cg1_set_swappiness(void *priv, int swappiness)
 	return -EOPNOTSUPP;
 }
 
-/* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
- * its memory.limit_in_bytes (open for writing anyway), which Linux keeps
- * apart from the flock()s of steps and readers. */
+/* The keeper's lock belongs to the cgroup: flock(LOCK_EX) on its
+ * memory.usage_in_bytes through the kept usage fd (flock needs no write
+ * access), apart from the flock()s of steps and readers, which are taken
+ * on directories. */
 static int cg1_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup1 *cg = priv;
-	struct flock fl = {
-		.l_type = claim ? F_WRLCK : F_UNLCK,
-		.l_whence = SEEK_SET,
-		.l_start = 0,
-		.l_len = 1,
-	};
 
-	if (fcntl(cg->limit_fd, F_OFD_SETLK, &fl) == 0)
+	if (flock(cg->usage_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB) == 0)
 		return 0;
-	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+	return errno == EWOULDBLOCK ? -EBUSY : -errno;
 }
 
 /* In a child after fork(): close everything, touch nothing. Its copies of
@@ -605,15 +718,24 @@ static void cg1_forget(void *priv)
 
 	mri_journal_forget(&cg->journal);
 	mri_cgroup1_threshold_forget(cg);
-	mri_cgroup1_twin_forget(cg);
-	close_files(cg);
+	close_run_fds(cg);
+	if (cg->usage_fd >= 0)
+		mri_fops->close(cg->usage_fd);
+	cg->usage_fd = -1;
+	free_paths(cg);
 }
 
 static int cg1_read_memstat(void *priv, struct mr_memstat *out)
 {
 	uint64_t hier;
+	int dirfd, r;
 
-	return mri_cgroup1_read_stat(priv, out, &hier);
+	dirfd = mri_cgroup1_dir(priv);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_cgroup1_read_stat(priv, dirfd, out, &hier);
+	mri_fops->close(dirfd);
+	return r;
 }
 
 /* Page cache the kernel can drop at once: file pages that are neither
@@ -646,16 +768,17 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	uint64_t usage, usage2, hier, raw, limit, base, step;
 	struct mr_memstat ms;
 	sigset_t all, old;
+	struct step st;
 	int r, w, c;
 
 	*asked_bytes = 0;
 	*freed_bytes = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = mri_journal_lock(&cg->journal);
+	r = step_begin(cg, &st);
 	if (r < 0)
 		goto out;
-	r = settle(cg);
+	r = settle(&st);
 	if (r < 0)
 		goto unlock;
 	cg->restore_failed = false;
@@ -663,10 +786,10 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	/* Everything below is read under the lock: another manager's
 	 * lowered limit must never be taken for the original. Usage last,
 	 * just before the write, so that little is charged in between. */
-	r = mri_cgroup1_read_stat(cg, &ms, &hier);
+	r = mri_cgroup1_read_stat(cg, cg->journal.step_fd, &ms, &hier);
 	if (r < 0)
 		goto unlock;
-	r = read_limit_raw(cg, &raw);
+	r = read_limit_raw(&st, &raw);
 	if (r < 0)
 		goto unlock;
 	limit = mri_cgroup1_limit_value(raw);
@@ -700,7 +823,7 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 			"left alone", cg->path, mr_strerror(r));
 		goto unlock;
 	}
-	w = write_limit(cg, rec.lowered);
+	w = write_limit(&st, rec.lowered);
 	/* EBUSY: the kernel reclaimed what it could but not down to the
 	 * new limit, and kept the old one (mem_cgroup_resize_max()): a
 	 * partial step, not an error. EINTR after all retries: the same,
@@ -709,7 +832,7 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		w = 0;
 	if (mri_cgroup1_test_pause_ms)
 		pause_lowered(mri_cgroup1_test_pause_ms);
-	r = restore(cg, &rec);
+	r = restore(&st, &rec);
 	if (r < 0 && r != -ENOENT) {
 		cg->restore_failed = true;
 		goto unlock;
@@ -727,7 +850,7 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	*asked_bytes = step;
 	*freed_bytes = usage > usage2 ? usage - usage2 : 0;
 unlock:
-	mri_journal_unlock(&cg->journal);
+	step_end(&st, true);
 out:
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
@@ -744,10 +867,10 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.read_limits = cg1_read_limits,
 	.read_memstat = cg1_read_memstat,
 	.reclaim = cg1_reclaim,
+	.rest = cg1_rest,
 	.claim_keeper = cg1_claim_keeper,
 	.forget = cg1_forget,
 	.set_usage_threshold = mri_cgroup1_set_usage_threshold,
-	.event_fd = mri_cgroup1_event_fd,
 	.event_ack = mri_cgroup1_event_ack,
 	.read_events = cg1_read_events,
 	.read_pressure = mri_cgroup1_read_pressure,

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "hybrid.h"
 #include "journal.h"
 #include "log.h"
@@ -24,38 +25,53 @@
  * convenience library set it before the step. */
 extern unsigned int mri_cgroup1_test_pause_ms;
 
-/* A group's private data (struct mri_backend.priv). */
+/*
+ * A group's private data (struct mri_backend.priv). At most two fds stay
+ * open (docs/design.md, "File descriptors"): memory.usage_in_bytes, read at
+ * every event and holding the keeper's lock, and the eventfd of an armed
+ * threshold. Every other file is opened when used, through the group's
+ * directory checked against the cgroup opened (mri_cgroup1_dir()).
+ */
 struct mri_cgroup1 {
 	struct mri_logger *log;
-	char path[PATH_MAX];
+	char *path;              /* as opened */
+	char *real_path;         /* without symlinks: ancestors, twin */
+	char *root;              /* the hierarchy's top as visible here */
 	uint64_t page_size;
 	int usage_fd;            /* memory.usage_in_bytes, O_RDONLY */
-	int limit_fd;            /* memory.limit_in_bytes, O_RDWR */
-	int stat_fd;             /* memory.stat, O_RDONLY */
-	int failcnt_fd;          /* memory.failcnt, O_RDONLY */
-	int max_usage_fd;        /* memory.max_usage_in_bytes, O_RDONLY */
-	int oom_control_fd;      /* memory.oom_control, O_RDONLY */
-	/* memory.memsw.{usage,limit}_in_bytes, O_RDONLY; -1 on kernels
-	 * without swap accounting (CONFIG_MEMCG_SWAP, swapaccount=0). */
-	int memsw_usage_fd;
-	int memsw_limit_fd;
-	int event_control_fd;    /* cgroup.event_control, O_WRONLY */
-	int epoll_fd;            /* the stable event fd; holds eventfd */
 	int eventfd;             /* the armed threshold's eventfd, or -1 */
+	/* memory.limit_in_bytes, O_RDWR, during a run of reclaim steps
+	 * (cgroup1.c, step_begin()), else -1. */
+	int run_limit_fd;
+	/* memory.memsw.{usage,limit}_in_bytes exist: not on kernels without
+	 * swap accounting (CONFIG_MEMCG_SWAP, swapaccount=0). */
+	bool memsw;
 	bool restore_failed;     /* a step's restore failed: journal kept */
+	struct mri_event_sink events;
 	/* Steps take its lock exclusively; read_limits takes it shared, so
 	 * no reader, in this process or another, reports a step's
 	 * transient limit (mr_group_set_margin() checks against it). */
 	struct mri_journal journal;
-	/* Hybrid PSI (pressure.c): the context's switch, the group's
-	 * symlink-free path its twin is named after, and the twin's
-	 * memory.pressure, opened on first use and kept (-1: not open). */
+	/* Hybrid PSI (pressure.c): the context's switch; the twin is named
+	 * after real_path. */
 	const struct mri_hybrid_psi *hybrid;
-	char real_path[PATH_MAX];
-	char root[PATH_MAX];      /* the hierarchy's top as visible here */
-	pthread_mutex_t twin_lock;
-	int twin_pressure_fd;
 };
+
+/* The group's directory for one operation, opened by path and checked to
+ * be the cgroup opened (device and inode): a group removed and made again
+ * under its name is -ENOENT, not another group's files. The caller closes
+ * it (mri_fops->close()). */
+int mri_cgroup1_dir(struct mri_cgroup1 *cg);
+
+/* Opens the group's file `name` for one use (mri_cgroup1_dir()), with
+ * O_CLOEXEC added to flags: the fd, -ENOENT, or the open's error. */
+int mri_cgroup1_open_file(struct mri_cgroup1 *cg, const char *name,
+			  int flags);
+
+/* Reads a decimal number from `name` in the group's directory dirfd: 0,
+ * -ENOENT, -EIO. */
+int mri_cgroup1_read_at(struct mri_cgroup1 *cg, int dirfd, const char *name,
+			uint64_t *out);
 
 /* Maps a value read from memory.limit_in_bytes (or
  * hierarchical_memory_limit) to MR_UNLIMITED when it is any form of v1's
@@ -76,32 +92,29 @@ uint64_t mri_cgroup1_limit_value(uint64_t raw);
 int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
 			      struct mr_memstat *out, uint64_t *hier_limit);
 
-/* Reads and parses memory.stat of an open group. */
-int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, struct mr_memstat *out,
-			  uint64_t *hier_limit);
+/* Reads and parses memory.stat of an open group from its directory
+ * dirfd (mri_cgroup1_dir()). */
+int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, int dirfd,
+			  struct mr_memstat *out, uint64_t *hier_limit);
 
 /* -ENOENT for the errors a removed group gives on kept fds (ENODEV) or by
  * name (ENOENT); other values unchanged. */
 int mri_cgroup1_gone(int err);
 
-/* Usage thresholds (threshold.c). init creates the epoll fd; fini closes
- * it and any armed eventfd, which unregisters the kernel threshold. */
-int mri_cgroup1_threshold_init(struct mri_cgroup1 *cg);
+/* Usage thresholds (threshold.c). init keeps the sink the eventfd is
+ * reported to; fini closes an armed eventfd, which unregisters the kernel
+ * threshold. */
+void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
+				const struct mri_event_sink *events);
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg);
 /* In a child after fork(): closes the fds only (see cg1_forget()). */
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
-int mri_cgroup1_event_fd(void *priv);
 int mri_cgroup1_event_ack(void *priv);
 
 /* PSI of the group's cgroup2 twin (pressure.c): read_pressure and
  * psi_trigger_open of struct mri_backend; -EOPNOTSUPP while the ctx has
- * hybrid PSI off or the twin does not exist. init before the first use,
- * fini at close, forget in a child after fork() (closes only). */
-void mri_cgroup1_twin_init(struct mri_cgroup1 *cg,
-			   const struct mri_hybrid_psi *hybrid);
-void mri_cgroup1_twin_fini(struct mri_cgroup1 *cg);
-void mri_cgroup1_twin_forget(struct mri_cgroup1 *cg);
+ * hybrid PSI off or the twin does not exist. */
 int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out);
 int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 				 uint64_t window_us);

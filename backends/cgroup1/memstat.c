@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -114,15 +115,19 @@ int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
 	return r;
 }
 
-int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, struct mr_memstat *out,
-			  uint64_t *hier_limit)
+int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, int dirfd,
+			  struct mr_memstat *out, uint64_t *hier_limit)
 {
 	/* 42 lines of at most ~50 bytes on Linux 6.18. */
 	char buf[8192];
 	ssize_t n;
-	int r;
+	int fd, r;
 
-	n = mri_read_fd(cg->stat_fd, buf, sizeof(buf));
+	fd = mri_fops->openat(dirfd, "memory.stat", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup1_gone(fd);
+	n = mri_read_fd(fd, buf, sizeof(buf));
+	mri_fops->close(fd);
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
 	r = mri_cgroup1_parse_memstat(buf, cg->page_size, out, hier_limit);

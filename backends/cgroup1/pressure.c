@@ -5,8 +5,8 @@
  * cgroup v1 has no memory.pressure of its own (memory.pressure_level is
  * another, deprecated, interface).
  *
- * The twin's memory.pressure is opened on first use and kept: a pread at
- * offset 0 per read, as for the v1 files. The switch is read at each
+ * The twin's memory.pressure is opened for each read and closed: no fd
+ * stays open for it (the group's fd budget). The switch is read at each
  * call, since the context may turn it on or off while the group is open.
  * A twin that is missing, or removed under a kept fd, is "no PSI"
  * (-EOPNOTSUPP) while the v1 group itself lives; -ENOENT only when the
@@ -20,27 +20,6 @@
 #include "cgroup1.h"
 #include "fileops.h"
 #include "psi.h"
-
-void mri_cgroup1_twin_init(struct mri_cgroup1 *cg,
-			   const struct mri_hybrid_psi *hybrid)
-{
-	cg->hybrid = hybrid;
-	cg->twin_pressure_fd = -1;
-	pthread_mutex_init(&cg->twin_lock, NULL);
-}
-
-void mri_cgroup1_twin_forget(struct mri_cgroup1 *cg)
-{
-	if (cg->twin_pressure_fd >= 0)
-		mri_fops->close(cg->twin_pressure_fd);
-	cg->twin_pressure_fd = -1;
-}
-
-void mri_cgroup1_twin_fini(struct mri_cgroup1 *cg)
-{
-	mri_cgroup1_twin_forget(cg);
-	pthread_mutex_destroy(&cg->twin_lock);
-}
 
 /* The answer when the twin cannot be reached: -ENOENT if the v1 group is
  * gone (its kept usage fd fails with ENODEV), else -EOPNOTSUPP. */
@@ -74,13 +53,11 @@ static int open_twin_dir(struct mri_cgroup1 *cg)
 	return r;
 }
 
-/* Under twin_lock: the kept fd of the twin's memory.pressure. */
-static int twin_pressure_fd(struct mri_cgroup1 *cg)
+/* Opens the twin's memory.pressure: the fd, or what no_twin() answers. */
+static int open_twin_pressure(struct mri_cgroup1 *cg)
 {
 	int dirfd, fd;
 
-	if (cg->twin_pressure_fd >= 0)
-		return cg->twin_pressure_fd;
 	dirfd = open_twin_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
@@ -93,36 +70,24 @@ static int twin_pressure_fd(struct mri_cgroup1 *cg)
 		return -EOPNOTSUPP;
 	if (fd == -ENODEV)
 		return no_twin(cg);
-	if (fd >= 0)
-		cg->twin_pressure_fd = fd;
 	return fd;
 }
 
 int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
 {
 	struct mri_cgroup1 *cg = priv;
-	int attempt, fd, r = -EOPNOTSUPP;
+	int fd, r;
 
 	if (!mri_hybrid_enabled(cg->hybrid))
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&cg->twin_lock);
-	/* A kept fd of a twin removed since (and perhaps made again) fails
-	 * with ENODEV: it is dropped and the twin looked up once more. */
-	for (attempt = 0; attempt < 2; attempt++) {
-		fd = twin_pressure_fd(cg);
-		if (fd < 0) {
-			r = fd;
-			break;
-		}
-		r = mri_psi_read(fd, out);
-		if (r != -ENOENT)
-			break;
-		mri_cgroup1_twin_forget(cg);
+	fd = open_twin_pressure(cg);
+	if (fd < 0)
+		return fd;
+	r = mri_psi_read(fd, out);
+	mri_fops->close(fd);
+	/* The twin removed between the open and the read. */
+	if (r == -ENOENT)
 		r = no_twin(cg);
-		if (r == -ENOENT)
-			break;
-	}
-	pthread_mutex_unlock(&cg->twin_lock);
 	return r;
 }
 

@@ -10,8 +10,13 @@
  * eventfd_release()), on which the kernel's event removes itself
  * (mm/memcontrol-v1.c, memcg_event_wake()).
  *
- * The core polls one fd that must stay stable while thresholds are
- * replaced, so that fd is an epoll instance holding the current eventfd.
+ * The eventfd itself is the group's event fd (struct mri_event_sink),
+ * reported anew at each arming: no fd is kept while no threshold is
+ * armed. The kernel keeps neither the cgroup.event_control fd nor the
+ * usage fd named in the registration, only the eventfd
+ * (mm/memcontrol-v1.c, memcg_write_event_control(): fdput() of the
+ * control file at the end, eventfd_ctx_fileget() of the eventfd kept in
+ * the event): cgroup.event_control is opened for the write alone.
  * The kernel also signals the eventfd once when the group is removed.
  */
 #include "config.h"
@@ -29,86 +34,84 @@
 #include "cgroup1.h"
 #include "fileops.h"
 
-int mri_cgroup1_threshold_init(struct mri_cgroup1 *cg)
+void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
+				const struct mri_event_sink *events)
 {
 	cg->eventfd = -1;
-	cg->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	return cg->epoll_fd < 0 ? -errno : 0;
+	cg->events = *events;
 }
 
-static void disarm(struct mri_cgroup1 *cg)
+/* Closing the eventfd unregisters its threshold. */
+static void close_eventfd(struct mri_cgroup1 *cg)
 {
-	if (cg->eventfd < 0)
-		return;
-	epoll_ctl(cg->epoll_fd, EPOLL_CTL_DEL, cg->eventfd, NULL);
-	close(cg->eventfd);
+	if (cg->eventfd >= 0)
+		close(cg->eventfd);
 	cg->eventfd = -1;
 }
 
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg)
 {
-	/* Plain close(): the epoll instance is the parent's as well (one
-	 * open file description), and EPOLL_CTL_DEL here would take the
-	 * parent's eventfd out of it. */
-	if (cg->eventfd >= 0)
-		close(cg->eventfd);
-	if (cg->epoll_fd >= 0)
-		close(cg->epoll_fd);
-	cg->eventfd = cg->epoll_fd = -1;
+	close_eventfd(cg);
 }
 
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg)
 {
-	disarm(cg);
-	if (cg->epoll_fd >= 0)
-		close(cg->epoll_fd);
-	cg->epoll_fd = -1;
+	close_eventfd(cg);
+}
+
+/* Registers a threshold at `bytes` on a new eventfd: the eventfd, or a
+ * negative errno. */
+static int arm(struct mri_cgroup1 *cg, uint64_t bytes)
+{
+	char cmd[64];
+	int efd, ecfd, r;
+
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0)
+		return -errno;
+	ecfd = mri_cgroup1_open_file(cg, "cgroup.event_control", O_WRONLY);
+	if (ecfd < 0) {
+		close(efd);
+		return ecfd;
+	}
+	/* Plain decimal bytes: the kernel parses the threshold with
+	 * page_counter_memparse(), where a K/M/G suffix would also do. */
+	snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, efd, cg->usage_fd, bytes);
+	r = mri_write_fd(ecfd, cmd);
+	mri_fops->close(ecfd);
+	if (r < 0) {
+		close(efd);
+		return mri_cgroup1_gone(r);
+	}
+	return efd;
 }
 
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes)
 {
 	struct mri_cgroup1 *cg = priv;
-	struct epoll_event ev = { .events = EPOLLIN };
-	char cmd[64];
-	int efd, r;
+	int efd = -1, r;
 
-	if (bytes == MR_UNLIMITED) {
-		disarm(cg);
-		return 0;
+	if (bytes != MR_UNLIMITED) {
+		efd = arm(cg, bytes);
+		if (efd < 0) {
+			mri_log(cg->log, MR_LOG_WARNING,
+				"cgroup1: %s: cannot arm a usage threshold at "
+				"%" PRIu64 " bytes: %s", cg->path, bytes,
+				mr_strerror(efd));
+			return efd;
+		}
 	}
-	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (efd < 0)
-		return -errno;
-	/* Plain decimal bytes: the kernel parses the threshold with
-	 * page_counter_memparse(), where a K/M/G suffix would also do. */
-	snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, efd, cg->usage_fd, bytes);
-	r = mri_write_fd(cg->event_control_fd, cmd);
+	r = mri_event_sink_set(&cg->events, efd, EPOLLIN);
 	if (r < 0) {
-		close(efd);
-		r = mri_cgroup1_gone(r);
-		mri_log(cg->log, MR_LOG_WARNING,
-			"cgroup1: %s: cannot arm a usage threshold at %" PRIu64
-			" bytes: %s", cg->path, bytes, mr_strerror(r));
-		return r;
-	}
-	ev.data.fd = efd;
-	if (epoll_ctl(cg->epoll_fd, EPOLL_CTL_ADD, efd, &ev) < 0) {
-		r = -errno;
-		close(efd);
+		if (efd >= 0)
+			close(efd);
 		return r;
 	}
 	/* The new threshold is armed before the old one goes: no crossing
 	 * in between is missed. */
-	disarm(cg);
+	close_eventfd(cg);
 	cg->eventfd = efd;
 	return 0;
-}
-
-int mri_cgroup1_event_fd(void *priv)
-{
-	struct mri_cgroup1 *cg = priv;
-
-	return cg->epoll_fd;
 }
 
 /* Whether the group's cgroup.event_control is still there: O_PATH needs

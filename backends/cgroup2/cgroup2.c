@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -94,6 +96,61 @@ int mri_cgroup2_write_value(int fd, uint64_t bytes)
 	else
 		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
 	return mri_cgroup2_gone(mri_write_fd(fd, buf));
+}
+
+int mri_cgroup2_dir(struct mri_cgroup2 *cg)
+{
+	struct stat st;
+	int fd;
+
+	fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mri_cgroup2_gone(fd);
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != cg->dev ||
+	    (uint64_t)st.st_ino != cg->ino) {
+		mri_fops->close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+int mri_cgroup2_open_file(struct mri_cgroup2 *cg, const char *name,
+			  int flags)
+{
+	int dirfd, fd;
+
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	fd = mri_fops->openat(dirfd, name, flags | O_CLOEXEC, 0);
+	mri_fops->close(dirfd);
+	return mri_cgroup2_gone(fd);
+}
+
+int mri_cgroup2_read_file(struct mri_cgroup2 *cg, const char *name,
+			  uint64_t *out)
+{
+	int fd, r;
+
+	fd = mri_cgroup2_open_file(cg, name, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	r = mri_cgroup2_read_value(cg, fd, name, out);
+	mri_fops->close(fd);
+	return r;
+}
+
+int mri_cgroup2_write_file(struct mri_cgroup2 *cg, const char *name,
+			   uint64_t bytes)
+{
+	int fd, r;
+
+	fd = mri_cgroup2_open_file(cg, name, O_WRONLY | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	r = mri_cgroup2_write_value(fd, bytes);
+	mri_fops->close(fd);
+	return r;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -194,29 +251,21 @@ static void close_fd(int *fd)
 
 static void close_files(struct mri_cgroup2 *cg)
 {
-	int *fds[] = {
-		&cg->dir_fd, &cg->current_fd, &cg->max_fd, &cg->high_fd,
-		&cg->low_fd, &cg->min_fd, &cg->peak_fd, &cg->swap_current_fd,
-		&cg->swap_max_fd, &cg->stat_fd, &cg->events_fd,
-		&cg->events_local_fd, &cg->pressure_fd, &cg->reclaim_fd,
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		close_fd(fds[i]);
-	for (i = 0; i < cg->nanc; i++)
-		close_fd(&cg->anc_fds[i]);
+	close_fd(&cg->current_fd);
 	cg->nanc = 0;
+}
+
+static void free_paths(struct mri_cgroup2 *cg)
+{
+	free(cg->path);
+	free(cg->real);
+	free(cg->root);
+	cg->path = cg->real = cg->root = NULL;
 }
 
 static void init_fds(struct mri_cgroup2 *cg)
 {
-	cg->dir_fd = cg->current_fd = cg->max_fd = cg->high_fd = -1;
-	cg->low_fd = cg->min_fd = cg->peak_fd = cg->swap_current_fd = -1;
-	cg->swap_max_fd = cg->stat_fd = cg->events_fd = -1;
-	cg->events_local_fd = cg->pressure_fd = cg->reclaim_fd = -1;
-	cg->epoll_fd = cg->timer_fd = cg->watch_events_fd = -1;
-	cg->journal.dir_fd = -1;
+	cg->current_fd = cg->watch_events_fd = -1;
 	cg->nanc = 0;
 }
 
@@ -228,33 +277,33 @@ static void init_fds(struct mri_cgroup2 *cg)
  * memory.max and memory.high are opened O_NONBLOCK: on kernels that
  * honour it (docs/kernels.md), a write then skips the synchronous
  * reclaim and OOM kill in the writer's context. */
-static int open_files(struct mri_cgroup2 *cg)
+static int open_files(struct mri_cgroup2 *cg, int dirfd)
 {
 	const struct {
 		const char *name;
 		int flags;
-		bool optional;
-		int *fd;
+		bool *present; /* NULL: mandatory */
 	} files[] = {
 		/* O_RDWR: a refusal is retried read-only (below). */
-		{ "memory.max", O_RDWR | O_NONBLOCK, false, &cg->max_fd },
-		{ "memory.high", O_RDWR | O_NONBLOCK, false, &cg->high_fd },
-		{ "memory.low", O_RDONLY, false, &cg->low_fd },
-		{ "memory.stat", O_RDONLY, false, &cg->stat_fd },
-		{ "memory.events", O_RDONLY, false, &cg->events_fd },
-		{ "memory.min", O_RDONLY, true, &cg->min_fd },
-		{ "memory.peak", O_RDONLY, true, &cg->peak_fd },
-		{ "memory.swap.current", O_RDONLY, true, &cg->swap_current_fd },
-		{ "memory.swap.max", O_RDONLY, true, &cg->swap_max_fd },
-		{ "memory.events.local", O_RDONLY, true, &cg->events_local_fd },
-		{ "memory.pressure", O_RDONLY, true, &cg->pressure_fd },
-		{ "memory.reclaim", O_WRONLY, true, &cg->reclaim_fd },
+		{ "memory.max", O_RDWR | O_NONBLOCK, NULL },
+		{ "memory.high", O_RDWR | O_NONBLOCK, NULL },
+		{ "memory.low", O_RDONLY, NULL },
+		{ "memory.stat", O_RDONLY, NULL },
+		{ "memory.events", O_RDONLY, NULL },
+		{ "memory.min", O_RDONLY, &cg->has_min },
+		{ "memory.peak", O_RDONLY, &cg->has_peak },
+		{ "memory.swap.current", O_RDONLY, &cg->has_swap },
+		{ "memory.swap.max", O_RDONLY, &cg->has_swap },
+		{ "memory.events.local", O_RDONLY, &cg->has_events_local },
+		{ "memory.pressure", O_RDONLY, &cg->has_pressure },
+		{ "memory.reclaim", O_WRONLY, &cg->has_reclaim },
 	};
 	size_t i;
 	int r;
 
+	cg->has_swap = true; /* both swap files, or neither counts */
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		r = mri_fops->openat(cg->dir_fd, files[i].name,
+		r = mri_fops->openat(dirfd, files[i].name,
 				     files[i].flags | O_CLOEXEC, 0);
 		if ((r == -EACCES || r == -EPERM) &&
 		    (files[i].flags & O_ACCMODE) == O_RDWR) {
@@ -264,33 +313,57 @@ static int open_files(struct mri_cgroup2 *cg)
 					"are read only", cg->path,
 					files[i].name, mr_strerror(r));
 			cg->limits_write_err = r;
-			r = mri_fops->openat(cg->dir_fd, files[i].name,
+			r = mri_fops->openat(dirfd, files[i].name,
 					     O_RDONLY | O_NONBLOCK | O_CLOEXEC,
 					     0);
 		}
-		if (r == -ENOENT && files[i].optional)
+		if (r == -ENOENT && files[i].present) {
+			*files[i].present = false;
 			continue;
+		}
 		if (r < 0) {
 			mri_log(cg->log, MR_LOG_ERR,
 				"cgroup2: cannot open %s/%s: %s", cg->path,
 				files[i].name, mr_strerror(r));
 			return mri_cgroup2_gone(r);
 		}
-		*files[i].fd = r;
+		mri_fops->close(r);
+		if (files[i].present && files[i].present != &cg->has_swap)
+			*files[i].present = true;
 	}
 	return 0;
 }
 
-/* The ancestors' directories, parent first, up to the highest directory
- * of the cgroup2 mount (cg->root). */
-static int open_ancestors(struct mri_cgroup2 *cg)
+int mri_cgroup2_open_ancestor(struct mri_cgroup2 *cg, size_t i)
+{
+	char p[PATH_MAX];
+	char *slash;
+	size_t k;
+	int fd;
+
+	if (i >= cg->nanc)
+		return -EINVAL;
+	strcpy(p, cg->real);
+	for (k = 0; k <= i; k++) {
+		slash = strrchr(p, '/');
+		if (!slash)
+			return -EINVAL;
+		slash[slash == p ? 1 : 0] = '\0';
+	}
+	fd = mri_fops->open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	return fd < 0 ? mri_cgroup2_gone(fd) : fd;
+}
+
+/* Counts the ancestors up to the highest directory of the cgroup2 mount
+ * (cg->root) and learns whether that is the real root. No fd is kept:
+ * mri_cgroup2_open_ancestor() opens one when used. */
+static int find_ancestors(struct mri_cgroup2 *cg)
 {
 	char p[PATH_MAX], up[PATH_MAX];
 	uint64_t v;
 	int fd, r;
 
 	strcpy(p, cg->real);
-	strcpy(cg->root, cg->real);
 	while (parent_of(p, up, sizeof(up)) == 0 && on_cgroup2(up)) {
 		if (cg->nanc == MRI_CGROUP2_MAX_DEPTH) {
 			mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: more than "
@@ -298,19 +371,21 @@ static int open_ancestors(struct mri_cgroup2 *cg)
 				MRI_CGROUP2_MAX_DEPTH);
 			return -EINVAL;
 		}
-		fd = mri_fops->open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-		if (fd < 0)
-			return mri_cgroup2_gone(fd);
-		cg->anc_fds[cg->nanc++] = fd;
+		cg->nanc++;
 		strcpy(p, up);
-		strcpy(cg->root, up);
 	}
+	cg->root = strdup(p);
+	if (!cg->root)
+		return -ENOMEM;
 	/* The real root has no memory.current; a namespace's or a bind
 	 * mount's top is a group like any other. */
 	cg->root_visible = false;
 	if (cg->nanc) {
-		r = mri_cgroup2_read_at(cg, cg->anc_fds[cg->nanc - 1],
-					"memory.current", &v);
+		fd = mri_cgroup2_open_ancestor(cg, cg->nanc - 1);
+		if (fd < 0)
+			return fd;
+		r = mri_cgroup2_read_at(cg, fd, "memory.current", &v);
+		mri_fops->close(fd);
 		if (r < 0 && r != -ENOENT)
 			return r;
 		cg->root_visible = r == -ENOENT;
@@ -342,30 +417,45 @@ static int cg2_open(void *priv, const char *path,
 		    const struct mri_open_env *env)
 {
 	struct mri_cgroup2 *cg = priv;
-	char parent[PATH_MAX];
+	char parent[PATH_MAX], real[PATH_MAX];
+	struct stat st;
 	uint64_t usage;
 	long ps;
-	int r;
+	int dirfd, r;
 
 	init_fds(cg);
 	cg->log = env->log;
 	cg->swappiness = -1;
 	cg->swappiness_ok = -1;
 	cg->threshold_bytes = MR_UNLIMITED;
-	if (strlen(path) >= sizeof(cg->path))
+	if (strlen(path) >= PATH_MAX)
 		return -EINVAL;
-	strcpy(cg->path, path);
 	ps = sysconf(_SC_PAGESIZE);
 	cg->page_size = ps > 0 ? (uint64_t)ps : 4096;
-	if (!realpath(path, cg->real))
+	if (!realpath(path, real))
 		return mri_cgroup2_gone(-errno);
+	cg->path = strdup(path);
+	cg->real = strdup(real);
+	if (!cg->path || !cg->real) {
+		free_paths(cg);
+		return -ENOMEM;
+	}
 
-	cg->dir_fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY |
-				    O_CLOEXEC, 0);
-	if (cg->dir_fd < 0)
-		return mri_cgroup2_gone(cg->dir_fd);
-	r = mri_fops->openat(cg->dir_fd, "memory.current",
-			     O_RDONLY | O_CLOEXEC, 0);
+	dirfd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       0);
+	if (dirfd < 0) {
+		free_paths(cg);
+		return mri_cgroup2_gone(dirfd);
+	}
+	/* Every file opened later is checked to be of this directory. */
+	if (fstat(dirfd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	cg->dev = (uint64_t)st.st_dev;
+	cg->ino = (uint64_t)st.st_ino;
+	r = mri_fops->openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC,
+			     0);
 	if (r == -ENOENT && parent_enables_memory(cg->real) == 0) {
 		parent_of(cg->real, parent, sizeof(parent));
 		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: no memory "
@@ -382,21 +472,21 @@ static int cg2_open(void *priv, const char *path,
 		goto fail;
 	}
 	cg->current_fd = r;
-	r = open_files(cg);
+	r = open_files(cg, dirfd);
 	if (r == 0)
 		r = mri_cgroup2_read_value(cg, cg->current_fd,
 					   "memory.current", &usage);
 	if (r == 0)
-		r = open_ancestors(cg);
+		r = find_ancestors(cg);
 	if (r < 0)
 		goto fail;
 	read_mount_options(cg);
-	r = mri_cgroup2_watch_init(cg);
+	r = mri_cgroup2_watch_init(cg, dirfd, &env->events);
 	if (r < 0)
 		goto fail;
 	/* Without memory.reclaim (before 5.19), reclaim lowers memory.high
 	 * for a moment: journaled, and recovered here. */
-	if (cg->reclaim_fd < 0) {
+	if (!cg->has_reclaim) {
 		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: no memory.reclaim "
 			"(Linux < 5.19): reclaim lowers memory.high for a "
 			"moment", cg->path);
@@ -404,10 +494,13 @@ static int cg2_open(void *priv, const char *path,
 		if (r < 0)
 			goto fail;
 	}
+	mri_fops->close(dirfd);
 	return 0;
 fail:
+	mri_fops->close(dirfd);
 	mri_cgroup2_watch_fini(cg);
 	close_files(cg);
+	free_paths(cg);
 	return r;
 }
 
@@ -420,6 +513,7 @@ static int cg2_close(void *priv)
 	if (cg->journaled)
 		r = mri_cgroup2_journal_close(cg);
 	close_files(cg);
+	free_paths(cg);
 	return r;
 }
 
@@ -433,6 +527,7 @@ static void cg2_forget(void *priv)
 	cg->journaled = false;
 	mri_cgroup2_watch_forget(cg);
 	close_files(cg);
+	free_paths(cg);
 }
 
 static int cg2_read_usage(void *priv, uint64_t *usage_bytes)
@@ -447,47 +542,49 @@ static int cg2_read_usage(void *priv, uint64_t *usage_bytes)
 static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
 {
 	struct mr_events ev = { .size = sizeof(ev) };
-	int r;
+	int dirfd, r;
 
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
 				   &l->usage_bytes);
+	if (r < 0)
+		return r;
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
 	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->max_fd, "memory.max",
-					   &l->own_limit_bytes);
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.max",
+					&l->own_limit_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->high_fd, "memory.high",
-					   &l->own_high_bytes);
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.high",
+					&l->own_high_bytes);
 	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->low_fd, "memory.low",
-					   &l->low_bytes);
-	if (r == 0 && cg->min_fd >= 0)
-		r = mri_cgroup2_read_value(cg, cg->min_fd, "memory.min",
-					   &l->min_bytes);
-	if (r == 0 && cg->peak_fd >= 0) {
-		r = mri_cgroup2_read_value(cg, cg->peak_fd, "memory.peak",
-					   &l->peak_bytes);
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.low",
+					&l->low_bytes);
+	if (r == 0 && cg->has_min)
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.min",
+					&l->min_bytes);
+	if (r == 0 && cg->has_peak) {
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.peak",
+					&l->peak_bytes);
 		l->present |= MR_LIMITS_HAS_PEAK;
 	}
-	if (r == 0 && cg->swap_current_fd >= 0 && cg->swap_max_fd >= 0) {
-		r = mri_cgroup2_read_value(cg, cg->swap_current_fd,
-					   "memory.swap.current",
-					   &l->swap_usage_bytes);
+	if (r == 0 && cg->has_swap) {
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.swap.current",
+					&l->swap_usage_bytes);
 		if (r == 0)
-			r = mri_cgroup2_read_value(cg, cg->swap_max_fd,
-						   "memory.swap.max",
-						   &l->swap_limit_bytes);
+			r = mri_cgroup2_read_at(cg, dirfd,
+						"memory.swap.max",
+						&l->swap_limit_bytes);
 		l->present |= MR_LIMITS_HAS_SWAP;
 	}
+	mri_fops->close(dirfd);
 	if (r < 0)
 		return r;
 	/* Charges that met memory.max: the group's own (events.local, 5.2),
 	 * the subtree's on older kernels. */
-	if (cg->events_local_fd >= 0)
-		r = mri_cgroup2_read_events_fd(cg, cg->events_local_fd,
-					       "memory.events.local", &ev);
-	else
-		r = mri_cgroup2_read_events_fd(cg, cg->events_fd,
-					       "memory.events", &ev);
+	r = mri_cgroup2_read_events_at(cg, cg->has_events_local ?
+				       "memory.events.local" :
+				       "memory.events", &ev);
 	if (r < 0)
 		return r;
 	l->limit_hits = ev.max;
@@ -501,7 +598,7 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 {
 	uint64_t v;
 	size_t i;
-	int r;
+	int fd, r;
 
 	l->limit_bytes = l->own_limit_bytes;
 	l->high_bytes = l->own_high_bytes;
@@ -510,19 +607,19 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 	for (i = 0; i < cg->nanc; i++) {
 		if (cg->root_visible && i == cg->nanc - 1)
 			break;
-		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.max", &v);
-		if (r < 0)
-			return r;
-		if (v < l->limit_bytes) {
+		fd = mri_cgroup2_open_ancestor(cg, i);
+		if (fd < 0)
+			return fd;
+		r = mri_cgroup2_read_at(cg, fd, "memory.max", &v);
+		if (r == 0 && v < l->limit_bytes) {
 			l->limit_bytes = v;
 			l->binding_level = (uint32_t)(i + 1);
-			r = mri_cgroup2_read_at(cg, cg->anc_fds[i],
-						"memory.current",
+			r = mri_cgroup2_read_at(cg, fd, "memory.current",
 						&l->binding_usage_bytes);
-			if (r < 0)
-				return r;
 		}
-		r = mri_cgroup2_read_at(cg, cg->anc_fds[i], "memory.high", &v);
+		if (r == 0)
+			r = mri_cgroup2_read_at(cg, fd, "memory.high", &v);
+		mri_fops->close(fd);
 		if (r < 0)
 			return r;
 		l->high_bytes = min_u64(l->high_bytes, v);
@@ -541,6 +638,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 {
 	struct mri_cgroup2 *cg = priv;
 	struct mr_limits l = { .size = sizeof(l) };
+	struct mri_journal_reads rd;
 	uint64_t usage;
 	int r;
 
@@ -548,7 +646,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	 * the group and its ancestors (this or another manager's) so that
 	 * a transient high is never reported. */
 	if (cg->journaled) {
-		r = mri_journal_reads_begin(&cg->journal);
+		r = mri_journal_reads_begin(&cg->journal, &rd);
 		if (r < 0)
 			return r;
 	}
@@ -556,7 +654,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	if (r == 0)
 		r = read_ancestors(cg, &l);
 	if (cg->journaled)
-		mri_journal_reads_end(&cg->journal);
+		mri_journal_reads_end(&rd);
 	if (r < 0)
 		return r;
 	if (l.limit_bytes < l.own_limit_bytes)
@@ -577,26 +675,19 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	return 0;
 }
 
-/* The keeper's lock belongs to the cgroup: an OFD write lock on byte 0 of
- * its memory.reclaim (open for writing, and writable by a delegatee), or
- * of memory.max on kernels without it. Which file depends on the kernel
- * only, so every manager of the group locks the same one. */
+/* The keeper's lock belongs to the cgroup: flock(LOCK_EX) on its
+ * memory.current through the kept fd (flock needs no write access; no
+ * step or reader locks that file). A group whose limits are read only
+ * and that has no memory.reclaim cannot be kept: its refusal. */
 static int cg2_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup2 *cg = priv;
-	struct flock fl = {
-		.l_type = claim ? F_WRLCK : F_UNLCK,
-		.l_whence = SEEK_SET,
-		.l_start = 0,
-		.l_len = 1,
-	};
-	int fd = cg->reclaim_fd >= 0 ? cg->reclaim_fd : cg->max_fd;
 
-	if (fd == cg->max_fd && cg->limits_write_err)
+	if (!cg->has_reclaim && cg->limits_write_err)
 		return cg->limits_write_err;
-	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+	if (flock(cg->current_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB) == 0)
 		return 0;
-	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+	return errno == EWOULDBLOCK ? -EBUSY : -errno;
 }
 
 /* memory.pressure (4.20, CONFIG_PSI): absent, empty or EOPNOTSUPP is
@@ -604,10 +695,16 @@ static int cg2_claim_keeper(void *priv, bool claim)
 static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 {
 	struct mri_cgroup2 *cg = priv;
+	int fd, r;
 
-	if (cg->pressure_fd < 0)
+	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
-	return mri_psi_read(cg->pressure_fd, out);
+	fd = mri_cgroup2_open_file(cg, "memory.pressure", O_RDONLY);
+	if (fd < 0)
+		return fd;
+	r = mri_psi_read(fd, out);
+	mri_fops->close(fd);
+	return r;
 }
 
 /* A trigger needs a file of its own (one trigger per open file,
@@ -616,11 +713,17 @@ static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 				uint64_t window_us)
 {
 	struct mri_cgroup2 *cg = priv;
+	int dirfd, r;
 
-	if (cg->pressure_fd < 0)
+	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
-	return mri_psi_trigger_open(cg->dir_fd, "memory.pressure", kind,
-				    stall_us, window_us);
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_psi_trigger_open(dirfd, "memory.pressure", kind, stall_us,
+				 window_us);
+	mri_fops->close(dirfd);
+	return r;
 }
 
 const struct mri_backend mri_backend_cgroup2 = {
@@ -637,7 +740,6 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.claim_keeper = cg2_claim_keeper,
 	.forget = cg2_forget,
 	.set_usage_threshold = mri_cgroup2_set_usage_threshold,
-	.event_fd = mri_cgroup2_event_fd,
 	.event_ack = mri_cgroup2_event_ack,
 	.read_events = mri_cgroup2_read_events,
 	.read_pressure = cg2_read_pressure,

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "journal.h"
 #include "log.h"
 #include "memreclaim.h"
@@ -19,14 +20,12 @@
 /* Ancestors of a group the backend reads (limits, protection), at most. */
 #define MRI_CGROUP2_MAX_DEPTH 32
 
-/* The period at which an armed usage threshold polls memory.current:
- * 10 ms, about 10 MB of charges at 1 GB/s, the fastest a single task
- * faults in page cache; one tick is a timerfd read and one pread of
- * memory.current (1.5 us on the development machine), so a group costs
- * about 0.02 % of a CPU while its threshold is armed. Between ticks,
- * memory.events wakes the worker at once (kernfs notifies its
- * modifications: a high or max event). */
-#define MRI_CGROUP2_WATCH_PERIOD_NS 10000000ULL
+/* An armed usage threshold is watched at the context's tick
+ * (MRI_TICK_NS, lib/backend.h): one tick is one pread of memory.current
+ * (1.5 us on the development machine), so a group costs about 0.02 % of
+ * a CPU while its threshold is armed. Between ticks, memory.events wakes
+ * the worker at once (kernfs notifies its modifications: a high or max
+ * event). */
 
 /* Where the backend reads mount options (memory_recursiveprot); tests
  * point it at a fixture. */
@@ -40,23 +39,28 @@ extern unsigned int mri_cgroup2_test_pause_ms;
 /* A group's private data (struct mri_backend.priv). */
 struct mri_cgroup2 {
 	struct mri_logger *log;
-	char path[PATH_MAX];     /* as opened, for messages */
-	char real[PATH_MAX];     /* without symlinks: the walks' start */
-	char root[PATH_MAX];     /* the highest directory of the mount */
+	/* Strings of their own (not PATH_MAX buffers: a group's memory). */
+	char *path;              /* as opened, for messages */
+	char *real;              /* without symlinks: the walks' start */
+	char *root;              /* the highest directory of the mount */
 	bool recursiveprot;      /* the mount's memory_recursiveprot */
 	uint64_t page_size;
-	int dir_fd;              /* the group's directory */
-	int current_fd, max_fd, high_fd, low_fd, min_fd, peak_fd;
-	int swap_current_fd, swap_max_fd, stat_fd, events_fd;
-	int events_local_fd, pressure_fd, reclaim_fd; /* -1: absent */
-	/* 0, or the error (-EACCES, -EPERM) that left memory.max and
-	 * memory.high open read-only: a delegated group's own limits are
-	 * its parent's to set (cgroup-v2.rst, "Delegation"), while
+	/* Kept open: memory.current, read at every tick, which holds the
+	 * keeper's lock (and memory.events, watch.c). Every other file is
+	 * opened when used, from the directory checked against the device
+	 * and inode learnt at open (mri_cgroup2_dir()). */
+	int current_fd;
+	uint64_t dev, ino;
+	/* Optional files the kernel has (learnt at open). */
+	bool has_min, has_peak, has_swap, has_events_local, has_pressure;
+	bool has_reclaim;
+	/* 0, or the error (-EACCES, -EPERM) that refused memory.max and
+	 * memory.high for writing: a delegated group's own limits are its
+	 * parent's to set (cgroup-v2.rst, "Delegation"), while
 	 * memory.reclaim may be delegated. Writes of them answer it. */
 	int limits_write_err;
-	/* The ancestors' directories, the group's parent first, up to and
-	 * including root. */
-	int anc_fds[MRI_CGROUP2_MAX_DEPTH];
+	/* The number of ancestors, the group's parent to root included
+	 * (mri_cgroup2_open_ancestor() opens one). */
 	size_t nanc;
 	/* The real root cgroup is the last ancestor (it has no
 	 * memory.current); false under a cgroup namespace or a bind mount
@@ -71,11 +75,19 @@ struct mri_cgroup2 {
 	bool journaled;
 	bool restore_failed;
 	struct mri_journal journal;
-	/* Usage threshold (watch.c): an epoll fd holding a timerfd and a
-	 * memory.events fd of its own (POLLPRI). */
-	int epoll_fd, timer_fd, watch_events_fd;
+	/* Usage threshold (watch.c): the context's tick while armed, and a
+	 * memory.events fd of its own, the event fd (POLLPRI) when
+	 * watch_polled. */
+	struct mri_event_sink events;
+	int watch_events_fd;
+	bool watch_polled;
 	uint64_t threshold_bytes; /* MR_UNLIMITED: none */
 };
+
+/* Opens the directory of ancestor i (0: the parent .. nanc - 1: root) by
+ * path, for one use: the fd (close with mri_fops->close()), -ENOENT,
+ * -EINVAL. */
+int mri_cgroup2_open_ancestor(struct mri_cgroup2 *cg, size_t i);
 
 /* -ENOENT for the errors a removed group gives on kept fds (ENODEV) or by
  * name (ENOENT); other values unchanged. */
@@ -91,8 +103,22 @@ int mri_cgroup2_read_value(struct mri_cgroup2 *cg, int fd, const char *name,
  * mri_fops): 0, -ENOENT (absent or removed), -EIO. */
 int mri_cgroup2_read_at(struct mri_cgroup2 *cg, int dirfd, const char *name,
 			uint64_t *out);
-/* Writes bytes, or "max" for MR_UNLIMITED, to a kept fd. */
+/* The group's directory for one operation, opened by path and checked to
+ * be the cgroup opened: a group removed and made again under its name is
+ * -ENOENT, not another group's files. Closed with mri_fops->close(). */
+int mri_cgroup2_dir(struct mri_cgroup2 *cg);
+/* Opens the group's file `name` for one use (O_CLOEXEC added). */
+int mri_cgroup2_open_file(struct mri_cgroup2 *cg, const char *name,
+			  int flags);
+/* Reads a single value file of the group, opened for the read. */
+int mri_cgroup2_read_file(struct mri_cgroup2 *cg, const char *name,
+			  uint64_t *out);
+/* Writes bytes, or "max" for MR_UNLIMITED, to an open fd. */
 int mri_cgroup2_write_value(int fd, uint64_t bytes);
+/* Writes bytes ("max" for MR_UNLIMITED) to the group's file `name`,
+ * opened for the write (O_WRONLY | O_NONBLOCK, see limit.c) and closed. */
+int mri_cgroup2_write_file(struct mri_cgroup2 *cg, const char *name,
+			   uint64_t bytes);
 
 /* memory.stat (memstat.c): parses into *out (fully written, size set);
  * three states per key: present (bit set), absent (bit clear, 0), error
@@ -104,9 +130,12 @@ int mri_cgroup2_parse_memstat(const char *buf, uint64_t page_size,
 int mri_cgroup2_parse_events(const char *buf, struct mr_events *out);
 int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out);
 int mri_cgroup2_read_events(void *priv, bool local, struct mr_events *out);
-/* Reads an events file from a kept fd into *out. */
+/* Reads an events file from an open fd into *out. */
 int mri_cgroup2_read_events_fd(struct mri_cgroup2 *cg, int fd,
 			       const char *name, struct mr_events *out);
+/* The same from the group's file `name`, opened for the read. */
+int mri_cgroup2_read_events_at(struct mri_cgroup2 *cg, const char *name,
+			       struct mr_events *out);
 
 /* Effective memory.low and memory.min of the group (protect.c), against
  * global reclaim; usage is the group's. */
@@ -127,11 +156,11 @@ int mri_cgroup2_journal_close(struct mri_cgroup2 *cg);
 int mri_cgroup2_write_limit(void *priv, int which, uint64_t bytes);
 
 /* Usage thresholds (watch.c). */
-int mri_cgroup2_watch_init(struct mri_cgroup2 *cg);
+int mri_cgroup2_watch_init(struct mri_cgroup2 *cg, int dirfd,
+			   const struct mri_event_sink *events);
 void mri_cgroup2_watch_fini(struct mri_cgroup2 *cg);
 void mri_cgroup2_watch_forget(struct mri_cgroup2 *cg);
 int mri_cgroup2_set_usage_threshold(void *priv, uint64_t bytes);
-int mri_cgroup2_event_fd(void *priv);
 int mri_cgroup2_event_ack(void *priv);
 
 #endif /* MR_CGROUP2_H */

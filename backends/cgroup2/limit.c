@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Limit writes on cgroup v2: memory.max and memory.high, "max" for no
- * limit. Both fds were opened with O_NONBLOCK (cgroup2.c): from the
+ * limit. Each write opens its file with O_NONBLOCK (cgroup2.c): from the
  * kernel's "memcg: introduce non-blocking limit setting option" (Linux
  * 6.16, docs/kernels.md) such a write sets the value and returns, leaving
  * reclaim, throttling or an OOM kill to the group's next charge, instead
@@ -26,8 +26,8 @@ int mri_cgroup2_write_limit(void *priv, int which, uint64_t bytes)
 		return -EINVAL;
 	if (cg->limits_write_err)
 		return cg->limits_write_err;
-	r = mri_cgroup2_write_value(which == MRI_LIMIT_MAX ? cg->max_fd :
-				    cg->high_fd, bytes);
+	r = mri_cgroup2_write_file(cg, which == MRI_LIMIT_MAX ? "memory.max" :
+				   "memory.high", bytes);
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: writing %s: %s",
 			cg->path, which == MRI_LIMIT_MAX ? "memory.max" :

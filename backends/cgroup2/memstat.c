@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -162,9 +163,13 @@ int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out)
 	char buf[16384];
 	uint64_t swap;
 	ssize_t n;
-	int r;
+	int fd, r;
 
-	n = mri_read_fd(cg->stat_fd, buf, sizeof(buf));
+	fd = mri_cgroup2_open_file(cg, "memory.stat", O_RDONLY);
+	if (fd < 0)
+		return fd;
+	n = mri_read_fd(fd, buf, sizeof(buf));
+	mri_fops->close(fd);
 	if (n < 0)
 		return mri_cgroup2_gone((int)n);
 	r = mri_cgroup2_parse_memstat(buf, cg->page_size, &st);
@@ -175,9 +180,8 @@ int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out)
 	}
 	/* v2's memory.stat has no swap line: the swap charged to the
 	 * subtree is memory.swap.current. */
-	if (cg->swap_current_fd >= 0) {
-		r = mri_cgroup2_read_value(cg, cg->swap_current_fd,
-					   "memory.swap.current", &swap);
+	if (cg->has_swap) {
+		r = mri_cgroup2_read_file(cg, "memory.swap.current", &swap);
 		if (r < 0)
 			return r;
 		st.swap_bytes = swap;
@@ -248,10 +252,21 @@ int mri_cgroup2_read_events(void *priv, bool local, struct mr_events *out)
 {
 	struct mri_cgroup2 *cg = priv;
 
-	if (local && cg->events_local_fd < 0)
+	if (local && !cg->has_events_local)
 		return -EOPNOTSUPP;
-	return local ? mri_cgroup2_read_events_fd(cg, cg->events_local_fd,
-						  "memory.events.local", out) :
-		       mri_cgroup2_read_events_fd(cg, cg->events_fd,
-						  "memory.events", out);
+	return mri_cgroup2_read_events_at(cg, local ? "memory.events.local" :
+					  "memory.events", out);
+}
+
+int mri_cgroup2_read_events_at(struct mri_cgroup2 *cg, const char *name,
+			       struct mr_events *out)
+{
+	int fd, r;
+
+	fd = mri_cgroup2_open_file(cg, name, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	r = mri_cgroup2_read_events_fd(cg, fd, name, out);
+	mri_fops->close(fd);
+	return r;
 }

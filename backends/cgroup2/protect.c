@@ -138,11 +138,14 @@ int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
 	int fd, r;
 
 	for (i = 0; i < nlev; i++) {
-		/* Level i's directory: anc_fds[nlev - 2 - i] for the
+		/* Level i's directory: ancestor nlev - 2 - i for the
 		 * ancestors, the group's own last. */
 		if (i + 1 < nlev) {
-			fd = cg->anc_fds[nlev - 2 - i];
+			fd = mri_cgroup2_open_ancestor(cg, nlev - 2 - i);
+			if (fd < 0)
+				return fd;
 			r = read_prot(cg, fd, ".", &cur);
+			mri_fops->close(fd);
 			if (r < 0)
 				return r;
 		} else {
@@ -158,8 +161,11 @@ int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
 			/* Nothing to share below an unprotected parent. */
 			break;
 		} else {
-			r = siblings_protected(cg, cg->anc_fds[nlev - 1 - i],
-					       &sl, &sm);
+			fd = mri_cgroup2_open_ancestor(cg, nlev - 1 - i);
+			if (fd < 0)
+				return fd;
+			r = siblings_protected(cg, fd, &sl, &sm);
+			mri_fops->close(fd);
 			if (r < 0)
 				return r;
 			el = mri_effective_protection(cur.usage, parent.usage,

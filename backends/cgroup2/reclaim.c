@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -53,13 +54,19 @@ static int write_reclaim(struct mri_cgroup2 *cg, uint64_t bytes,
 			 int swappiness)
 {
 	char buf[48];
+	int fd, r;
 
 	if (swappiness >= 0)
 		snprintf(buf, sizeof(buf), "%" PRIu64 " swappiness=%d", bytes,
 			 swappiness);
 	else
 		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
-	return mri_write_fd(cg->reclaim_fd, buf);
+	fd = mri_cgroup2_open_file(cg, "memory.reclaim", O_WRONLY);
+	if (fd < 0)
+		return fd;
+	r = mri_write_fd(fd, buf);
+	mri_fops->close(fd);
+	return r;
 }
 
 int mri_cgroup2_set_swappiness(void *priv, int swappiness)
@@ -69,7 +76,7 @@ int mri_cgroup2_set_swappiness(void *priv, int swappiness)
 
 	if (swappiness < -1 || swappiness > 200)
 		return -EINVAL;
-	if (cg->reclaim_fd < 0)
+	if (!cg->has_reclaim)
 		return -EOPNOTSUPP;
 	if (swappiness >= 0 && cg->swappiness_ok < 0) {
 		r = write_reclaim(cg, 0, swappiness);
@@ -94,8 +101,7 @@ int mri_cgroup2_set_swappiness(void *priv, int swappiness)
 
 static int read_high(struct mri_cgroup2 *cg, uint64_t *v)
 {
-	return mri_cgroup2_read_value(cg, cg->high_fd, MRI_CGROUP2_HIGH_FILE,
-				      v);
+	return mri_cgroup2_read_file(cg, MRI_CGROUP2_HIGH_FILE, v);
 }
 
 /* Puts back the high of a record, unless someone else has set it since
@@ -118,7 +124,7 @@ static int restore(void *arg, const struct mri_journal_record *rec)
 			rec->lowered, (int)rec->pid);
 		return 0;
 	}
-	r = mri_cgroup2_write_value(cg->high_fd, rec->original);
+	r = mri_cgroup2_write_file(cg, MRI_CGROUP2_HIGH_FILE, rec->original);
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: cannot restore "
 			"memory.high to %" PRIu64 ": %s; journal kept, every "
@@ -236,7 +242,7 @@ static int high_step(struct mri_cgroup2 *cg, uint64_t bytes, uint64_t *asked,
 			mr_strerror(r));
 		goto unlock;
 	}
-	w = mri_cgroup2_write_value(cg->high_fd, rec.lowered);
+	w = mri_cgroup2_write_file(cg, MRI_CGROUP2_HIGH_FILE, rec.lowered);
 	if (mri_cgroup2_test_pause_ms)
 		pause_lowered(mri_cgroup2_test_pause_ms);
 	r = restore(cg, &rec);
@@ -275,9 +281,9 @@ int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 
 	*asked_bytes = 0;
 	*freed_bytes = 0;
-	if (cg->reclaim_fd < 0 && cg->limits_write_err)
+	if (!cg->has_reclaim && cg->limits_write_err)
 		return cg->limits_write_err;
-	if (cg->reclaim_fd < 0)
+	if (!cg->has_reclaim)
 		return high_step(cg, bytes, asked_bytes, freed_bytes);
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
 				   &before);

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -65,6 +66,13 @@ static int sim_open(void *priv, const char *path,
 		return -errno;
 	r = sim_memcg_set_events_fn(p->g, p, on_event, p);
 	if (r < 0) {
+		close(p->efd);
+		return r;
+	}
+	/* The eventfd stays for the life of the handle. */
+	r = mri_event_sink_set(&env->events, p->efd, EPOLLIN);
+	if (r < 0) {
+		sim_memcg_set_events_fn(p->g, p, NULL, NULL);
 		close(p->efd);
 		return r;
 	}
@@ -254,13 +262,6 @@ static int sim_set_usage_threshold(void *priv, uint64_t bytes)
 				       on_event, p);
 }
 
-static int sim_event_fd(void *priv)
-{
-	struct sim_priv *p = priv;
-
-	return p->efd >= 0 ? p->efd : -EBADF;
-}
-
 static int sim_event_ack(void *priv)
 {
 	struct sim_priv *p = priv;
@@ -382,7 +383,6 @@ const struct mri_backend mri_backend_sim = {
 	.claim_keeper = sim_claim_keeper,
 	.forget = sim_forget,
 	.set_usage_threshold = sim_set_usage_threshold,
-	.event_fd = sim_event_fd,
 	.event_ack = sim_event_ack,
 	.now_ns = sim_now_op,
 	.read_events = sim_read_events,

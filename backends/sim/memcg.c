@@ -35,14 +35,23 @@ struct sim_memcg *sim_root(struct sim_machine *m)
 	return m->memcg[0];
 }
 
+/* FNV-1a of the path, reduced to a bucket of the machine's path index. */
+static unsigned path_bucket(const char *path)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 16777619u;
+	return h & (SIM_MEMCG_HASH - 1);
+}
+
 struct sim_memcg *sim_memcg_find(struct sim_machine *m, const char *path)
 {
-	unsigned i;
+	struct sim_memcg *g;
 
-	for (i = 0; i < m->nmemcg; i++) {
-		if (m->memcg[i] && !m->memcg[i]->removed &&
-		    strcmp(m->memcg[i]->path, path) == 0)
-			return m->memcg[i];
+	for (g = m->memcg_hash[path_bucket(path)]; g; g = g->hash_next) {
+		if (!g->removed && strcmp(g->path, path) == 0)
+			return g;
 	}
 	return NULL;
 }
@@ -97,6 +106,13 @@ int sim_memcg_create(struct sim_machine *m, const char *path,
 	g->psi_since_ns = m->now;
 	g->psi_avg_next_ns = m->now + PSI_PERIOD_NS;
 	m->memcg[m->nmemcg++] = g;
+	if (parent) {
+		g->sibling = parent->child;
+		parent->child = g;
+	}
+	k = (int)path_bucket(path);
+	g->hash_next = m->memcg_hash[k];
+	m->memcg_hash[k] = g;
 	if (ret)
 		*ret = g;
 	return 0;
@@ -114,6 +130,7 @@ void sim_memcg_free_all(struct sim_machine *m)
 		free(m->memcg[i]);
 	}
 	m->nmemcg = 0;
+	memset(m->memcg_hash, 0, sizeof(m->memcg_hash));
 }
 
 const char *sim_memcg_path(const struct sim_memcg *g)
@@ -251,17 +268,25 @@ uint64_t sim_memcg_usage(const struct sim_memcg *g)
 	return g->usage;
 }
 
-/* Sums a per-group quantity over g's subtree. */
+/* The group after c in a pre-order walk of top's subtree, or NULL. */
+static const struct sim_memcg *subtree_next(const struct sim_memcg *top,
+					    const struct sim_memcg *c)
+{
+	if (c->child)
+		return c->child;
+	while (c != top && !c->sibling)
+		c = c->parent;
+	return c == top ? NULL : c->sibling;
+}
+
+/* Sums a per-group quantity over g's subtree (removed groups included),
+ * walking the subtree alone: O(its size), not O(groups). */
 #define SUBTREE_SUM(g, expr)                                              \
 	({                                                                \
-		const struct sim_machine *m_ = (g)->m;                    \
+		const struct sim_memcg *top_ = (g), *c;                   \
 		uint64_t sum_ = 0;                                        \
-		unsigned i_;                                              \
-		for (i_ = 0; i_ < m_->nmemcg; i_++) {                     \
-			const struct sim_memcg *c = m_->memcg[i_];        \
-			if (sim_memcg_is_ancestor((g), c))                \
-				sum_ += (expr);                           \
-		}                                                         \
+		for (c = top_; c; c = subtree_next(top_, c))              \
+			sum_ += (expr);                                   \
 		sum_;                                                     \
 	})
 

@@ -32,11 +32,12 @@ struct sim_page {
 
 /* A slot of an object: resident (pfn) or not, with its shadow entry. */
 #define SLOT_EMPTY    0u
-#define SLOT_SWAPPED  (1u << 31)  /* anon: the page is in swap */
+#define SLOT_SWAPPED  (1ULL << 63) /* anon: the page is in swap */
 struct sim_slot {
 	uint32_t pfn;             /* SIM_NOPAGE when not resident */
-	uint32_t shadow;          /* eviction age + 1, 0 for none;
-				     SLOT_SWAPPED may be or'ed in */
+	uint64_t shadow;          /* evicting group's id and eviction
+				     age, + 1; 0 for none; SLOT_SWAPPED
+				     may be or'ed in */
 };
 
 struct sim_object {
@@ -71,6 +72,7 @@ struct sim_evwatch {
 };
 
 #define SIM_MAX_WATCH 8
+#define SIM_MEMCG_HASH 4096 /* buckets of the path index (power of 2) */
 
 /* A PSI trigger (kernel/sched/psi.c struct psi_trigger and its
  * psi_window): the stall growth of one state within a moving window. */
@@ -90,6 +92,9 @@ struct sim_memcg {
 	struct sim_machine *m;
 	uint16_t id;
 	char *path;
+	struct sim_memcg *hash_next; /* machine's memcg_hash chain */
+	/* Its first child and its next sibling, removed ones included. */
+	struct sim_memcg *child, *sibling;
 	struct sim_memcg *parent;
 	uint64_t knob[SIM_NR_KNOBS];
 	uint64_t usage;           /* hierarchical, pages */
@@ -204,6 +209,9 @@ struct sim_machine {
 	/* Groups, by id; [0] is the root. */
 	struct sim_memcg *memcg[SIM_MAX_GROUPS];
 	unsigned nmemcg;
+	/* And by path (chains of hash_next, removed groups included), so
+	 * that finding one costs O(1), not O(groups). */
+	struct sim_memcg *memcg_hash[SIM_MEMCG_HASH];
 	int high_mode, thp_mode, thp_policy, soft_mode;
 	struct mr_throttle_curve high_curve;
 };
@@ -245,7 +253,7 @@ bool sim_memcg_is_ancestor(const struct sim_memcg *a,
 			   const struct sim_memcg *g);
 /* A page of the group whose id is in `shadow` (a swapped slot's) left
  * swap (swapped in, or its slot dropped). */
-void sim_memcg_swap_uncharge(struct sim_machine *m, uint32_t shadow);
+void sim_memcg_swap_uncharge(struct sim_machine *m, uint64_t shadow);
 /* PSI bookkeeping when a task starts or stops stalling. */
 void sim_memcg_psi_change(struct sim_memcg *g, int stalled_delta,
 			  int tasks_delta);

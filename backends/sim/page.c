@@ -16,7 +16,8 @@
 
 #include "model.h"
 
-/* Shadow entries: 8 bits of group id, 23 bits of eviction age. */
+/* Shadow entries: the group id above 23 bits of eviction age (the id
+ * needs 14 bits for SIM_MAX_GROUPS; bit 63 is SLOT_SWAPPED). */
 #define SHADOW_AGE_BITS 23
 #define SHADOW_AGE_MASK ((1u << SHADOW_AGE_BITS) - 1)
 
@@ -144,15 +145,15 @@ uint64_t sim_free_pages(const struct sim_machine *m)
 	return m->nr_free;
 }
 
-static uint32_t make_shadow(struct sim_memcg *g)
+static uint64_t make_shadow(struct sim_memcg *g)
 {
-	return ((uint32_t)g->id << SHADOW_AGE_BITS |
-		(uint32_t)(g->nonresident_age & SHADOW_AGE_MASK)) + 1;
+	return ((uint64_t)g->id << SHADOW_AGE_BITS |
+		(uint64_t)(g->nonresident_age & SHADOW_AGE_MASK)) + 1;
 }
 
-void sim_memcg_swap_uncharge(struct sim_machine *m, uint32_t shadow)
+void sim_memcg_swap_uncharge(struct sim_machine *m, uint64_t shadow)
 {
-	uint32_t id = ((shadow & ~SLOT_SWAPPED) - 1) >> SHADOW_AGE_BITS;
+	uint64_t id = ((shadow & ~SLOT_SWAPPED) - 1) >> SHADOW_AGE_BITS;
 
 	m->swap_used--;
 	m->memcg[id]->swap_self--;
@@ -181,9 +182,9 @@ void sim_page_evict(struct sim_machine *m, uint32_t pfn)
  * active when its refault distance fits in the working set. Returns the
  * list to put it on. */
 static int refault(struct sim_machine *m, struct sim_memcg *g,
-		   uint32_t shadow, bool anon)
+		   uint64_t shadow, bool anon)
 {
-	uint32_t v = (shadow & ~SLOT_SWAPPED) - 1;
+	uint64_t v = (shadow & ~SLOT_SWAPPED) - 1;
 	struct sim_memcg *e = m->memcg[v >> SHADOW_AGE_BITS];
 	uint64_t distance, workingset;
 

@@ -35,7 +35,10 @@
 #define SIM_DEF_PRIORITY 12         /* include/linux/mmzone.h */
 #define SIM_NOPAGE UINT32_MAX
 #define SIM_UNLIMITED UINT64_MAX    /* a limit in pages: none */
-#define SIM_MAX_GROUPS 256
+/* Groups per machine, the root included: enough for the scale benchmark's
+ * 10 000 groups in one context (bench/bench-scale.c); ids fit the page's
+ * uint16_t memcg and the shadow entry's id bits. */
+#define SIM_MAX_GROUPS 16384
 /* The machines mr_sim_new() accepts (and a trace may declare); page
  * numbers are 32-bit. */
 #define SIM_MIN_RAM_BYTES (16ULL << 20)

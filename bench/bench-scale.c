@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-scale: many groups in one context (docs/PERFORMANCE.md, "Scale").
+ *
+ * On the simulator, 10 000 groups in one context: the library's memory
+ * per open group (mallinfo2() before and after the opens, the simulated
+ * groups made beforehand), its fds per group, the time to open them all,
+ * the cost of one policy update (mr_group_set_margin()) and of the worker
+ * round it triggers, and the cost of routing one event to its group (the
+ * group's event fd signalled, then one mr_ctx_worker_dispatch(): epoll,
+ * registry lookup, event_ack), each with 10 000 groups open against a
+ * context with few.
+ *
+ * On the real cgroup v1 backend (root, a writable v1 memory hierarchy at
+ * /sys/fs/cgroup/memory): fds and memory per open group, plain and with a
+ * margin's threshold armed, over REAL_GROUPS groups the program creates
+ * under a parent of its own and removes; and how many groups the hard
+ * RLIMIT_NOFILE allows at that count. Exits 77 after the simulator's
+ * figures when that part cannot run.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "group.h"
+
+#define BENCH "scale"
+#define SIM_GROUPS 10000
+#define FEW_GROUPS 10
+#define ROUTE_ROUNDS 20000
+#define UPDATE_ROUNDS 200
+#define REAL_GROUPS 300
+#define SNAPSHOT_ROUNDS 2000
+#define V1_ROOT "/sys/fs/cgroup/memory"
+#define MiB (1024ULL * 1024)
+
+static void die(const char *what, int r)
+{
+	fprintf(stderr, "bench-scale: %s: %s\n", what, mr_strerror(r));
+	exit(1);
+}
+
+static void check(const char *what, int r)
+{
+	if (r < 0)
+		die(what, r);
+}
+
+/* Bytes the process has allocated (glibc's in-use arena and mmapped
+ * blocks). */
+static double heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (double)mi.uordblks + (double)mi.hblkhd;
+}
+
+static int count_fds(void)
+{
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		die("/proc/self/fd", -errno);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+struct sim_set {
+	mr_sim_t *sim;
+	mr_ctx_t *ctx;
+	mr_group_t **g;
+	unsigned n;
+	double open_ns;
+	double bytes;
+	int fds;
+};
+
+/* A simulator with n groups, all opened in one context. */
+static void sim_set_open(struct sim_set *s, unsigned n)
+{
+	struct mr_sim_config c = { .size = sizeof(c), .seed = 1 };
+	char path[32];
+	double heap;
+	uint64_t t0;
+	unsigned i;
+	int fds;
+
+	s->n = n;
+	s->g = calloc(n, sizeof(*s->g));
+	if (!s->g)
+		die("calloc", -ENOMEM);
+	check("mr_sim_new", mr_sim_new(&c, &s->sim));
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/g%u", i);
+		check("mr_sim_create_group", mr_sim_create_group(s->sim, path));
+		check("mr_sim_set_knob", mr_sim_set_knob(s->sim, path,
+							  MR_SIM_MAX,
+							  64 * MiB));
+	}
+	check("mr_ctx_new", mr_ctx_new(&s->ctx));
+	check("mr_ctx_set_sim", mr_ctx_set_sim(s->ctx, s->sim));
+	/* The first open grows liburcu's own state: not a group's. */
+	heap = heap_bytes();
+	fds = count_fds();
+	t0 = bench_now_ns();
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/g%u", i);
+		check("mr_group_open", mr_group_open(s->ctx, path, "sim",
+						     &s->g[i]));
+	}
+	s->open_ns = (double)(bench_now_ns() - t0);
+	s->bytes = (heap_bytes() - heap) / n;
+	s->fds = count_fds() - fds;
+	/* The opens' wake-up served: nothing pending. */
+	check("dispatch", mr_ctx_worker_dispatch(s->ctx, MR_DISPATCH_ALL));
+}
+
+static void sim_set_free(struct sim_set *s)
+{
+	mr_ctx_free(s->ctx);
+	check("mr_sim_free", mr_sim_free(s->sim));
+	free(s->g);
+}
+
+/* Mean ns of one routed event: group k's event fd signalled as the kernel
+ * would, then one dispatch round that takes it to the group. */
+static double route_ns(struct sim_set *s)
+{
+	uint64_t one = 1, t, total = 0;
+	unsigned i;
+	mr_group_t *g;
+
+	for (i = 0; i < ROUTE_ROUNDS; i++) {
+		g = s->g[(i * 7919u) % s->n];
+		if (write(g->event_fd, &one, sizeof(one)) != sizeof(one))
+			die("eventfd write", -errno);
+		t = bench_now_ns();
+		check("dispatch", mr_ctx_worker_dispatch(s->ctx, 0));
+		total += bench_now_ns() - t;
+	}
+	return (double)total / ROUTE_ROUNDS;
+}
+
+/* Mean ns of a registry lookup and its reference (the worker's part of
+ * routing after epoll_wait()). */
+static double lookup_ns(struct sim_set *s)
+{
+	struct mr_group *g;
+	uint64_t t;
+	unsigned i;
+
+	t = bench_now_ns();
+	for (i = 0; i < ROUTE_ROUNDS; i++) {
+		g = mri_ctx_get_group(s->ctx, s->g[(i * 7919u) % s->n]->id);
+		mri_ctx_put_group(s->ctx, g);
+	}
+	return (double)(bench_now_ns() - t) / ROUTE_ROUNDS;
+}
+
+/* Mean ns of one mr_group_set_margin() (the caller's side), and of the
+ * worker round it wakes (*round_ns). */
+static double update_ns(struct sim_set *s, double *round_ns)
+{
+	uint64_t t, call = 0, round = 0;
+	unsigned i;
+
+	for (i = 0; i < UPDATE_ROUNDS; i++) {
+		t = bench_now_ns();
+		check("mr_group_set_margin",
+		      mr_group_set_margin(s->g[i % s->n],
+					  (i % 2 ? 8 : 16) * MiB, 0, 0));
+		call += bench_now_ns() - t;
+		t = bench_now_ns();
+		check("dispatch", mr_ctx_worker_dispatch(s->ctx, 0));
+		round += bench_now_ns() - t;
+	}
+	*round_ns = (double)round / UPDATE_ROUNDS;
+	return (double)call / UPDATE_ROUNDS;
+}
+
+static void bench_sim(void)
+{
+	struct sim_set many, few;
+	double route_many, route_few, look_many, look_few;
+	double upd_many, upd_few, round_many, round_few;
+
+	sim_set_open(&few, FEW_GROUPS);
+	sim_set_open(&many, SIM_GROUPS);
+	bench_emit(BENCH, "sim: library memory per open group", many.bytes,
+		   "bytes/group", "target", 4096, "bytes/group");
+	bench_emit(BENCH, "sim: fds per open group",
+		   (double)many.fds / SIM_GROUPS, "fds/group", "target", 2,
+		   "fds/group");
+	bench_emit(BENCH, "sim: open 10000 groups, total", many.open_ns / 1e6,
+		   "ms", NULL, 0, NULL);
+	bench_emit(BENCH, "sim: open, per group (10000 open)",
+		   many.open_ns / SIM_GROUPS, "ns/group",
+		   "per group, 10 open", few.open_ns / FEW_GROUPS, "ns/group");
+
+	route_few = route_ns(&few);
+	route_many = route_ns(&many);
+	bench_emit(BENCH, "sim: route one event (10000 groups open)",
+		   route_many, "ns/event", "10 groups open", route_few,
+		   "ns/event");
+	look_few = lookup_ns(&few);
+	look_many = lookup_ns(&many);
+	bench_emit(BENCH, "registry lookup (10000 groups open)", look_many,
+		   "ns/lookup", "10 groups open", look_few, "ns/lookup");
+
+	upd_few = update_ns(&few, &round_few);
+	upd_many = update_ns(&many, &round_many);
+	bench_emit(BENCH, "sim: mr_group_set_margin (10000 groups open)",
+		   upd_many, "ns/call", "10 groups open", upd_few, "ns/call");
+	bench_emit(BENCH, "sim: worker round after a policy update "
+		   "(10000 groups open)", round_many, "ns/round",
+		   "10 groups open", round_few, "ns/round");
+	sim_set_free(&many);
+	sim_set_free(&few);
+}
+
+/* ------------------------------------------------------------ cgroup v1 */
+
+static char parent[128];
+static char state_dir[64];
+
+static bool v1_usable(void)
+{
+	char probe[160];
+	struct stat st;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench-scale: real v1 part needs root\n");
+		return false;
+	}
+	snprintf(probe, sizeof(probe), "%s/memory.usage_in_bytes", V1_ROOT);
+	if (stat(probe, &st) < 0) {
+		fprintf(stderr, "bench-scale: no cgroup v1 memory hierarchy "
+			"at %s\n", V1_ROOT);
+		return false;
+	}
+	return true;
+}
+
+static int bench_v1(void)
+{
+	mr_group_t **g = calloc(REAL_GROUPS, sizeof(*g));
+	struct mr_limits l = { .size = sizeof(l) };
+	double heap, bytes;
+	uint64_t t0;
+	struct rlimit rl;
+	char path[192];
+	mr_ctx_t *ctx;
+	int fds, plain, armed, r = 0;
+	unsigned i, n = 0;
+
+	if (!g)
+		die("calloc", -ENOMEM);
+	snprintf(state_dir, sizeof(state_dir), "/tmp/memreclaim-bench-XXXXXX");
+	if (!mkdtemp(state_dir))
+		die("mkdtemp", -errno);
+	setenv("MEMRECLAIM_STATE_DIR", state_dir, 1);
+	check("mr_ctx_new", mr_ctx_new(&ctx));
+	snprintf(parent, sizeof(parent), "%s/memreclaim-bench-scale-%d",
+		 V1_ROOT, (int)getpid());
+	r = mr_cgroup_create(ctx, parent, 64ULL * REAL_GROUPS * MiB);
+	if (r < 0) {
+		fprintf(stderr, "bench-scale: cannot create %s: %s\n", parent,
+			mr_strerror(r));
+		mr_ctx_free(ctx);
+		rmdir(state_dir);
+		free(g);
+		return 77;
+	}
+	for (n = 0; n < REAL_GROUPS; n++) {
+		snprintf(path, sizeof(path), "%s/g%u", parent, n);
+		r = mr_cgroup_create(ctx, path, 64 * MiB);
+		if (r < 0)
+			break;
+	}
+	if (r < 0)
+		fprintf(stderr, "bench-scale: group %u: %s\n", n, mr_strerror(r));
+	if (n == 0)
+		goto out;
+
+	heap = heap_bytes();
+	fds = count_fds();
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/g%u", parent, i);
+		check("mr_group_open", mr_group_open(ctx, path, "cgroup1",
+						     &g[i]));
+	}
+	plain = count_fds() - fds;
+	bytes = (heap_bytes() - heap) / n;
+	/* A margin on each, its threshold armed by one round. */
+	for (i = 0; i < n; i++)
+		check("mr_group_set_margin",
+		      mr_group_set_margin(g[i], 8 * MiB, 0, 0));
+	check("dispatch", mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL));
+	armed = count_fds() - fds;
+	bench_emit(BENCH, "cgroup1: fds per open group", (double)plain / n,
+		   "fds/group", "target", 2, "fds/group");
+	bench_emit(BENCH, "cgroup1: fds per group with a margin armed",
+		   (double)armed / n, "fds/group", "target", 2, "fds/group");
+	bench_emit(BENCH, "cgroup1: library memory per open group", bytes,
+		   "bytes/group", "target", 4096, "bytes/group");
+	bench_emit(BENCH, "cgroup1: groups opened", n, "groups", NULL, 0,
+		   NULL);
+	/* What opening files per use costs a snapshot (v1 opens what it
+	 * reads, and waits out steps through directory locks). */
+	t0 = bench_now_ns();
+	for (i = 0; i < SNAPSHOT_ROUNDS; i++)
+		check("mr_group_read_limits",
+		      mr_group_read_limits(g[i % n], &l));
+	bench_emit(BENCH, "cgroup1: mr_group_read_limits",
+		   (double)(bench_now_ns() - t0) / SNAPSHOT_ROUNDS / 1000,
+		   "us/call", NULL, 0, NULL);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && armed > 0)
+		bench_emit(BENCH, "cgroup1: groups with a margin the hard "
+			   "RLIMIT_NOFILE allows",
+			   (double)(rl.rlim_max - (rlim_t)fds) * n / armed,
+			   "groups", NULL, 0, NULL);
+	for (i = 0; i < n; i++)
+		check("mr_group_close", mr_group_close(g[i]));
+out:
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/g%u", parent, i);
+		mr_cgroup_remove(ctx, path);
+	}
+	mr_cgroup_remove(ctx, parent);
+	mr_ctx_free(ctx);
+	rmdir(state_dir);
+	free(g);
+	return n ? 0 : 77;
+}
+
+int main(void)
+{
+	struct rlimit rl;
+
+	/* One fd per simulated group at least: the hard limit's worth. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	bench_sim();
+	if (!v1_usable())
+		return 77;
+	return bench_v1();
+}
