@@ -458,7 +458,16 @@ int mri_journal_write(struct mri_journal *j,
 
 int mri_journal_clear(struct mri_journal *j)
 {
-	return ftruncate(j->fd, 0) < 0 ? -errno : 0;
+	/* Removed, not truncated: a manager that ends without closing (a
+	 * preloaded allocator hook in a program that just exits) leaves
+	 * nothing behind. Safe under the step lock, which every reader and
+	 * writer of the file takes first; the file was checked to be ours
+	 * with one link when the lock was taken. */
+	if (ftruncate(j->fd, 0) < 0)
+		return -errno;
+	if (unlinkat(j->dir_fd, j->name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
 }
 
 int mri_journal_reads_begin(struct mri_journal *j,

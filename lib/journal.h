@@ -147,7 +147,8 @@ int mri_journal_read(struct mri_journal *j, struct mri_journal_record *rec);
 int mri_journal_write(struct mri_journal *j,
 		      const struct mri_journal_record *rec);
 
-/* Under the lock: empties the journal. Returns 0 or -errno. */
+/* Under the lock: empties the journal and removes its file (the next
+ * step creates it again). Returns 0 or -errno. */
 int mri_journal_clear(struct mri_journal *j);
 
 /* Under the lock: settles a record left by a dead manager or by a failed

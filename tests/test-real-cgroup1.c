@@ -324,6 +324,15 @@ START_TEST(margin_misuse_changes_nothing)
 }
 END_TEST
 
+/* The journal file of the test's group in the test's state directory. */
+static void journal_path(char *out, size_t len)
+{
+	char name[48];
+
+	ck_assert_int_eq(mri_journal_name(group, name, sizeof(name)), 0);
+	fmt(out, len, "%s/%s", state_dir, name);
+}
+
 /* Reclaims `ask` bytes of a group holding about 96 MiB of clean cache and
  * checks what the library reports against bounds of its own, not against
  * what the library measured (an over-reclaim would raise both): see
@@ -382,6 +391,16 @@ START_TEST(reclaim_fixed_batches)
 	charge_cache(group);
 	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
 	reclaim_and_check(g, 32 * MiB, MR_SWAP_CLUSTER_MAX_BYTES);
+	/* Regression (a fresh user's trial, stop 10): the steps leave no
+	 * journal file, even before the group is closed, so a manager that
+	 * exits without closing leaves nothing in the state directory. */
+	{
+		char jpath[PATH_MAX];
+
+		journal_path(jpath, sizeof(jpath));
+		ck_assert_int_eq(access(jpath, F_OK), -1);
+		ck_assert_int_eq(errno, ENOENT);
+	}
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
 						     &st), 0);
 	/* 128 KiB asked per call, never more (the kernel may free a little
@@ -585,14 +604,6 @@ static pid_t start_paused_reclaimer(unsigned int pause_ms,
 	}
 	ck_abort_msg("the reclaimer never lowered the limit");
 	return -1;
-}
-
-static void journal_path(char *out, size_t len)
-{
-	char name[48];
-
-	ck_assert_int_eq(mri_journal_name(group, name, sizeof(name)), 0);
-	fmt(out, len, "%s/%s", state_dir, name);
 }
 
 /* A group of 128 MiB holding 32 MiB of cache, and a second manager killed
