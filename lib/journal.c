@@ -309,13 +309,28 @@ fail:
 	return r;
 }
 
+/* Still under the lock: removes the journal file if it holds no record,
+ * so a manager that ends without closing its groups (a program under a
+ * preloaded allocator hook that just exits) leaves nothing in the state
+ * directory. Safe: every reader and writer of the file takes the lock
+ * first, and the next step creates the file again. */
+static void drop_if_empty(struct mri_journal *j)
+{
+	struct stat st;
+
+	if (j->fd >= 0 && fstat(j->fd, &st) == 0 && st.st_size == 0)
+		unlinkat(j->dir_fd, j->name, 0);
+}
+
 void mri_journal_unlock(struct mri_journal *j)
 {
+	drop_if_empty(j);
 	close_step_fds(j);
 }
 
 void mri_journal_unlock_keep(struct mri_journal *j)
 {
+	drop_if_empty(j);
 	close(j->fd);
 	j->fd = -1;
 	flock(j->step_fd, LOCK_UN);
@@ -458,16 +473,7 @@ int mri_journal_write(struct mri_journal *j,
 
 int mri_journal_clear(struct mri_journal *j)
 {
-	/* Removed, not truncated: a manager that ends without closing (a
-	 * preloaded allocator hook in a program that just exits) leaves
-	 * nothing behind. Safe under the step lock, which every reader and
-	 * writer of the file takes first; the file was checked to be ours
-	 * with one link when the lock was taken. */
-	if (ftruncate(j->fd, 0) < 0)
-		return -errno;
-	if (unlinkat(j->dir_fd, j->name, 0) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	return ftruncate(j->fd, 0) < 0 ? -errno : 0;
 }
 
 int mri_journal_reads_begin(struct mri_journal *j,
@@ -512,15 +518,11 @@ void mri_journal_reads_end(struct mri_journal_reads *rd)
 
 void mri_journal_close(struct mri_journal *j)
 {
-	struct stat st;
-
 	if (!j->opened)
 		return;
-	if (mri_journal_lock(j) == 0) {
-		if (fstat(j->fd, &st) == 0 && st.st_size == 0)
-			unlinkat(j->dir_fd, j->name, 0);
+	/* A lock and an unlock: the file goes if it holds no record. */
+	if (mri_journal_lock(j) == 0)
 		mri_journal_unlock(j);
-	}
 	j->opened = false;
 }
 

@@ -22,9 +22,10 @@
  * The journal is a file in the state directory (owned by the effective
  * user, writable by nobody else: /run/memreclaim by default), named after
  * the cgroup directory's device and inode, "<dev>-<ino>.journal" in hex,
- * so that every spelling of the group finds it. It holds the record of the
- * step in progress, is empty between steps, and is unlinked at close when
- * empty. The record names the device and inode (checked) and the path
+ * so that every spelling of the group finds it. It exists only while a
+ * step is in progress (the lock's holder creates it) or while a record is
+ * left (a dead manager, a failed restore): every unlock removes it when it
+ * holds no record. The record names the device and inode (checked) and the path
  * (for people).
  *
  * Use, per step: mri_journal_lock(); mri_journal_read() (a record left by a
@@ -126,10 +127,12 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
  * the effective user; the lock is released on error. */
 int mri_journal_lock(struct mri_journal *j);
 
-/* Releases the lock taken by mri_journal_lock() and closes its fds. */
+/* Removes the journal file if it holds no record, releases the lock
+ * taken by mri_journal_lock() and closes its fds. */
 void mri_journal_unlock(struct mri_journal *j);
 
-/* Releases the lock but keeps the group's and the state directory's fds
+/* Removes the journal file if it holds no record and releases the
+ * lock, but keeps the group's and the state directory's fds
  * for the next mri_journal_lock() of a run of steps, until
  * mri_journal_rest() (or an mri_journal_unlock()) closes them. */
 void mri_journal_unlock_keep(struct mri_journal *j);
@@ -147,8 +150,8 @@ int mri_journal_read(struct mri_journal *j, struct mri_journal_record *rec);
 int mri_journal_write(struct mri_journal *j,
 		      const struct mri_journal_record *rec);
 
-/* Under the lock: empties the journal and removes its file (the next
- * step creates it again). Returns 0 or -errno. */
+/* Under the lock: empties the journal (its file is removed at the
+ * unlock). Returns 0 or -errno. */
 int mri_journal_clear(struct mri_journal *j);
 
 /* Under the lock: settles a record left by a dead manager or by a failed

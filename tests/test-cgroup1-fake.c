@@ -552,7 +552,7 @@ START_TEST(reclaim_lowers_then_restores)
 	ck_assert_uint_eq(fk.usage, 92 * MiB);
 	/* Empty between steps; gone at close, and nothing else is left in
 	 * the state directory (the locks are on the cgroup itself). */
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_int_eq(journal_size(), -1);
 	ck_assert_int_eq(state_files(), 0);
@@ -610,7 +610,7 @@ START_TEST(reclaim_restore_retried_on_eintr)
 	ck_assert_int_eq(fk.nlimit_writes, 4);
 	ck_assert_str_eq(fk.limit_writes[3], "209715200");
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -654,7 +654,7 @@ START_TEST(reclaim_nothing_reclaimable)
 	ck_assert_uint_eq(asked, 0);
 	ck_assert_uint_eq(freed, 0);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -674,7 +674,7 @@ START_TEST(reclaim_ebusy_is_partial_progress)
 	ck_assert_int_eq(fk.nlimit_writes, 1);
 	ck_assert_str_eq(fk.limit_writes[0], "96468992");
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -703,7 +703,7 @@ START_TEST(reclaim_failed_restore_keeps_journal)
 	ck_assert_int_eq(fk.nlimit_writes, 4);
 	ck_assert_str_eq(fk.limit_writes[3], "209715200");
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_int_eq(journal_size(), -1);
 }
@@ -738,7 +738,7 @@ START_TEST(reclaim_leaves_admin_change)
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
 	ck_assert_int_eq(fk.nlimit_writes, 1);
 	ck_assert_uint_eq(file_limit(), 150 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_ptr_nonnull(strstr(logbuf, "changed by someone else"));
 	ck_assert_int_eq(be->close(priv), 0);
 }
@@ -754,7 +754,7 @@ START_TEST(recovery_restores_lowered_limit)
 	ck_assert_int_eq(fk.nlimit_writes, 1);
 	ck_assert_str_eq(fk.limit_writes[0], "209715200");
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_ptr_nonnull(strstr(logbuf, "journal of pid 4242"));
 	ck_assert_int_eq(be->close(priv), 0);
 }
@@ -781,7 +781,7 @@ START_TEST(recovery_leaves_admin_value)
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
 	ck_assert_uint_eq(file_limit(), 150 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_ptr_nonnull(strstr(logbuf, "changed by someone else"));
 	ck_assert_int_eq(be->close(priv), 0);
 }
@@ -992,7 +992,7 @@ START_TEST(vanish_between_reads)
 	fk.vanish_after_reads = 2;
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -ENOENT);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->read_usage(priv, &u), -ENOENT);
 	ck_assert_int_eq(be->read_limits(priv, &l), -ENOENT);
 	ck_assert_int_eq(be->close(priv), 0);
@@ -1011,7 +1011,7 @@ START_TEST(vanish_while_lowered)
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -ENOENT);
 	ck_assert_int_eq(fk.nlimit_writes, 1);
 	/* Nothing is left to restore: the record is dropped. */
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1206,7 +1206,7 @@ START_TEST(killed_while_lowered)
 
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_int_eq(journal_size(), -1);
 }
@@ -1505,7 +1505,7 @@ START_TEST(write_limit_max)
 	ck_assert_int_eq(be->write_limit(priv, MRI_LIMIT_MAX, 40 * MiB),
 			 -EBUSY);
 	ck_assert_uint_eq(file_limit(), UNLIMITED_4K);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
@@ -1539,7 +1539,7 @@ START_TEST(write_limit_settles_dead_managers_record)
 	ck_assert_str_eq(fk.limit_writes[0], "209715200");
 	ck_assert_str_eq(fk.limit_writes[1], "188743680");
 	ck_assert_uint_eq(file_limit(), 180 * MiB);
-	ck_assert_int_eq(journal_size(), 0);
+	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_uint_eq(file_limit(), 180 * MiB);
 }
