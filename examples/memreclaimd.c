@@ -85,7 +85,7 @@ static void usage(FILE *f)
 		"  --margin SIZE           keep usage this far below the group's limit (required; below the limit)\n"
 		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
-		"  --backend auto|cgroup1|cgroup2  auto (default) picks from the path's filesystem\n"
+		"  --backend auto|cgroup1|cgroup2  auto picks from the path's filesystem; default: MEMRECLAIM_BACKEND, else auto\n"
 		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
 		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT, SIGHUP or SIGQUIT\n"
 		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
@@ -150,15 +150,23 @@ static int parse_sched(const char *s, struct options *o)
 }
 
 /* Checks what can be checked without the group. */
+/* The backends memreclaimd takes by name: real cgroups only. */
+static bool real_backend(const char *name)
+{
+	return strcmp(name, "auto") == 0 || strcmp(name, "cgroup1") == 0 ||
+	       strcmp(name, "cgroup2") == 0;
+}
+
 static int check_options(const struct options *o)
 {
+	const char *env;
 	int r;
 
 	if (!o->cgroup == !o->self) {
 		fprintf(stderr, PROG ": one of --cgroup and --self is required\n");
 		return -EINVAL;
 	}
-	if (o->self && strcmp(o->backend, "auto") != 0) {
+	if (o->self && o->backend && strcmp(o->backend, "auto") != 0) {
 		fprintf(stderr, PROG ": --backend does not apply to --self: the "
 			"backend follows from where the group is mounted\n");
 		return -EINVAL;
@@ -175,12 +183,20 @@ static int check_options(const struct options *o)
 	r = policyopt_check(PROG, &o->policy);
 	if (r < 0)
 		return r;
-	if (strcmp(o->backend, "auto") != 0 &&
-	    strcmp(o->backend, "cgroup1") != 0 &&
-	    strcmp(o->backend, "cgroup2") != 0) {
+	if (o->backend && !real_backend(o->backend)) {
 		fprintf(stderr, PROG ": --backend '%s': expected auto, cgroup1 "
 			"or cgroup2\n",
 			o->backend);
+		return -EINVAL;
+	}
+	/* Without --backend the library takes MEMRECLAIM_BACKEND: the same
+	 * names, and never the simulator (a regression from a fresh user's
+	 * trial: `auto` was passed, and the variable silently ignored). */
+	env = getenv("MEMRECLAIM_BACKEND");
+	if (!o->backend && env && *env && !real_backend(env)) {
+		fprintf(stderr, PROG ": MEMRECLAIM_BACKEND='%s': expected auto, "
+			"cgroup1 or cgroup2 (memreclaimd manages real groups; "
+			"the simulator is for mrsim and mr-demo)\n", env);
 		return -EINVAL;
 	}
 	return 0;
@@ -209,7 +225,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, i, r = 0;
 
 	*o = (struct options){
-		.backend = "auto",
+		.backend = NULL, /* --backend not given: MEMRECLAIM_BACKEND */
 		.stats_interval_s = DEFAULT_STATS_INTERVAL_S,
 	};
 	while (r == 0 &&

@@ -1155,7 +1155,13 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * back off?" without a syscall per question.
  *
  * The group keeps an estimate of its usage: the usage read from the
- * backend at the last refresh, plus the net bytes drawn since. A thread
+ * backend at the last refresh, plus the net bytes drawn since, and never
+ * less than a floor: what the group held at the last full refresh that
+ * reclaim cannot free and the fast path did not charge, plus every byte
+ * charged and not uncharged since arming. The floor is what keeps memory
+ * charged but not yet touched (malloc now, write later), which the
+ * kernel's usage does not show, from being forgotten at the next usage
+ * refresh. A thread
  * draws from the group in batches of MR_CHARGE_BATCH_BYTES into a stock of
  * its own and serves its charges from it with no shared write, as the
  * kernel's per-CPU charge stock does (mm/memcontrol.c consume_stock(),
@@ -1174,10 +1180,15 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * they are as fresh as the last of arming, mr_group_charge_refresh(),
  * mr_group_read_limits() and the margin worker's pass over the group
  * (limits only; the clean cache at arming and refresh). The margin is
- * taken from mr_group_set_margin() as it is set. The estimate is off the kernel's usage by
- * at most the stocks held (MR_CHARGE_BATCH_BYTES per thread that charged
- * the group, stocks of threads that exited or moved to another group
- * included) plus what was charged or freed in one refresh interval.
+ * taken from mr_group_set_margin() as it is set; mr_group_reclaim() that
+ * frees memory publishes the new usage and cache at once. Above the floor
+ * the estimate is off the kernel's usage by at most the stocks held
+ * (MR_CHARGE_BATCH_BYTES per thread that charged the group, stocks of
+ * threads that exited or moved to another group included) plus what was
+ * charged or freed in one refresh interval. The floor may stand above the
+ * kernel's usage by the memory charged and never touched, and by the
+ * stocks of threads that exited (at most MR_CHARGE_THREAD_SLOTS stocks; a
+ * new thread that takes over a slot takes its stock).
  *
  * Threads. Every call below may be made from any thread, threads that never
  * registered with liburcu included. A thread's stock and counters live in
@@ -1223,8 +1234,11 @@ enum mr_charge_verdict {
 	MR_CHARGE_GO = 0,      /* charged: go ahead */
 	MR_CHARGE_DELAY = 1,   /* charged: go ahead after answer->delay_ns */
 	MR_CHARGE_RECLAIM = 2, /* not charged: reclaim answer->reclaim_bytes
-				  (mr_group_reclaim(), or leave it to the
-				  worker), then charge again */
+				  (mr_group_reclaim(), which publishes
+				  what it freed to the fast path; or leave
+				  it to the worker and call
+				  mr_group_charge_refresh()), then charge
+				  again */
 	MR_CHARGE_REFUSE = 3,  /* not charged: cannot fit even after reclaim */
 };
 
@@ -1264,7 +1278,9 @@ MR_EXPORT int mr_group_charge(mr_group_t *group, uint64_t bytes,
 /* Gives back `bytes` charged earlier: they refill the calling thread's
  * stock, and a stock above MR_CHARGE_BATCH_BYTES is returned whole to
  * the group (refill_stock(), drain_stock()). Bytes charged by another
- * thread may be uncharged here.
+ * thread may be uncharged here. Uncharging more than was charged is not
+ * detected (the kernel's refill_stock() does not check either): the
+ * estimate and its floor stop at 0, and uncharged_bytes counts it.
  * bytes: 1 .. MR_CHARGE_MAX_BYTES.
  * Returns 0, or -EINVAL (group NULL, bytes out of range), -ECHILD, or
  * the errno of arming (an uncharge arms a group not armed yet).

@@ -238,11 +238,35 @@ static inline void slot_add(_Atomic uint64_t *ctr, uint64_t v, bool shared)
 				      memory_order_relaxed);
 }
 
-static uint64_t estimate(uint64_t usage, int64_t drawn)
+/* value + delta, clamped at 0 and at UINT64_MAX. */
+static uint64_t add_signed(uint64_t value, int64_t delta)
 {
-	if (drawn < 0)
-		return (uint64_t)-drawn > usage ? 0 : usage - (uint64_t)-drawn;
-	return usage + (uint64_t)drawn;
+	if (delta < 0)
+		return (uint64_t)-delta > value ? 0 : value - (uint64_t)-delta;
+	return value > UINT64_MAX - (uint64_t)delta ? UINT64_MAX :
+	       value + (uint64_t)delta;
+}
+
+/* The estimate: the usage read plus what was drawn since, and never less
+ * than the floor (struct mri_charge: base_bytes + live_bytes). */
+static uint64_t estimate(struct mri_charge *c, int64_t drawn, int64_t live)
+{
+	uint64_t est = add_signed(atomic_load_explicit(&c->usage_bytes,
+						       memory_order_relaxed),
+				  drawn);
+	uint64_t floor = add_signed(atomic_load_explicit(&c->base_bytes,
+							 memory_order_relaxed),
+				    live);
+
+	return est > floor ? est : floor;
+}
+
+static uint64_t estimate_now(struct mri_charge *c)
+{
+	return estimate(c, atomic_load_explicit(&c->drawn_bytes,
+						memory_order_relaxed),
+			atomic_load_explicit(&c->live_bytes,
+					     memory_order_relaxed));
 }
 
 /* The clean page cache of a memory.stat: what reclaim frees without swap
@@ -341,8 +365,17 @@ static int refresh(struct mr_group *g, bool arming)
 	r = read_usage_claimed(g);
 	atomic_flag_clear(&c->usage_claim);
 	if (r == 0) {
-		/* The margin needs no copy: every change of it reaches the
-		 * latch through mri_charge_note_margin(). */
+		uint64_t usage = atomic_load(&c->usage_bytes);
+		uint64_t keep = clean_cache_bytes(&ms);
+		int64_t live = atomic_load(&c->live_bytes);
+
+		/* What reclaim cannot free and the fast path did not charge
+		 * (taking every live charge as already in usage, so the
+		 * floor never counts one twice). The margin needs no copy:
+		 * every change of it reaches the latch through
+		 * mri_charge_note_margin(). */
+		keep = usage > keep ? usage - keep : 0;
+		atomic_store(&c->base_bytes, add_signed(keep, -live));
 		atomic_store(&c->reclaimable_bytes, clean_cache_bytes(&ms));
 		mri_charge_note_limits(g, &l);
 		atomic_store_explicit(&c->armed, true, memory_order_release);
@@ -362,6 +395,12 @@ static int enter(struct mr_group *g)
 						   memory_order_acquire), 0))
 		return refresh(g, true);
 	return 0;
+}
+
+void mri_charge_after_reclaim(struct mr_group *g)
+{
+	if (atomic_load_explicit(&g->charge.armed, memory_order_acquire))
+		(void)refresh(g, false);
 }
 
 MR_EXPORT int mr_group_charge_refresh(mr_group_t *g)
@@ -405,13 +444,18 @@ static uint64_t try_draw(struct mri_charge *c, uint64_t draw, uint64_t limit,
 	int64_t drawn;
 	uint64_t est;
 
+	int64_t live;
+
 	drawn = atomic_fetch_add(&c->drawn_bytes, (int64_t)draw) +
 		(int64_t)draw;
-	est = estimate(atomic_load_explicit(&c->usage_bytes,
-					    memory_order_relaxed), drawn);
+	live = atomic_fetch_add(&c->live_bytes, (int64_t)draw) +
+	       (int64_t)draw;
+	est = estimate(c, drawn, live);
 	*fits = limit == MR_UNLIMITED || est <= limit;
-	if (!*fits)
+	if (!*fits) {
 		atomic_fetch_sub(&c->drawn_bytes, (int64_t)draw);
+		atomic_fetch_sub(&c->live_bytes, (int64_t)draw);
+	}
 	return est;
 }
 
@@ -531,6 +575,7 @@ static void give_back(struct mri_charge *c, struct mri_charge_slot *s,
 		      bool shared, uint64_t bytes)
 {
 	atomic_fetch_sub(&c->drawn_bytes, (int64_t)bytes);
+	atomic_fetch_sub(&c->live_bytes, (int64_t)bytes);
 	slot_add(&s->stock_returns, 1, shared);
 }
 
@@ -615,10 +660,7 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	huge = (length_bytes + MRI_HUGE_PAGE_BYTES - 1) &
 	       ~(MRI_HUGE_PAGE_BYTES - 1);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
-	usage = estimate(atomic_load_explicit(&c->usage_bytes,
-					      memory_order_relaxed),
-			 atomic_load_explicit(&c->drawn_bytes,
-					      memory_order_relaxed));
+	usage = estimate_now(c);
 	margin.margin_bytes = p.margin_bytes;
 	margin.margin_ppm = (uint32_t)p.margin_ppm;
 	if (p.thp_policy == MR_THP_BUDGET)
@@ -764,8 +806,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 	st.usage_refreshes = atomic_load(&c->usage_refreshes);
 	st.refresh_errors = atomic_load(&c->refresh_errors);
 	st.limits_refreshes = atomic_load(&c->limits_refreshes);
-	st.usage_estimate_bytes = estimate(atomic_load(&c->usage_bytes),
-					   atomic_load(&c->drawn_bytes));
+	st.usage_estimate_bytes = estimate_now(c);
 	st.limit_bytes = atomic_load(&c->limit_bytes);
 	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);
 	mri_charge_policy_read(c, &p);

@@ -75,6 +75,13 @@ struct mri_charge {
 	 * since (signed: uncharges may exceed the draws). */
 	_Atomic uint64_t usage_bytes;
 	_Atomic int64_t drawn_bytes;
+	/* The floor of the estimate: base_bytes (what the group held at the
+	 * last full refresh that reclaim cannot free and the fast path did
+	 * not charge) plus live_bytes (the net bytes drawn since arming,
+	 * never reset), so that charges not yet touched, which the kernel's
+	 * usage does not show, are not forgotten at a usage refresh. */
+	_Atomic uint64_t base_bytes;
+	_Atomic int64_t live_bytes;
 	_Atomic uint64_t usage_ns;    /* time of the last usage refresh */
 	atomic_flag usage_claim;      /* held by the one thread reading it */
 	_Atomic uint64_t usage_refreshes;
@@ -108,6 +115,12 @@ void mri_charge_policy_read(struct mri_charge *c,
 /* Publishes a limits snapshot read elsewhere (mr_group_read_limits(), the
  * worker) to the fast path, which never reads limits itself. */
 void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l);
+
+/* After mr_group_reclaim() freed memory: a group armed for the fast path
+ * reads its usage, limits and memory.stat again, so that a charge answered
+ * MR_CHARGE_RECLAIM and retried sees what the reclaim did. Errors are
+ * left to the next refresh. */
+void mri_charge_after_reclaim(struct mr_group *g);
 
 /* Mirrors the group's margin after a policy change (lib/group.c). */
 void mri_charge_note_margin(struct mr_group *g, const struct mri_policy *p);

@@ -176,6 +176,8 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 	r = mri_reclaim(g, MR_REASON_REQUESTED, bytes, 0, deadline, NULL,
 			&freed);
 	pthread_mutex_unlock(&g->reclaim_lock);
+	if (freed)
+		mri_charge_after_reclaim(g);
 	if (freed_bytes)
 		*freed_bytes = freed;
 	return r;

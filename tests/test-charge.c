@@ -116,6 +116,22 @@ static int fake_read_memstat(void *priv, struct mr_memstat *ms)
 	return 0;
 }
 
+/* Frees clean page cache, as a kernel's reclaim would. */
+static int fake_reclaim(void *priv, uint64_t bytes, uint64_t *asked,
+			uint64_t *freed)
+{
+	struct fake *f = fk(priv);
+	uint64_t clean = f->file - f->dirty;
+
+	if (clean == 0)
+		return -EAGAIN;
+	*asked = bytes;
+	*freed = bytes < clean ? bytes : clean;
+	f->file -= *freed;
+	f->usage -= *freed;
+	return 0;
+}
+
 static uint64_t fake_now_ns(void *priv)
 {
 	return atomic_load(&fk(priv)->clock_ns);
@@ -123,6 +139,7 @@ static uint64_t fake_now_ns(void *priv)
 
 static const struct mri_backend fake_backend = {
 	.name = "fake",
+	.caps = MRI_CAP_RECLAIM,
 	.priv_size = sizeof(struct fake *),
 	.open = fake_open,
 	.close = fake_close,
@@ -130,6 +147,7 @@ static const struct mri_backend fake_backend = {
 	.read_usage = fake_read_usage,
 	.read_limits = fake_read_limits,
 	.read_memstat = fake_read_memstat,
+	.reclaim = fake_reclaim,
 	.now_ns = fake_now_ns,
 };
 
@@ -820,6 +838,49 @@ START_TEST(state_made_on_first_use)
 }
 END_TEST
 
+/* Regression (a fresh user's trial, stop 10): memory charged and not yet
+ * touched is not in the kernel's usage, and a usage refresh used to forget
+ * it: two 30 MiB charges 20 ms apart into a 64 MiB group both went, and the
+ * program was OOM-killed when it touched them. The floor keeps them. */
+START_TEST(untouched_charges_not_forgotten)
+{
+	struct fake f = { .usage = 10 * MiB, .limit = 64 * MiB };
+	struct mr_charge_answer a;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(charge(g, 30 * MiB, &a), MR_CHARGE_GO);
+	atomic_fetch_add(&f.clock_ns, 2 * MR_CHARGE_USAGE_REFRESH_NS);
+	/* Usage read again: still 10 MiB, nothing was touched. */
+	ck_assert_int_eq(charge(g, 30 * MiB, &a), MR_CHARGE_REFUSE);
+	ck_assert_uint_ge(stats(g).usage_estimate_bytes, 40 * MiB);
+	/* Once uncharged, the room is back. */
+	ck_assert_int_eq(mr_group_uncharge(g, 30 * MiB), 0);
+	atomic_fetch_add(&f.clock_ns, 2 * MR_CHARGE_USAGE_REFRESH_NS);
+	ck_assert_int_eq(charge(g, 30 * MiB, &a), MR_CHARGE_GO);
+	mr_group_close(g);
+}
+END_TEST
+
+/* Regression (the same trial): RECLAIM, then mr_group_reclaim() of the
+ * shortfall, then the same charge again goes, with no explicit refresh:
+ * the reclaim publishes the new usage and cache to the fast path. */
+START_TEST(reclaim_then_charge_again)
+{
+	struct fake f = { .usage = 60 * MiB, .limit = 64 * MiB,
+			  .file = 40 * MiB };
+	struct mr_charge_answer a;
+	uint64_t freed = 0;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(charge(g, 8 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_ge(a.reclaim_bytes, 4 * MiB);
+	ck_assert_int_eq(mr_group_reclaim(g, a.reclaim_bytes, 0, &freed), 0);
+	ck_assert_uint_ge(freed, a.reclaim_bytes);
+	ck_assert_int_eq(charge(g, 8 * MiB, &a), MR_CHARGE_GO);
+	mr_group_close(g);
+}
+END_TEST
+
 /* A short struct gets its fields only. */
 START_TEST(stats_sized_by_caller)
 {
@@ -1090,6 +1151,8 @@ static Suite *charge_suite(void)
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, stats_sized_by_caller);
 	tcase_add_test(tc, state_made_on_first_use);
+	tcase_add_test(tc, untouched_charges_not_forgotten);
+	tcase_add_test(tc, reclaim_then_charge_again);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
