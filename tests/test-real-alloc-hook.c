@@ -16,33 +16,24 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "memreclaim.h"
-#include "mountinfo.h"
+#include "realcg.h"
 
 #define MiB (1024ULL * 1024)
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
-
-static char parent[PATH_MAX];   /* where groups are created */
-static char data_dir[PATH_MAX]; /* real filesystem for the data files */
-static char state_dir[PATH_MAX];
 static char group[PATH_MAX];
 static char hook[PATH_MAX], prog[PATH_MAX];
 static mr_ctx_t *ctx;
@@ -50,54 +41,11 @@ static int seq;
 
 /* ------------------------------------------------------------ helpers */
 
-__attribute__((format(printf, 3, 4)))
-static void fmt(char *out, size_t len, const char *f, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(out, len, f, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len) {
-		fprintf(stderr, "path too long: %s\n", out);
-		exit(99);
-	}
-}
-
 static void new_group(uint64_t limit)
 {
 	fmt(group, sizeof(group), "%s/memreclaim-test-%d-hook-%d", parent,
 	    (int)getpid(), ++seq);
 	ck_assert_int_eq(mr_cgroup_create(ctx, group, limit), 0);
-}
-
-static void write_file(const char *dir, const char *name, const char *val)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	fmt(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, val, strlen(val)), (ssize_t)strlen(val));
-	close(fd);
-}
-
-static const char *read_text(const char *dir, const char *name)
-{
-	static char buf[4096];
-	char path[PATH_MAX];
-	size_t n;
-	FILE *f;
-
-	fmt(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
 }
 
 /* A program's stderr, whole. */
@@ -456,88 +404,26 @@ END_TEST
 
 /* ------------------------------------------------------------- main */
 
-static int skip(const char *why)
-{
-	const char *ci = getenv("CI");
-
-	if (ci && strcmp(ci, "true") == 0) {
-		printf("FAIL: real-kernel test cannot run under CI: %s\n", why);
-		return 1;
-	}
-	printf("SKIP: %s\n", why);
-	return 77;
-}
-
+/* The shared places (tests/realcg.h), then the hook and its test program,
+ * which `make` builds: a missing one is a broken build, not a skip. */
 static int find_places(void)
 {
-	struct mri_cgroup_mount m;
-	const char *p = getenv("MEMRECLAIM_TEST_PARENT");
-	const char *d = getenv("MEMRECLAIM_TEST_DATA_DIR");
 	const char *top = getenv("top_builddir");
-	struct statfs sf;
-	mr_ctx_t *c;
-	int r;
+	int r = rc_find_places("-hook");
 
-	if (p && *p) {
-		fmt(parent, sizeof(parent), "%s", p);
-	} else {
-		if (mri_mount_find_memory_v1("/proc/self/mountinfo", &m) < 0)
-			return skip("no cgroup v1 memory controller is mounted");
-		fmt(parent, sizeof(parent), "%s", m.mount_point);
-	}
-	fmt(data_dir, sizeof(data_dir), "%s", d && *d ? d : "/var/tmp");
-	if (statfs(data_dir, &sf) < 0 || sf.f_type == TMPFS_MAGIC)
-		return skip("MEMRECLAIM_TEST_DATA_DIR is missing or tmpfs");
+	if (r)
+		return r;
 	fmt(hook, sizeof(hook), "%s/examples/.libs/alloc-hook.so",
 	    top && *top ? top : ".");
 	fmt(prog, sizeof(prog), "%s/tests/alloc-hook-prog",
 	    top && *top ? top : ".");
 	if (access(hook, R_OK) < 0 || access(prog, X_OK) < 0) {
-		/* Built by `make`: a missing one is a broken build. */
 		printf("FAIL: %s or %s is missing\n", hook, prog);
 		return 1;
 	}
-	fmt(state_dir, sizeof(state_dir), "/tmp/memreclaim-test-hook-state-%d",
-	    (int)getpid());
 	if (mkdir(state_dir, 0700) < 0)
-		return skip("cannot create the state directory");
-	setenv("MEMRECLAIM_STATE_DIR", state_dir, 1);
-	r = mr_ctx_new(&c);
-	if (r < 0)
-		return skip(mr_strerror(r));
-	fmt(group, sizeof(group), "%s/memreclaim-test-%d-hook-probe", parent,
-	    (int)getpid());
-	r = mr_cgroup_create(c, group, 64 * MiB);
-	if (r == 0)
-		r = mr_cgroup_remove(c, group);
-	mr_ctx_free(c);
-	if (r < 0) {
-		static char why[PATH_MAX + 128];
-
-		fmt(why, sizeof(why), "cannot create a memory cgroup in %s: %s",
-		    parent, mr_strerror(r));
-		return skip(why);
-	}
+		return rc_skip("cannot create the state directory");
 	return 0;
-}
-
-/* The state directory, with the journals the hooked programs' reclaim
- * left in it (empty ones are kept as lock files). */
-static void remove_state_dir(void)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(state_dir);
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		fmt(path, sizeof(path), "%s/%s", state_dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(state_dir);
 }
 
 int main(void)
@@ -555,6 +441,7 @@ int main(void)
 	r = find_places();
 	if (r)
 		return r;
+	rc_sweep_stale();
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, mix_same_output_charged_thp_applied);
@@ -567,6 +454,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	remove_state_dir();
+	rc_remove_state_dir();
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -15,14 +15,12 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,42 +30,18 @@
 #include "group.h"
 #include "journal.h"
 #include "memreclaim.h"
-#include "mountinfo.h"
+#include "realcg.h"
 #include "reclaim-bound.h"
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
 
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
-
-static char parent[PATH_MAX];   /* where groups are created */
-static char data_dir[PATH_MAX]; /* real filesystem for the data files */
-static char state_dir[PATH_MAX];
 static char group[PATH_MAX];
 static char data_file[PATH_MAX];
 static mr_ctx_t *ctx;
 static int seq;
 
 /* ------------------------------------------------------------ helpers */
-
-/* snprintf that treats truncation as a broken test setup. */
-__attribute__((format(printf, 3, 4)))
-static void fmt(char *out, size_t len, const char *f, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(out, len, f, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len) {
-		fprintf(stderr, "path too long: %s\n", out);
-		exit(99);
-	}
-}
-
 
 static uint64_t read_u64_file(const char *dir, const char *name)
 {
@@ -82,35 +56,6 @@ static uint64_t read_u64_file(const char *dir, const char *name)
 	fclose(f);
 	v = strtoull(buf, NULL, 10);
 	return v;
-}
-
-/* The whole of dir/name, as text. */
-static const char *read_text(const char *dir, const char *name)
-{
-	static char buf[4096];
-	char path[PATH_MAX];
-	size_t n;
-	FILE *f;
-
-	fmt(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
-static void write_file(const char *dir, const char *name, const char *val)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	fmt(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, val, strlen(val)), (ssize_t)strlen(val));
-	close(fd);
 }
 
 /* A file of `bytes` on a real filesystem, not in the page cache. */
@@ -1804,132 +1749,6 @@ END_TEST
 
 /* ------------------------------------------------------------- main */
 
-/* Groups and data files left by earlier runs of this test whose process
- * is gone: the groups' children, then their charges (force_empty), then
- * the groups. Only names this test gives ("memreclaim-test-<pid>..."). */
-static void sweep_stale(void)
-{
-	char dir[PATH_MAX], sub[PATH_MAX];
-	struct dirent *e, *c;
-	DIR *d, *dd;
-	long pid;
-	int fd;
-
-	d = opendir(parent);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (sscanf(e->d_name, "memreclaim-test-%ld-", &pid) != 1 ||
-		    e->d_type != DT_DIR || kill((pid_t)pid, 0) == 0 ||
-		    errno != ESRCH)
-			continue;
-		fmt(dir, sizeof(dir), "%s/%s", parent, e->d_name);
-		dd = opendir(dir);
-		while (dd && (c = readdir(dd))) {
-			if (c->d_type != DT_DIR || c->d_name[0] == '.')
-				continue;
-			fmt(sub, sizeof(sub), "%s/%s", dir, c->d_name);
-			rmdir(sub);
-		}
-		if (dd)
-			closedir(dd);
-		fmt(sub, sizeof(sub), "%s/memory.force_empty", dir);
-		fd = open(sub, O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (write(fd, "0", 1) < 0)
-				fprintf(stderr, "force_empty %s failed\n", dir);
-			close(fd);
-		}
-		if (rmdir(dir) == 0)
-			fprintf(stderr, "removed stale %s\n", dir);
-	}
-	closedir(d);
-	/* Data files of runs that died before their teardown. */
-	d = opendir(data_dir);
-	while (d && (e = readdir(d))) {
-		if (sscanf(e->d_name, "memreclaim-test-%ld.data", &pid) != 1 ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		fmt(sub, sizeof(sub), "%s/%s", data_dir, e->d_name);
-		if (unlink(sub) == 0)
-			fprintf(stderr, "removed stale %s\n", sub);
-	}
-	if (d)
-		closedir(d);
-}
-
-/* The test's state directory: lock files and emptied journals. */
-static void remove_state_dir(void)
-{
-	char p[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(state_dir);
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		fmt(p, sizeof(p), "%s/%s", state_dir, e->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(state_dir);
-}
-
-static int skip(const char *why)
-{
-	const char *ci = getenv("CI");
-
-	if (ci && strcmp(ci, "true") == 0) {
-		printf("FAIL: real-kernel test cannot run under CI: %s\n", why);
-		return 1;
-	}
-	printf("SKIP: %s\n", why);
-	return 77;
-}
-
-static int find_places(void)
-{
-	struct mri_cgroup_mount m;
-	const char *p = getenv("MEMRECLAIM_TEST_PARENT");
-	const char *d = getenv("MEMRECLAIM_TEST_DATA_DIR");
-	struct statfs sf;
-	mr_ctx_t *c;
-	int r;
-
-	if (p && *p) {
-		fmt(parent, sizeof(parent), "%s", p);
-	} else {
-		if (mri_mount_find_memory_v1("/proc/self/mountinfo", &m) < 0)
-			return skip("no cgroup v1 memory controller is mounted");
-		fmt(parent, sizeof(parent), "%s", m.mount_point);
-	}
-	fmt(data_dir, sizeof(data_dir), "%s", d && *d ? d : "/var/tmp");
-	if (statfs(data_dir, &sf) < 0 || sf.f_type == TMPFS_MAGIC)
-		return skip("MEMRECLAIM_TEST_DATA_DIR is missing or tmpfs");
-	fmt(state_dir, sizeof(state_dir), "/tmp/memreclaim-test-state-%d",
-		 (int)getpid());
-	/* A probe group: can we create one here at all? (No ck_assert here:
-	 * Check allows them only inside a test.) */
-	r = mr_ctx_new(&c);
-	if (r < 0)
-		return skip(mr_strerror(r));
-	fmt(group, sizeof(group), "%s/memreclaim-test-%d-probe", parent,
-		 (int)getpid());
-	r = mr_cgroup_create(c, group, 64 * MiB);
-	if (r == 0)
-		r = mr_cgroup_remove(c, group);
-	mr_ctx_free(c);
-	if (r < 0) {
-		static char why[PATH_MAX + 128];
-
-		fmt(why, sizeof(why), "cannot create a memory cgroup in %s: %s",
-			 parent, mr_strerror(r));
-		return skip(why);
-	}
-	return 0;
-}
-
 int main(void)
 {
 	Suite *s = suite_create("real-cgroup1");
@@ -1941,10 +1760,10 @@ int main(void)
 		       "(--disable-real-kernel-tests, as make distcheck does)\n");
 		return 77;
 	}
-	r = find_places();
+	r = rc_find_places("");
 	if (r)
 		return r;
-	sweep_stale();
+	rc_sweep_stale();
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
@@ -1981,6 +1800,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-remove_state_dir();
+	rc_remove_state_dir();
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

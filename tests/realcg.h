@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the real cgroup v1 suites (tests/test-real-cgroup1.c,
+ * tests/test-real-alloc-hook.c) share: where they create their groups,
+ * data files and state directory, how they skip (or, under CI=true,
+ * fail), how they name and sweep what they create, and the file helpers.
+ * Groups are "<parent>/memreclaim-test-<pid>-<suffix>", data files
+ * "<data_dir>/memreclaim-test-<pid>...": rc_sweep_stale() removes those
+ * of dead processes and never anything else.
+ */
+#ifndef MEMRECLAIM_TESTS_REALCG_H
+#define MEMRECLAIM_TESTS_REALCG_H
+
+#include <limits.h>
+#include <stddef.h>
+
+extern char parent[PATH_MAX];    /* where groups are created */
+extern char data_dir[PATH_MAX];  /* real filesystem for the data files */
+extern char state_dir[PATH_MAX]; /* the suite's MEMRECLAIM_STATE_DIR */
+
+/* snprintf that treats truncation as a broken test setup (exit 99). */
+__attribute__((format(printf, 3, 4)))
+void fmt(char *out, size_t len, const char *f, ...);
+
+/* The whole of dir/name, as text (a static buffer); asserts it opens. */
+const char *read_text(const char *dir, const char *name);
+
+/* Writes val to dir/name, whole; asserts it. */
+void write_file(const char *dir, const char *name, const char *val);
+
+/* 77 (skip) with the reason printed, or 1 (fail) under CI=true, where a
+ * real-kernel test that cannot run must not pass silently. */
+int rc_skip(const char *why);
+
+/* Finds the parent (MEMRECLAIM_TEST_PARENT, else the v1 memory mount),
+ * the data directory (MEMRECLAIM_TEST_DATA_DIR, else /var/tmp; not tmpfs)
+ * and names the state directory /tmp/memreclaim-test<tag>-state-<pid>;
+ * probes that a group can be created (and removed) in the parent.
+ * Returns 0, or rc_skip()'s answer. Call from main, before any test. */
+int rc_find_places(const char *tag);
+
+/* Removes the groups and data files that runs of these suites left when
+ * their process died before its teardown (only names of this file's
+ * pattern, only of processes that are gone). */
+void rc_sweep_stale(void);
+
+/* Removes the state directory and what the library left in it. */
+void rc_remove_state_dir(void);
+
+#endif
