@@ -9,8 +9,9 @@ mr_need_root() {
 	fi
 }
 
-# The Debian packages the build and tests need.
-MR_BUILD_PACKAGES="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make"
+# The Debian packages the build and tests need (jemalloc and mimalloc:
+# tests/test-real-alloc-hook preloads them behind the hook).
+MR_BUILD_PACKAGES="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make libjemalloc2 libmimalloc2.0"
 
 # What `make check-kernel` (tests/kernel/run) needs besides the build: qemu
 # to boot Debian's kernel (fetched by apt-get download, never installed),

@@ -118,6 +118,13 @@ void hook_thp_apply(void *addr, size_t len, int advice);
  * is full): it is uncharged at once. */
 void hook_count_untracked(void);
 
+/* -------------------------------------------------------------- malloc.c */
+
+/* Whether this thread is inside a call to the real allocator (its malloc,
+ * free, realloc...): a mapping made now is the allocator's own, whose
+ * blocks the malloc wrappers charge, and mmap() must not charge it. */
+bool hook_in_allocator(void);
+
 /* ---------------------------------------------------------------- mmap.c */
 
 /* Lock and reset the mapping table around fork() (account.c's handlers

@@ -10,6 +10,14 @@
  *
  * Blocks of the bootstrap arena (real.c) are recognised by address: free()
  * ignores them, realloc() moves them to the real allocator.
+ *
+ * Every call that hands out or takes back a block of the real allocator
+ * runs inside forward() (malloc_usable_size() maps nothing): the mappings
+ * an allocator makes while it serves the call (jemalloc's extents,
+ * mimalloc's segments, made through the mmap() the hook wraps) are then
+ * not charged again by mmap.c, since the blocks carved from them are
+ * charged here. glibc's malloc maps through its internal __mmap, which no
+ * preloaded object sees: for it nothing changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +28,31 @@
 #include <unistd.h>
 
 #include "hook.h"
+
+/* The depth of this thread's calls into the real allocator. */
+static HOOK_TLS unsigned forwarding;
+
+bool hook_in_allocator(void)
+{
+	return forwarding != 0;
+}
+
+/* Evaluates `call`, a call to the real allocator, with forwarding raised. */
+#define forward(call) ({ \
+	__typeof__(call) forward_r_; \
+	forwarding++; \
+	forward_r_ = (call); \
+	forwarding--; \
+	forward_r_; \
+})
+
+/* The same for the real free(), which returns nothing. */
+static void forward_free(void *p)
+{
+	forwarding++;
+	hook_real.free(p);
+	forwarding--;
+}
 
 /* The part of a block aligned to huge pages, where THP advice applies:
  * *start and its length (0 when the block holds no whole huge page). */
@@ -51,7 +84,7 @@ static void *admit(void *p)
 	if (huge)
 		advice = hook_thp_prepare(huge);
 	if (hook_charge(usable) < 0) {
-		hook_real.free(p);
+		forward_free(p);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -64,7 +97,7 @@ void *malloc(size_t size)
 {
 	if (!hook_resolve())
 		return hook_arena_alloc(size, 16);
-	return admit(hook_real.malloc(size));
+	return admit(forward(hook_real.malloc(size)));
 }
 
 void free(void *p)
@@ -74,7 +107,7 @@ void free(void *p)
 	if (!p || hook_arena_owns(p))
 		return;
 	usable = hook_real.malloc_usable_size(p);
-	hook_real.free(p);
+	forward_free(p);
 	if (usable)
 		hook_uncharge(usable);
 }
@@ -89,7 +122,7 @@ void *calloc(size_t n, size_t size)
 	}
 	if (!hook_resolve())
 		return hook_arena_alloc(bytes, 16);
-	return admit(hook_real.calloc(n, size));
+	return admit(forward(hook_real.calloc(n, size)));
 }
 
 /* Growth is charged before the real realloc, so that a refused one fails
@@ -127,7 +160,7 @@ void *realloc(void *p, size_t size)
 			return NULL;
 		}
 	}
-	q = hook_real.realloc(p, size);
+	q = forward(hook_real.realloc(p, size));
 	if (!q) {
 		if (grow)
 			hook_uncharge(grow);
@@ -167,7 +200,7 @@ int posix_memalign(void **memptr, size_t align, size_t size)
 		*memptr = p;
 		return 0;
 	}
-	r = hook_real.posix_memalign(&p, align, size);
+	r = forward(hook_real.posix_memalign(&p, align, size));
 	if (r)
 		return r;
 	p = admit(p);
@@ -181,28 +214,28 @@ void *aligned_alloc(size_t align, size_t size)
 {
 	if (!hook_resolve())
 		return hook_arena_alloc(size, align);
-	return admit(hook_real.aligned_alloc(align, size));
+	return admit(forward(hook_real.aligned_alloc(align, size)));
 }
 
 void *memalign(size_t align, size_t size)
 {
 	if (!hook_resolve())
 		return hook_arena_alloc(size, align);
-	return admit(hook_real.memalign(align, size));
+	return admit(forward(hook_real.memalign(align, size)));
 }
 
 void *valloc(size_t size)
 {
 	if (!hook_resolve())
 		return hook_arena_alloc(size, 4096);
-	return admit(hook_real.valloc(size));
+	return admit(forward(hook_real.valloc(size)));
 }
 
 void *pvalloc(size_t size)
 {
 	if (!hook_resolve())
 		return hook_arena_alloc((size + 4095) & ~(size_t)4095, 4096);
-	return admit(hook_real.pvalloc(size));
+	return admit(forward(hook_real.pvalloc(size)));
 }
 
 size_t malloc_usable_size(void *p)

@@ -9,7 +9,11 @@
  * mapping made while the group could not be charged (the library's own,
  * those before the group was open) is never uncharged. File mappings are
  * not charged here: their page cache is charged by the kernel at fault
- * and is reclaimable.
+ * and is reclaimable. Nor are the mappings the real allocator makes while
+ * it serves a malloc-family call (hook_in_allocator()): the blocks it
+ * carves from them are charged by malloc.c, and charging their mapping
+ * too counted them twice. Such mappings are never in the table, so
+ * munmap() and mremap() of them uncharge and charge nothing.
  *
  * Private anonymous mappings of at least a huge page get the library's
  * THP advice (mr_group_thp_advise()) as madvise(MADV_HUGEPAGE) or
@@ -201,7 +205,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
 				       off);
 	charged = len && bytes >= len && charges(prot, flags) &&
-		  hook_active();
+		  !hook_in_allocator() && hook_active();
 	if (!charged) {
 		p = hook_real.mmap(addr, len, prot, flags, fd, off);
 		/* Whatever it replaced is no longer charged memory. */
