@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -123,21 +125,80 @@ int rc_find_places(const char *tag)
 	return 0;
 }
 
+/* Whether name is "memreclaim-test-<pid><sep>..." with pid, a positive
+ * decimal number, naming no live process. */
+static bool dead_run(const char *name, char sep)
+{
+	static const char prefix[] = "memreclaim-test-";
+	char *end;
+	long pid;
+
+	if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+		return false;
+	name += sizeof(prefix) - 1;
+	if (*name < '1' || *name > '9')
+		return false;
+	errno = 0;
+	pid = strtol(name, &end, 10);
+	if (errno || *end != sep || pid > INT_MAX)
+		return false;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* The deepest tree of a dead run's data rc_sweep_stale() removes (sort's
+ * temporary directory is one level deep). */
+#define SWEEP_MAX_DEPTH 8
+
+/* Removes the entry name of the directory dirfd: a directory's contents
+ * first, depth levels down at most. Never follows a symbolic link (a link
+ * is removed, not what it names), never leaves the file system of dirfd,
+ * never removes what another user owns. Returns 0, or -1 when something
+ * was left. */
+static int remove_tree(int dirfd, const char *name, dev_t dev, int depth)
+{
+	struct dirent *e;
+	struct stat st;
+	int fd, left = 0;
+	DIR *d;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_uid != geteuid() || st.st_dev != dev)
+		return -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0) == 0 ? 0 : -1;
+	if (depth == 0)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			left |= remove_tree(fd, e->d_name, dev, depth - 1);
+	closedir(d);
+	if (left)
+		return -1;
+	return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 ? 0 : -1;
+}
+
 void rc_sweep_stale(void)
 {
 	char dir[PATH_MAX], sub[PATH_MAX];
 	struct dirent *e, *c;
+	struct stat st;
 	DIR *d, *dd;
-	long pid;
 	int fd;
 
 	d = opendir(parent);
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (sscanf(e->d_name, "memreclaim-test-%ld-", &pid) != 1 ||
-		    e->d_type != DT_DIR || kill((pid_t)pid, 0) == 0 ||
-		    errno != ESRCH)
+		if (e->d_type != DT_DIR || !dead_run(e->d_name, '-'))
 			continue;
 		fmt(dir, sizeof(dir), "%s/%s", parent, e->d_name);
 		dd = opendir(dir);
@@ -160,18 +221,26 @@ void rc_sweep_stale(void)
 			fprintf(stderr, "removed stale %s\n", dir);
 	}
 	closedir(d);
-	/* Data files of runs that died before their teardown. */
+	/* Data files and directories of runs that died before their
+	 * teardown. */
 	d = opendir(data_dir);
-	while (d && (e = readdir(d))) {
-		if (sscanf(e->d_name, "memreclaim-test-%ld.", &pid) != 1 ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+	if (!d)
+		return;
+	if (fstat(dirfd(d), &st) < 0) {
+		closedir(d);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!dead_run(e->d_name, '.'))
 			continue;
 		fmt(sub, sizeof(sub), "%s/%s", data_dir, e->d_name);
-		if (unlink(sub) == 0)
+		if (remove_tree(dirfd(d), e->d_name, st.st_dev,
+				SWEEP_MAX_DEPTH) == 0)
 			fprintf(stderr, "removed stale %s\n", sub);
+		else
+			fprintf(stderr, "could not remove stale %s\n", sub);
 	}
-	if (d)
-		closedir(d);
+	closedir(d);
 }
 
 void rc_remove_state_dir(void)

@@ -5,7 +5,8 @@
  * data files and state directory, how they skip (or, under CI=true,
  * fail), how they name and sweep what they create, and the file helpers.
  * Groups are "<parent>/memreclaim-test-<pid>-<suffix>", data files
- * "<data_dir>/memreclaim-test-<pid>...": rc_sweep_stale() removes those
+ * "<data_dir>/memreclaim-test-<pid>.<suffix>" (files, or directories such
+ * as a sort's temporary one): rc_sweep_stale() removes those
  * of dead processes and never anything else.
  */
 #ifndef MEMRECLAIM_TESTS_REALCG_H
@@ -41,7 +42,11 @@ int rc_find_places(const char *tag);
 
 /* Removes the groups and data files that runs of these suites left when
  * their process died before its teardown (only names of this file's
- * pattern, only of processes that are gone). */
+ * pattern, only of processes that are gone). A data entry that is a
+ * directory is removed with what it holds, 8 levels deep at most, never
+ * following a symbolic link (a link is removed, not what it names), never
+ * leaving the data directory's file system, never removing what another
+ * user owns; what cannot be removed is left and named on stderr. */
 void rc_sweep_stale(void);
 
 /* Removes the state directory and what the library left in it. */

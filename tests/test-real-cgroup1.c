@@ -171,6 +171,7 @@ START_TEST(limits_and_memstat)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat m = { .size = sizeof(m) };
+	uint64_t usage_before, usage_after;
 	char child[PATH_MAX];
 	mr_group_t *g, *gc;
 
@@ -179,12 +180,21 @@ START_TEST(limits_and_memstat)
 	charge_cache(group);
 	ck_assert_int_eq(mr_group_open(ctx, group, "auto", &g), 0);
 	ck_assert_str_eq(mr_group_backend(g), "cgroup1");
+	/* Usage is a live counter: two reads of it need not agree. The
+	 * group holds no task now (the reader has exited) and no child, so
+	 * nothing charges it (a charge is made by a task of the group,
+	 * mm/memcontrol.c try_charge_memcg()), while its page cache may
+	 * still be reclaimed by the host's reclaim and its per-CPU charge
+	 * stock drained (drain_stock()): it can only fall. The library's read
+	 * therefore lies between a read just before and one just after. */
+	usage_before = read_u64_file(group, "memory.usage_in_bytes");
 	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
+	usage_after = read_u64_file(group, "memory.usage_in_bytes");
 	ck_assert_uint_eq(l.own_limit_bytes, 64 * MiB);
 	ck_assert_uint_eq(l.limit_bytes, 64 * MiB);
 	ck_assert_uint_eq(l.flags & MR_LIMITS_ANCESTOR_BINDS, 0);
-	ck_assert_uint_eq(l.usage_bytes,
-			  read_u64_file(group, "memory.usage_in_bytes"));
+	ck_assert_uint_le(l.usage_bytes, usage_before);
+	ck_assert_uint_ge(l.usage_bytes, usage_after);
 	ck_assert_uint_ge(l.usage_bytes, 15 * MiB);
 	/* A caller built against an older, shorter struct: nothing past its
 	 * size is written. */
@@ -222,6 +232,83 @@ START_TEST(limits_and_memstat)
 	ck_assert_int_eq(mr_group_close(gc), 0);
 	ck_assert_int_eq(mr_cgroup_remove(ctx, child), 0);
 	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* A pid no process has: a child's, once it has exited and been reaped
+ * (reuse would need the kernel's pids to wrap around meanwhile). */
+static pid_t dead_pid(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return pid;
+}
+
+static void make_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	ck_assert_msg(fd >= 0, "create %s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	close(fd);
+}
+
+/* What a run that died before its teardown leaves in the data directory,
+ * named after its pid: a file, a directory (a sort's temporary one, with
+ * files and a directory in it, and a symbolic link to a directory the
+ * sweep must not enter), and a symbolic link. The sweep removes all of
+ * it, and neither what the links name nor what a live run (this one)
+ * has there. */
+START_TEST(sweep_removes_dead_runs_data_directories)
+{
+	char target[PATH_MAX], kept[PATH_MAX], live[PATH_MAX];
+	char file[PATH_MAX], tmp[PATH_MAX], sub[PATH_MAX], link[PATH_MAX];
+	char p[PATH_MAX];
+	pid_t dead = dead_pid();
+	struct stat st;
+
+	fmt(target, sizeof(target), "%s/memreclaim-test-%d.sweep-target",
+	    data_dir, (int)getpid());
+	fmt(kept, sizeof(kept), "%s/kept", target);
+	fmt(live, sizeof(live), "%s/memreclaim-test-%d.sweep-live", data_dir,
+	    (int)getpid());
+	fmt(file, sizeof(file), "%s/memreclaim-test-%d.hook-in", data_dir,
+	    (int)dead);
+	fmt(tmp, sizeof(tmp), "%s.tmp", file);
+	fmt(sub, sizeof(sub), "%s/deeper", tmp);
+	fmt(link, sizeof(link), "%s/memreclaim-test-%d.link", data_dir,
+	    (int)dead);
+	ck_assert_int_eq(mkdir(target, 0700), 0);
+	make_file(kept);
+	make_file(live);
+	make_file(file);
+	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	fmt(p, sizeof(p), "%s/sortAbc123", tmp);
+	make_file(p);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	fmt(p, sizeof(p), "%s/sortDef456", sub);
+	make_file(p);
+	fmt(p, sizeof(p), "%s/into-target", tmp);
+	ck_assert_int_eq(symlink(target, p), 0);
+	ck_assert_int_eq(symlink(target, link), 0);
+
+	rc_sweep_stale();
+	ck_assert_msg(lstat(tmp, &st) < 0 && errno == ENOENT,
+		      "%s is still there", tmp);
+	ck_assert_msg(lstat(file, &st) < 0 && errno == ENOENT,
+		      "%s is still there", file);
+	ck_assert_msg(lstat(link, &st) < 0 && errno == ENOENT,
+		      "%s is still there", link);
+	ck_assert_int_eq(stat(kept, &st), 0);
+	ck_assert_int_eq(stat(live, &st), 0);
+	ck_assert_int_eq(unlink(kept), 0);
+	ck_assert_int_eq(rmdir(target), 0);
+	ck_assert_int_eq(unlink(live), 0);
 }
 END_TEST
 
@@ -1768,6 +1855,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, limits_and_memstat);
+	tcase_add_test(tc, sweep_removes_dead_runs_data_directories);
 	tcase_add_test(tc, margin_misuse_changes_nothing);
 	tcase_add_test(tc, reclaim_fixed_batches);
 	tcase_add_test(tc, reclaim_proportional_batches);
