@@ -10,8 +10,9 @@
  *   memreclaimd --help | --version
  *
  * SIZE is a number of bytes with an optional K, M or G suffix (powers of
- * 1024), or N% of the group's limit (up to four decimals). --hysteresis
- * defaults to the margin.
+ * 1024), or N% of the group's limit (up to four decimals); a margin in
+ * bytes is at least 4096 (MR_MARGIN_MIN_BYTES). --hysteresis defaults to
+ * the margin. MEMRECLAIM_STATE_DIR, when set, must be an absolute path.
  *
  * Statistics are printed once the worker runs (event "start"), every
  * interval ("stats") and at exit ("final"): one line each, with --json one
@@ -32,9 +33,11 @@
  * holds up (-EBUSY: it is in the middle of a reclaim step on the group) is
  * skipped with a note and retried at the next interval.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -81,8 +84,8 @@ static void usage(FILE *f)
 		"margin worker, so that the group's own charges rarely meet the limit.\n"
 		"\n"
 		"  --cgroup PATH           the group's directory, an absolute path\n"
-		"  --self                  instead of --cgroup: the memory cgroup memreclaimd itself runs in\n"
-		"  --margin SIZE           keep usage this far below the group's limit (required; below the limit)\n"
+		"  --self                  instead of --cgroup (not with it): the memory cgroup memreclaimd itself runs in\n"
+		"  --margin SIZE           keep usage this far below the group's limit (required; at least 4K, below the limit)\n"
 		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
 		"  --backend auto|cgroup1|cgroup2  auto picks from the path's filesystem; default: MEMRECLAIM_BACKEND, else auto\n"
@@ -162,7 +165,13 @@ static int check_options(const struct options *o)
 	const char *env;
 	int r;
 
-	if (!o->cgroup == !o->self) {
+	if (o->cgroup && o->self) {
+		fprintf(stderr, PROG ": --cgroup and --self are mutually "
+			"exclusive (--self manages the group memreclaimd runs "
+			"in)\n");
+		return -EINVAL;
+	}
+	if (!o->cgroup && !o->self) {
 		fprintf(stderr, PROG ": one of --cgroup and --self is required\n");
 		return -EINVAL;
 	}
@@ -187,6 +196,20 @@ static int check_options(const struct options *o)
 		fprintf(stderr, PROG ": --backend '%s': expected auto, cgroup1 "
 			"or cgroup2\n",
 			o->backend);
+		return -EINVAL;
+	}
+	/* mr_ctx_new()'s own check of the state directory, named here:
+	 * the library can only answer -EINVAL. */
+	env = secure_getenv("MEMRECLAIM_STATE_DIR");
+	if (env && *env && env[0] != '/') {
+		fprintf(stderr, PROG ": MEMRECLAIM_STATE_DIR='%s': the state "
+			"directory must be an absolute path\n", env);
+		return -EINVAL;
+	}
+	if (env && strlen(env) >= PATH_MAX - 64) {
+		fprintf(stderr, PROG ": MEMRECLAIM_STATE_DIR: the state "
+			"directory's path must be shorter than %d bytes\n",
+			PATH_MAX - 64);
 		return -EINVAL;
 	}
 	/* Without --backend the library takes MEMRECLAIM_BACKEND: the same

@@ -152,6 +152,16 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 			prefix);
 		return -EINVAL;
 	}
+	/* mr_group_set_margin()'s own bound, so that the group is never
+	 * opened for a margin it would refuse. */
+	if (p->margin.set && !p->margin.is_ppm &&
+	    p->margin.bytes < MR_MARGIN_MIN_BYTES) {
+		fprintf(stderr,
+			"%s: --margin '%s': a margin in bytes must be at least %llu (one page: the kernel counts usage in whole pages)\n",
+			prefix, p->margin_arg,
+			(unsigned long long)MR_MARGIN_MIN_BYTES);
+		return -EINVAL;
+	}
 	if (p->hysteresis.is_ppm && p->hysteresis.ppm >= 1000000) {
 		fprintf(stderr, "%s: --hysteresis must be below 100%%\n", prefix);
 		return -EINVAL;

@@ -73,8 +73,10 @@ int policyopt_parse(const char *prefix, const char *name, const char *arg,
 		    struct policy_opts *p);
 
 /* Checks the options that were given, without a group: a margin above 0
- * and below 100%, a hysteresis below 100%, a batch above 0% or a multiple
- * of 4K from 4K to 1024G. Returns 0, or -EINVAL after saying why. */
+ * and below 100%, and in bytes at least MR_MARGIN_MIN_BYTES (what
+ * mr_group_set_margin() takes), a hysteresis below 100%, a batch above 0%
+ * or a multiple of 4K from 4K to 1024G. Returns 0, or -EINVAL after
+ * saying why. */
 int policyopt_check(const char *prefix, const struct policy_opts *p);
 
 /* A share of the limit in bytes. */

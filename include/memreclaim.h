@@ -99,9 +99,11 @@ enum mr_log_level {
 typedef void (*mr_log_fn)(int level, const char *msg, void *userdata);
 
 /* Creates a context and stores it in *ret (only on success).
- * Errors: -EINVAL (ret NULL), -ENOMEM.
+ * Errors: -EINVAL (ret NULL; $MEMRECLAIM_STATE_DIR set and not an
+ * absolute path, or PATH_MAX - 64 bytes or longer), -ENOMEM.
  * The state directory for the limit journal (cgroup v1) is
- * $MEMRECLAIM_STATE_DIR, or /run/memreclaim, read here once.
+ * $MEMRECLAIM_STATE_DIR, or /run/memreclaim when it is unset or empty,
+ * read here once (ignored in a set-user-ID program: secure_getenv()).
  * MT-safe. */
 MR_EXPORT int mr_ctx_new(mr_ctx_t **ret);
 
@@ -658,6 +660,9 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
 /* Policy setters                                                       */
 /* ------------------------------------------------------------------ */
 
+/* The smallest margin in bytes mr_group_set_margin() takes: a page. */
+#define MR_MARGIN_MIN_BYTES 4096ULL
+
 /* Sets the margin the worker keeps between usage and the binding limit
  * (struct mr_limits.limit_bytes): when usage rises above limit - margin,
  * the worker reclaims down to limit - margin - hysteresis, so charges
@@ -665,8 +670,11 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  * the memcg asynchronous reclaim work (Kamezawa, 2011: "memcg async
  * reclaim", high/low watermarks per memcg).
  *
- * Give the margin either in bytes (margin_ppm = 0) or in ppm of the limit
- * (margin_bytes = 0, margin_ppm in 1..999999); both 0 turns the margin off.
+ * Give the margin either in bytes (margin_ppm = 0, margin_bytes
+ * MR_MARGIN_MIN_BYTES .. MR_UNLIMITED: the kernel charges and counts
+ * usage in whole pages, mm/page_counter.c, so a margin below a page could
+ * not be kept as given) or in ppm of the limit (margin_bytes = 0,
+ * margin_ppm in 1..999999); both 0 turns the margin off.
  * hysteresis_bytes: how far below the margin to reclaim, 0 ..
  * MR_UNLIMITED; 0 reclaims just below limit - margin. With 0 each wake-up
  * frees only the small excess, in small batches, and a group charging at
@@ -681,8 +689,9 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  * real one.
  *
  * Errors: -EINVAL (group NULL; both margin_bytes and margin_ppm set;
- * margin_ppm >= 1000000), -ERANGE (the group has a limit now and the
- * margin is at or above it, or the margin plus hysteresis is above it),
+ * margin_bytes 1 .. MR_MARGIN_MIN_BYTES - 1; margin_ppm >= 1000000),
+ * -ERANGE (the group has a limit now and the margin is at or above it,
+ * or the margin plus hysteresis is above it),
  * -EBUSY (another handle, in this process or another, keeps a margin on
  * this group; or a reclaim step of another manager held the group for
  * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM.

@@ -455,7 +455,8 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
 {
 	struct margin_arg a = { margin_bytes, margin_ppm, hysteresis_bytes };
 
-	if (!g || (margin_bytes && margin_ppm) || margin_ppm >= 1000000)
+	if (!g || (margin_bytes && margin_ppm) || margin_ppm >= 1000000 ||
+	    (margin_bytes && margin_bytes < MR_MARGIN_MIN_BYTES))
 		return -EINVAL;
 	return update_policy(g, edit_margin, &a);
 }

@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# memreclaimd's backend choice from the environment: without --backend it
-# takes MEMRECLAIM_BACKEND, refusing, with exit status 2 and before
-# touching anything, a name that is not a real cgroup backend (the
-# simulator included). Regression from a fresh user's trial (stop 10):
-# the daemon passed "auto" itself, and MEMRECLAIM_BACKEND=sim or a
-# misspelt name ran on cgroup1 instead of being refused. No cgroup is
-# needed: every case ends at option checking.
+# memreclaimd's options and environment, refused with exit status 2 and a
+# message that names what is wrong, before anything is touched. Without
+# --backend it takes MEMRECLAIM_BACKEND, refusing a name that is not a
+# real cgroup backend (the simulator included). Regression from a fresh
+# user's trial (stop 10): the daemon passed "auto" itself, and
+# MEMRECLAIM_BACKEND=sim or a misspelt name ran on cgroup1 instead of
+# being refused. No cgroup is needed: every case ends at option checking
+# or at opening a group that does not exist.
 set -u
 top_builddir=${top_builddir:-.}
 daemon=$top_builddir/examples/memreclaimd
@@ -31,7 +32,7 @@ expect() {
 	if [ "$got" -eq "$want" ] && printf '%s' "$err" | grep -q -- "$pattern"
 	then
 		passed=$((passed + 1))
-		echo "ok: [$envs ] $* -> $got"
+		echo "ok: [$(printf "%.60s" "$envs") ] $* -> $got"
 	else
 		failed=$((failed + 1))
 		echo "FAIL: [$envs ] $* -> $got (want $want, '$pattern'): $err"
@@ -52,6 +53,34 @@ expect 1 "opening /nonexistent/memreclaim-test" MEMRECLAIM_BACKEND=cgroup1 \
 	-- --cgroup /nonexistent/memreclaim-test --margin 1M
 expect 1 "opening /nonexistent/memreclaim-test" MEMRECLAIM_BACKEND= -- \
 	--cgroup /nonexistent/memreclaim-test --margin 1M
+
+# Where the library can answer only "invalid argument", the daemon says
+# what is wrong and names the value, before touching anything.
+expect 2 "MEMRECLAIM_STATE_DIR='relative/dir': the state directory must be an absolute path" \
+	MEMRECLAIM_STATE_DIR=relative/dir -- \
+	--cgroup /nonexistent/memreclaim-test --margin 1M
+long=/$(printf '%04100d' 0)
+expect 2 "MEMRECLAIM_STATE_DIR: the state directory's path must be shorter than" \
+	MEMRECLAIM_STATE_DIR="$long" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 1M
+# An empty one is the default, as the library takes it.
+expect 1 "opening /nonexistent/memreclaim-test" MEMRECLAIM_STATE_DIR= -- \
+	--cgroup /nonexistent/memreclaim-test --margin 1M
+# --self and --cgroup: exclusive, and one of them required.
+expect 2 "--cgroup and --self are mutually exclusive" -- \
+	--self --cgroup /nonexistent/memreclaim-test --margin 1M
+expect 2 "--cgroup and --self are mutually exclusive" -- \
+	--cgroup /nonexistent/memreclaim-test --self --margin 1M
+expect 2 "one of --cgroup and --self is required" -- --margin 1M
+# A margin in bytes: at least a page, as mr_group_set_margin() takes it.
+expect 2 "--margin '4095': a margin in bytes must be at least 4096" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 4095
+expect 2 "--margin '1': a margin in bytes must be at least 4096" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 1
+expect 1 "opening /nonexistent/memreclaim-test" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 4096
+expect 1 "opening /nonexistent/memreclaim-test" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 4K
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -43,6 +43,19 @@ START_TEST(ctx_misuse)
 	ck_assert_int_eq(mr_ctx_set_log(ctx, NULL, NULL, 8), -EINVAL);
 	ck_assert_int_eq(mr_ctx_set_log(ctx, NULL, NULL, MR_LOG_DEBUG), 0);
 	mr_ctx_free(NULL);
+	/* The state directory: an absolute path, or unset or empty (the
+	 * default). */
+	{
+		mr_ctx_t *c = NULL;
+
+		setenv("MEMRECLAIM_STATE_DIR", "relative/dir", 1);
+		ck_assert_int_eq(mr_ctx_new(&c), -EINVAL);
+		ck_assert_ptr_null(c);
+		setenv("MEMRECLAIM_STATE_DIR", "", 1);
+		ck_assert_int_eq(mr_ctx_new(&c), 0);
+		mr_ctx_free(c);
+		unsetenv("MEMRECLAIM_STATE_DIR");
+	}
 }
 END_TEST
 
@@ -275,6 +288,12 @@ START_TEST(sim_ctx_misuse)
 	ck_assert_ptr_null(g);
 	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
 	ck_assert_str_eq(mr_group_backend(g), "sim");
+	/* A margin in bytes below a page. */
+	ck_assert_int_eq(mr_group_set_margin(g, 1, 0, 0), -EINVAL);
+	ck_assert_int_eq(mr_group_set_margin(g, MR_MARGIN_MIN_BYTES - 1, 0, 0),
+			 -EINVAL);
+	ck_assert_int_eq(mr_group_set_margin(g, MR_MARGIN_MIN_BYTES, 0, 0), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 0, 0, 0), 0);
 	/* The simulator is chosen by name only, never by auto: "/proc"
 	 * is a group of the simulator and no cgroup on this machine. */
 	ck_assert_int_eq(mr_sim_create_group(sim, "/proc"), 0);

@@ -167,6 +167,15 @@ else
 	fail "--margin above a limit: exit $status"; cat "$tmp/err"
 fi
 
+# -- a margin below a page: refused before any group is touched, as
+# mr_group_set_margin() would refuse it
+run --trace "$web" --margin 4095
+if [ $status -eq 2 ] && grep -q "mrsim: --margin '4095': a margin in bytes must be at least 4096" "$tmp/err"; then
+	ok "--margin below a page: exit 2"
+else
+	fail "--margin below a page: exit $status"; cat "$tmp/err"
+fi
+
 # -- --group: only the groups named
 run --trace "$web" --margin 32M --group /web
 if [ $status -eq 0 ] && grep -q '^policy /batch (limit 134217728): none (not named by --group)$' "$tmp/out" &&

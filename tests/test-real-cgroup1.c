@@ -324,6 +324,10 @@ START_TEST(margin_misuse_changes_nothing)
 			 -ERANGE);
 	ck_assert_int_eq(mr_group_set_margin(g, 4096, 1000, 0), -EINVAL);
 	ck_assert_int_eq(mr_group_set_margin(g, 0, 1000000, 0), -EINVAL);
+	/* Below a page: the kernel counts usage in pages. */
+	ck_assert_int_eq(mr_group_set_margin(g, 1, 0, 0), -EINVAL);
+	ck_assert_int_eq(mr_group_set_margin(g, MR_MARGIN_MIN_BYTES - 1, 0, 0),
+			 -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4095), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_fixed(g, 6000), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_proportional(g, 0, 1 << 20, 0),
