@@ -181,12 +181,14 @@ START_TEST(limits_and_memstat)
 	ck_assert_int_eq(mr_group_open(ctx, group, "auto", &g), 0);
 	ck_assert_str_eq(mr_group_backend(g), "cgroup1");
 	/* Usage is a live counter: two reads of it need not agree. The
-	 * group holds no task now (the reader has exited) and no child, so
-	 * nothing charges it (a charge is made by a task of the group,
-	 * mm/memcontrol.c try_charge_memcg()), while its page cache may
-	 * still be reclaimed by the host's reclaim and its per-CPU charge
-	 * stock drained (drain_stock()): it can only fall. The library's read
-	 * therefore lies between a read just before and one just after. */
+	 * group holds no task now (the reader has exited), no child and no
+	 * anonymous memory, so nothing charges it (charges are made for the
+	 * tasks of the group, mm/memcontrol.c try_charge_memcg(); a swap-in
+	 * would charge the group that swapped out, and it has no swap),
+	 * while the host's reclaim may still take its page cache and its
+	 * per-CPU charge stock may be drained (drain_stock()): it can only
+	 * fall. The library's read therefore lies between a read just
+	 * before it and one just after. */
 	usage_before = read_u64_file(group, "memory.usage_in_bytes");
 	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
 	usage_after = read_u64_file(group, "memory.usage_in_bytes");
