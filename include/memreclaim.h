@@ -697,8 +697,12 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  *
  * A group with no limit accepts a margin; while it has no limit, or
  * whenever its limit falls to the margin or below, the worker leaves it
- * alone and logs why. When the limit falls so that the hysteresis exceeds
- * half of limit - margin, the worker reclaims only to half of it. A group
+ * alone and logs why. The hysteresis accepted here is kept whole while
+ * the limit stays at or above the one it was checked against (up to all
+ * of limit - margin: usage may be reclaimed to 0). Once the limit falls
+ * below that one (or, for a margin set while the group had no limit, once
+ * it has one), a hysteresis above half of limit - margin is capped at
+ * that half, so the worker never empties the group. A group
  * with nothing reclaimable (v1 without swap: no page cache) is retried at
  * the worker's safety-net period, MR_WORKER_SAFETY_NS.
  * MT-safe: the policy is published with RCU; the worker picks it up at

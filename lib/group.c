@@ -416,7 +416,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	const struct margin_arg *a = arg;
 	struct mr_limits l = { .size = sizeof(l) };
 	bool was_on, on;
-	uint64_t margin, limit;
+	uint64_t margin, limit = MR_UNLIMITED;
 	int r;
 
 	if (a->bytes || a->ppm) {
@@ -446,6 +446,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	p->margin_bytes = a->bytes;
 	p->margin_ppm = a->ppm;
 	p->hysteresis_bytes = a->hysteresis;
+	p->margin_limit_bytes = limit;
 	return 0;
 }
 

@@ -140,15 +140,18 @@ uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
 int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 		     uint64_t *high_mark, uint64_t *low_mark)
 {
-	uint64_t margin = mri_margin_bytes(p, limit_bytes);
+	uint64_t margin = mri_margin_bytes(p, limit_bytes), cap;
 
 	if (limit_bytes == MR_UNLIMITED || margin >= limit_bytes)
 		return -ERANGE;
 	*high_mark = limit_bytes - margin;
 	/* A limit lowered since the margin was set may leave less room than
-	 * the hysteresis: never reclaim more than half of what is left. */
-	*low_mark = *high_mark - (p->hysteresis_bytes < *high_mark / 2 ?
-				  p->hysteresis_bytes : *high_mark / 2);
+	 * the hysteresis: then never reclaim more than half of what is
+	 * left. At or above the limit the setter checked, the hysteresis it
+	 * accepted (at most high_mark) is the caller's to have. */
+	cap = limit_bytes < p->margin_limit_bytes ? *high_mark / 2 : *high_mark;
+	*low_mark = *high_mark - (p->hysteresis_bytes < cap ?
+				  p->hysteresis_bytes : cap);
 	return 0;
 }
 
