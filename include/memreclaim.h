@@ -277,6 +277,20 @@ struct mr_limits {
 	uint32_t binding_level;
 	uint64_t binding_usage_bytes;
 	uint64_t headroom_bytes;
+	/* Since 0.2 (MR_LIMITS_HAS_SWAP_FREE). Whether a limit reclaim of
+	 * the group may swap its anonymous memory out. swap_free_bytes: the
+	 * swap the group may still use, the host's free swap (SwapFree of
+	 * /proc/meminfo) and on cgroup v2 at most the headroom under
+	 * memory.swap.max of the group and of each ancestor (mm/memcontrol.c,
+	 * mem_cgroup_get_nr_swap_pages(); on v1 the memsw limit bounds
+	 * memory plus swap, which a swap-out leaves unchanged, so only the
+	 * host's swap counts there, as in the kernel); 0: none. swappiness:
+	 * the group's (v1 memory.swappiness; v2 has no such file and
+	 * reclaim uses vm.swappiness); with 0 a limit reclaim takes page
+	 * cache only (mm/vmscan.c, get_scan_count()). The simulator reports
+	 * its swap device's free space and its reclaim's swappiness. */
+	uint64_t swap_free_bytes;
+	uint32_t swappiness;
 };
 
 /* Bits of struct mr_limits.present. */
@@ -285,6 +299,7 @@ struct mr_limits {
 #define MR_LIMITS_HAS_PEAK       (1u << 2) /* peak_bytes */
 #define MR_LIMITS_HAS_SWAP       (1u << 3) /* swap_usage/limit_bytes */
 #define MR_LIMITS_HAS_BINDING    (1u << 4) /* binding_level, _usage, headroom */
+#define MR_LIMITS_HAS_SWAP_FREE  (1u << 5) /* swap_free_bytes, swappiness */
 
 /* Fills *limits (see struct mr_limits). On cgroup v1 it first waits for
  * any reclaim step in progress on the group or an ancestor (of this or
@@ -1262,9 +1277,12 @@ struct mr_charge_answer {
  *    (mr_group_set_throttle(), mr_throttle_delay_ns() for the batch),
  *    GO when the curve gives 0;
  *  - above the limit: nothing is charged; RECLAIM with the shortfall when
- *    the reclaimable memory (memory.stat's clean page cache:
- *    inactive_file + active_file - dirty - writeback, at the last
- *    refresh) covers it, else REFUSE.
+ *    the reclaimable memory covers it, else REFUSE. Reclaimable, at the
+ *    last refresh: memory.stat's clean page cache (inactive_file +
+ *    active_file - dirty - writeback) and, when a limit reclaim of the
+ *    group may swap (struct mr_limits.swap_free_bytes not 0, swappiness
+ *    not 0: mm/vmscan.c, get_scan_count()), its anonymous memory
+ *    (inactive_anon + active_anon) up to the free swap.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
  * concurrent draws never pass the limit together.

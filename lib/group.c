@@ -151,6 +151,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->be = be;
 	g->event_fd = -1;
 	g->armed_threshold_bytes = MR_UNLIMITED;
+	atomic_init(&g->reclaim_swappiness, -1);
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
@@ -584,6 +585,8 @@ MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *g, int swappiness)
 	/* Serialised with reclaim: a batch uses one swappiness. */
 	pthread_mutex_lock(&g->reclaim_lock);
 	r = g->be->set_swappiness(g->priv, swappiness);
+	if (r == 0)
+		atomic_store(&g->reclaim_swappiness, swappiness);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	return r;
 }

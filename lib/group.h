@@ -84,6 +84,12 @@ struct mr_group {
 	/* The margin cannot be reached by reclaiming page cache (what is not
 	 * cache is above limit - margin); warned once until it can again. */
 	bool unreachable_warned;          /* under reclaim_lock */
+	/* The swappiness the backend's reclaim calls pass
+	 * (mr_group_set_reclaim_swappiness()), -1: the kernel's. Written
+	 * under reclaim_lock; read by the worker and the fast path's
+	 * refresh, which count anonymous memory reclaimable only when it
+	 * allows swapping (lib/swap.h). */
+	atomic_int reclaim_swappiness;
 	/* A backend call answered -ENOENT: the cgroup was removed, and the
 	 * worker no longer serves the group (it stays open until closed). */
 	bool gone;                        /* under reclaim_lock */

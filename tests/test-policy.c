@@ -655,6 +655,7 @@ static struct mr_group *fake_group(mr_ctx_t *c, struct fake *f,
 	*(struct fake **)g->priv = f;
 	g->path = strdup("/fake");
 	g->armed_threshold_bytes = MR_UNLIMITED;
+	atomic_init(&g->reclaim_swappiness, -1);
 	g->policy = calloc(1, sizeof(*g->policy));
 	ck_assert_ptr_nonnull(g->policy);
 	g->policy->batch_bytes = SCM;

@@ -147,6 +147,11 @@ static int sim_read_limits(void *priv, struct mr_limits *out)
 	out->swap_usage_bytes = sim_bytes(sim_memcg_swap(g));
 	/* The model has no memory.swap.max. */
 	out->swap_limit_bytes = MR_UNLIMITED;
+	/* Its limit reclaim swaps while the device has room, at the
+	 * model's swappiness (vmscan.c, can_swap()). */
+	out->swap_free_bytes = sim_bytes(sim_machine_swap_free(p->sim->m));
+	out->swappiness = SIM_SWAPPINESS_DEFAULT;
+	out->present |= MR_LIMITS_HAS_SWAP_FREE;
 	return 0;
 }
 

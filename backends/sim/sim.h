@@ -133,6 +133,8 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg);
 void sim_machine_free(struct sim_machine *m);
 
 const struct sim_config *sim_machine_config(const struct sim_machine *m);
+/* Free slots of the swap device (or zswap pool), in pages: 0 without. */
+uint64_t sim_machine_swap_free(const struct sim_machine *m);
 const struct sim_costs *sim_machine_costs(const struct sim_machine *m);
 uint64_t sim_now(const struct sim_machine *m);
 
