@@ -251,10 +251,12 @@ struct mr_limits {
 	uint64_t high_bytes;
 	uint64_t own_high_bytes;
 	/* The group's own memory.low and memory.min, and the protection the
-	 * kernel actually gives it (effective low and min, computed as
-	 * mm/memcontrol.c's effective_protection() does, with and without
-	 * the memory_recursiveprot mount option): what a reclaim from above
-	 * leaves alone. */
+	 * kernel actually gives it against global reclaim (effective low
+	 * and min, computed as mm/memcontrol.c's effective_protection()
+	 * does, with and without the memory_recursiveprot mount option,
+	 * from the top of the hierarchy): what a reclaim from there leaves
+	 * alone. A reclaim rooted lower, at an ancestor's limit, gives
+	 * more: mr_group_read_protection(). */
 	uint64_t low_bytes;
 	uint64_t min_bytes;
 	uint64_t effective_low_bytes;
@@ -308,6 +310,55 @@ struct mr_limits {
  * Errors: -EINVAL (NULL, size smaller than the 2 first fields), -ENOENT,
  * -EIO, -EBUSY (steps held on for longer than 1 s), -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_read_limits(mr_group_t *group, struct mr_limits *limits);
+
+/* The reclaim roots of mr_group_read_protection(), beside a number of
+ * levels above the group. */
+#define MR_RECLAIM_ROOT_TOP     UINT32_MAX        /* global reclaim */
+#define MR_RECLAIM_ROOT_BINDING (UINT32_MAX - 1)  /* at the binding limit */
+
+/* Since 0.2. A group's protection as one reclaim sees it. The caller sets
+ * size = sizeof(struct mr_protection); fields past size are neither read
+ * nor written. */
+struct mr_protection {
+	size_t size;
+	/* The reclaim root the effective values are computed for, as a
+	 * number of levels above the group (0: the group itself; the top
+	 * of the hierarchy, as far as visible, for MR_RECLAIM_ROOT_TOP). */
+	uint32_t root_level;
+	/* The group's own memory.low and memory.min. */
+	uint64_t low_bytes;
+	uint64_t min_bytes;
+	/* What that reclaim leaves alone: effective low and min. */
+	uint64_t effective_low_bytes;
+	uint64_t effective_min_bytes;
+};
+
+/* Reads the group's memory.low and memory.min and the effective protection
+ * a reclaim rooted at one of its ancestors (or at itself) gives it. The
+ * kernel computes protection relative to the reclaim's root
+ * (mm/memcontrol.c, mem_cgroup_calculate_protection(root, memcg) and
+ * effective_protection(); from Linux 6.11 mm/page_counter.c,
+ * page_counter_calculate_protection()): the root itself gets none, the
+ * root's children their own low and min, and each group further down a
+ * share of its parent's effective protection in proportion to its
+ * protected usage (min(usage, low)) among its siblings', plus, with the
+ * memory_recursiveprot mount option, a share of what they leave
+ * unclaimed. A limit reclaim is rooted at the group whose limit was met
+ * (a parent with a limit and memory.low 0 leaves its children their
+ * protection against its own limit), memory.reclaim at the group written
+ * to, global reclaim at the real root; struct mr_limits reports the last.
+ * root_level: levels above the group (0: the group, which gets none;
+ * 1: its parent, ...), MR_RECLAIM_ROOT_TOP (the real root, or the top of
+ * a namespace's or bind mount's view taken as its child: what
+ * mr_limits.effective_low_bytes says), or MR_RECLAIM_ROOT_BINDING (the
+ * group whose limit binds, struct mr_limits.binding_level; the top when
+ * there is no limit). out->root_level says which was used.
+ * Errors: -EINVAL (NULL argument, size below the first two fields,
+ * root_level above the top), -EOPNOTSUPP (cgroup v1, which has no
+ * memory.low: its backend reports none), -ENOENT, -EIO, -ECHILD.
+ * MT-safe. */
+MR_EXPORT int mr_group_read_protection(mr_group_t *group, uint32_t root_level,
+				       struct mr_protection *out);
 
 /* Fields of struct mr_memstat, as bit numbers of its `present` mask. */
 enum mr_memstat_field {

@@ -301,6 +301,39 @@ MR_EXPORT int mr_group_read_limits(mr_group_t *g, struct mr_limits *limits)
 	return 0;
 }
 
+MR_EXPORT int mr_group_read_protection(mr_group_t *g, uint32_t root_level,
+					struct mr_protection *out)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	struct mr_limits l = { .size = sizeof(l) };
+	int r;
+
+	if (!g || !out ||
+	    out->size < offsetof(struct mr_protection, low_bytes))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->read_protection)
+		return -EOPNOTSUPP;
+	if (root_level == MR_RECLAIM_ROOT_BINDING) {
+		/* A charge that meets the binding limit reclaims from the
+		 * group that sets it (try_charge_memcg(): mem_over_limit);
+		 * with no limit, reclaim is global. */
+		r = g->be->read_limits(g->priv, &l);
+		if (r < 0)
+			return r;
+		root_level = l.limit_bytes != MR_UNLIMITED &&
+			     (l.present & MR_LIMITS_HAS_BINDING) ?
+			     l.binding_level : MR_RECLAIM_ROOT_TOP;
+	}
+	r = g->be->read_protection(g->priv, root_level, &p);
+	if (r < 0)
+		return r;
+	copy_sized(out, out->size, &p, sizeof(p));
+	return 0;
+}
+
 MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
 {
 	struct mr_memstat st = { .size = sizeof(st) };

@@ -906,6 +906,89 @@ START_TEST(protection_plain)
 }
 END_TEST
 
+/* A (a child of the real root) max 200 MiB, low 0; A/B low 50 MiB; B's
+ * children C low 75 MiB, D low 25 MiB, E low 0 (50 MiB of usage each)
+ * and F low 500 MiB with no usage. */
+static void reclaim_root_tree(void)
+{
+	mkgroup("A", 150 * MiB, 0, 0);
+	putu("A", "memory.max", 200 * MiB);
+	mkgroup("A/B", 150 * MiB, 50 * MiB, 0);
+	mkgroup("A/B/C", 50 * MiB, 75 * MiB, 0);
+	mkgroup("A/B/D", 50 * MiB, 25 * MiB, 0);
+	mkgroup("A/B/E", 50 * MiB, 0, 0);
+	mkgroup("A/B/F", 0, 500 * MiB, 0);
+}
+
+static uint64_t elow_at(const char *rel, uint32_t root_level)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	ck_assert_int_eq(be_open_path(path), 0);
+	ck_assert_int_eq(be->read_protection(priv, root_level, &p), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	return p.effective_low_bytes;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Effective protection relative to the reclaim root
+ * (mem_cgroup_calculate_protection(root, memcg)): rooted at A, B is a
+ * child of the root and keeps its 50 MiB, which its children share in
+ * proportion to min(usage, low): C 50, D 25, E 0, F 0 of 75, so C gets
+ * 50 * 50 / 75 = 33.3 MiB and D 50 * 25 / 75 = 16.7 MiB (in pages, as the
+ * kernel divides). Rooted at the real root, A's low of 0 leaves nothing
+ * to anyone below it. */
+START_TEST(protection_from_reclaim_root)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	char path[PATH_MAX];
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	reclaim_root_tree();
+	ck_assert_uint_le(absdiff(elow_at("A/B/C", 2), 100 * MiB / 3), 4096);
+	ck_assert_uint_eq(elow_at("A/B/C", 2), 8533 * 4096);
+	ck_assert_uint_le(absdiff(elow_at("A/B/D", 2), 50 * MiB / 3), 4096);
+	ck_assert_uint_eq(elow_at("A/B/E", 2), 0);
+	ck_assert_uint_eq(elow_at("A/B/F", 2), 0);
+	ck_assert_uint_eq(elow_at("A/B", 1), 50 * MiB);
+	/* The root itself gets none. */
+	ck_assert_uint_eq(elow_at("A/B", 0), 0);
+	/* Global reclaim: A's low is 0. */
+	ck_assert_uint_eq(elow_at("A/B/C", MR_RECLAIM_ROOT_TOP), 0);
+	ck_assert_uint_eq(elow_at("A/B/C", 3), 0);
+	snprintf(path, sizeof(path), "%s/A/B/C", root);
+	ck_assert_int_eq(be_open_path(path), 0);
+	ck_assert_int_eq(be->read_protection(priv, 4, &p), -EINVAL);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* Through the API: the binding limit is A's, so a charge that meets
+	 * it reclaims from A; mr_limits keeps global reclaim's view. */
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, path, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_read_protection(g, MR_RECLAIM_ROOT_BINDING,
+						  &p), 0);
+	ck_assert_uint_eq(p.root_level, 2);
+	ck_assert_uint_eq(p.low_bytes, 75 * MiB);
+	ck_assert_uint_eq(p.effective_low_bytes, 8533 * 4096);
+	ck_assert_int_eq(mr_group_read_protection(g, MR_RECLAIM_ROOT_TOP, &p),
+			 0);
+	ck_assert_uint_eq(p.root_level, 3);
+	ck_assert_uint_eq(p.effective_low_bytes, 0);
+	p.size = 0;
+	ck_assert_int_eq(mr_group_read_protection(g, 1, &p), -EINVAL);
+	ck_assert_int_eq(mr_group_read_protection(g, 1, NULL), -EINVAL);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* s2 claims 300 pages of a's 300 too, but is removed between the listing
  * and the read of its memory.low: skipped, and g's share is computed
  * from g and s1 as if s2 had never been there. */
@@ -1613,6 +1696,7 @@ int main(void)
 	tcase_add_test(tc, removed_mid_snapshot);
 	tcase_add_test(tc, protection_recursiveprot);
 	tcase_add_test(tc, protection_plain);
+	tcase_add_test(tc, protection_from_reclaim_root);
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
 	tcase_add_test(tc, reclaim_gone_stops);

@@ -699,7 +699,8 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 		return r;
 	if (l.limit_bytes < l.own_limit_bytes)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
-	r = mri_cgroup2_effective_protection(cg, l.usage_bytes, l.low_bytes,
+	r = mri_cgroup2_effective_protection(cg, mri_cgroup2_top_level(cg),
+					     l.usage_bytes, l.low_bytes,
 					     l.min_bytes,
 					     &l.effective_low_bytes,
 					     &l.effective_min_bytes);
@@ -723,6 +724,46 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 		l.swappiness = 0;
 	}
 	*out = l;
+	return 0;
+}
+
+/* Effective protection as a reclaim rooted root_level levels above the
+ * group sees it (MR_RECLAIM_ROOT_TOP: the top, as read_limits()). */
+static int cg2_read_protection(void *priv, uint32_t root_level,
+			       struct mr_protection *out)
+{
+	struct mri_cgroup2 *cg = priv;
+	struct mr_protection p = { .size = sizeof(p) };
+	uint64_t usage;
+	int dirfd, r;
+
+	if (root_level == MR_RECLAIM_ROOT_TOP)
+		root_level = mri_cgroup2_top_level(cg);
+	if (root_level > mri_cgroup2_top_level(cg))
+		return -EINVAL;
+	r = cg2_read_usage(cg, &usage);
+	if (r < 0)
+		return r;
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_cgroup2_read_at(cg, dirfd, "memory.low", &p.low_bytes);
+	if (r == 0 && cg->has_min)
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.min", &p.min_bytes);
+	mri_fops->close(dirfd);
+	if (r == 0)
+		r = mri_cgroup2_effective_protection(cg, root_level, usage,
+						     p.low_bytes, p.min_bytes,
+						     &p.effective_low_bytes,
+						     &p.effective_min_bytes);
+	/* The walk read other groups by name: the group itself must still
+	 * be there. */
+	if (r == 0)
+		r = cg2_read_usage(cg, &usage);
+	if (r < 0)
+		return r;
+	p.root_level = root_level;
+	*out = p;
 	return 0;
 }
 
@@ -797,4 +838,5 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.psi_trigger_open = cg2_psi_trigger_open,
 	.write_limit = mri_cgroup2_write_limit,
 	.set_swappiness = mri_cgroup2_set_swappiness,
+	.read_protection = cg2_read_protection,
 };
