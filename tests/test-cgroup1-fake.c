@@ -1540,6 +1540,7 @@ END_TEST
 static uint64_t anon_margin_calls(void)
 {
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_protection p = { .size = sizeof(p) };
 	mr_ctx_t *ctx;
 	mr_group_t *g;
 	int i, r;
@@ -1552,6 +1553,9 @@ static uint64_t anon_margin_calls(void)
 	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
 	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
 	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup1", &g), 0);
+	/* v1 has no memory.low: no protection to compute. */
+	ck_assert_int_eq(mr_group_read_protection(g, MR_RECLAIM_ROOT_TOP, &p),
+			 -EOPNOTSUPP);
 	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
 	ck_assert_int_eq(mr_group_set_margin(g, 10 * MiB, 0, 0), 0);
 	for (i = 0; i < 1000; i++) {
