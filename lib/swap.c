@@ -70,6 +70,13 @@ int mri_swap_vm(uint32_t *swappiness)
 	return 0;
 }
 
+bool mri_swap_swappiness_zero(const struct mr_limits *l,
+			      int reclaim_swappiness)
+{
+	return reclaim_swappiness < 0 ? l->swappiness == 0 :
+	       reclaim_swappiness == 0;
+}
+
 uint64_t mri_swap_anon_reclaimable(const struct mr_limits *l,
 				   const struct mr_memstat *m,
 				   int reclaim_swappiness)
@@ -79,8 +86,7 @@ uint64_t mri_swap_anon_reclaimable(const struct mr_limits *l,
 	uint64_t anon;
 
 	if (!(l->present & MR_LIMITS_HAS_SWAP_FREE) ||
-	    (reclaim_swappiness < 0 ? l->swappiness == 0 :
-	     reclaim_swappiness == 0))
+	    mri_swap_swappiness_zero(l, reclaim_swappiness))
 		return 0;
 	if ((m->present & lru) == lru)
 		anon = m->inactive_anon_bytes + m->active_anon_bytes;

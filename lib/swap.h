@@ -12,6 +12,7 @@
 #ifndef MR_SWAP_H
 #define MR_SWAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "memreclaim.h"
@@ -28,6 +29,12 @@ int mri_swap_host_free(uint64_t *bytes);
 
 /* vm.swappiness (0 .. 200). Returns 0 or a negative errno. */
 int mri_swap_vm(uint32_t *swappiness);
+
+/* Whether the swappiness in force is 0 (no anonymous memory is
+ * reclaimed): reclaim_swappiness when the library's reclaim passes one
+ * (>= 0), else the kernel's (l->swappiness). Pure. */
+bool mri_swap_swappiness_zero(const struct mr_limits *l,
+			      int reclaim_swappiness);
 
 /* The anonymous memory a limit reclaim of the group can swap out now:
  * its anonymous LRU pages (inactive_anon + active_anon, which count

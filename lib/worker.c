@@ -231,7 +231,7 @@ static int margin_reachable(struct mr_group *g, const struct mr_limits *l,
 		return 0;
 	if (!(l->present & MR_LIMITS_HAS_SWAP_FREE))
 		snprintf(swap, sizeof(swap), "swap unknown");
-	else if (swappiness < 0 ? l->swappiness == 0 : swappiness == 0)
+	else if (mri_swap_swappiness_zero(l, swappiness))
 		snprintf(swap, sizeof(swap), "swap %.1f MiB free, swappiness 0",
 			 mib(l->swap_free_bytes));
 	else
