@@ -253,10 +253,12 @@ struct mr_limits {
 	uint64_t high_bytes;
 	uint64_t own_high_bytes;
 	/* The group's own memory.low and memory.min, and the protection the
-	 * kernel actually gives it (effective low and min, computed as
-	 * mm/memcontrol.c's effective_protection() does, with and without
-	 * the memory_recursiveprot mount option): what a reclaim from above
-	 * leaves alone. */
+	 * kernel actually gives it against global reclaim (effective low
+	 * and min, computed as mm/memcontrol.c's effective_protection()
+	 * does, with and without the memory_recursiveprot mount option,
+	 * from the top of the hierarchy): what a reclaim from there leaves
+	 * alone. A reclaim rooted lower, at an ancestor's limit, gives
+	 * more: mr_group_read_protection(). */
 	uint64_t low_bytes;
 	uint64_t min_bytes;
 	uint64_t effective_low_bytes;
@@ -279,6 +281,20 @@ struct mr_limits {
 	uint32_t binding_level;
 	uint64_t binding_usage_bytes;
 	uint64_t headroom_bytes;
+	/* Since 0.2 (MR_LIMITS_HAS_SWAP_FREE). Whether a limit reclaim of
+	 * the group may swap its anonymous memory out. swap_free_bytes: the
+	 * swap the group may still use, the host's free swap (SwapFree of
+	 * /proc/meminfo) and on cgroup v2 at most the headroom under
+	 * memory.swap.max of the group and of each ancestor (mm/memcontrol.c,
+	 * mem_cgroup_get_nr_swap_pages(); on v1 the memsw limit bounds
+	 * memory plus swap, which a swap-out leaves unchanged, so only the
+	 * host's swap counts there, as in the kernel); 0: none. swappiness:
+	 * the group's (v1 memory.swappiness; v2 has no such file and
+	 * reclaim uses vm.swappiness); with 0 a limit reclaim takes page
+	 * cache only (mm/vmscan.c, get_scan_count()). The simulator reports
+	 * its swap device's free space and its reclaim's swappiness. */
+	uint64_t swap_free_bytes;
+	uint32_t swappiness;
 };
 
 /* Bits of struct mr_limits.present. */
@@ -287,6 +303,7 @@ struct mr_limits {
 #define MR_LIMITS_HAS_PEAK       (1u << 2) /* peak_bytes */
 #define MR_LIMITS_HAS_SWAP       (1u << 3) /* swap_usage/limit_bytes */
 #define MR_LIMITS_HAS_BINDING    (1u << 4) /* binding_level, _usage, headroom */
+#define MR_LIMITS_HAS_SWAP_FREE  (1u << 5) /* swap_free_bytes, swappiness */
 
 /* Fills *limits (see struct mr_limits). On cgroup v1 it first waits for
  * any reclaim step in progress on the group or an ancestor (of this or
@@ -295,6 +312,55 @@ struct mr_limits {
  * Errors: -EINVAL (NULL, size smaller than the 2 first fields), -ENOENT,
  * -EIO, -EBUSY (steps held on for longer than 1 s), -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_read_limits(mr_group_t *group, struct mr_limits *limits);
+
+/* The reclaim roots of mr_group_read_protection(), beside a number of
+ * levels above the group. */
+#define MR_RECLAIM_ROOT_TOP     UINT32_MAX        /* global reclaim */
+#define MR_RECLAIM_ROOT_BINDING (UINT32_MAX - 1)  /* at the binding limit */
+
+/* Since 0.2. A group's protection as one reclaim sees it. The caller sets
+ * size = sizeof(struct mr_protection); fields past size are neither read
+ * nor written. */
+struct mr_protection {
+	size_t size;
+	/* The reclaim root the effective values are computed for, as a
+	 * number of levels above the group (0: the group itself; the top
+	 * of the hierarchy, as far as visible, for MR_RECLAIM_ROOT_TOP). */
+	uint32_t root_level;
+	/* The group's own memory.low and memory.min. */
+	uint64_t low_bytes;
+	uint64_t min_bytes;
+	/* What that reclaim leaves alone: effective low and min. */
+	uint64_t effective_low_bytes;
+	uint64_t effective_min_bytes;
+};
+
+/* Reads the group's memory.low and memory.min and the effective protection
+ * a reclaim rooted at one of its ancestors (or at itself) gives it. The
+ * kernel computes protection relative to the reclaim's root
+ * (mm/memcontrol.c, mem_cgroup_calculate_protection(root, memcg) and
+ * effective_protection(); from Linux 6.11 mm/page_counter.c,
+ * page_counter_calculate_protection()): the root itself gets none, the
+ * root's children their own low and min, and each group further down a
+ * share of its parent's effective protection in proportion to its
+ * protected usage (min(usage, low)) among its siblings', plus, with the
+ * memory_recursiveprot mount option, a share of what they leave
+ * unclaimed. A limit reclaim is rooted at the group whose limit was met
+ * (a parent with a limit and memory.low 0 leaves its children their
+ * protection against its own limit), memory.reclaim at the group written
+ * to, global reclaim at the real root; struct mr_limits reports the last.
+ * root_level: levels above the group (0: the group, which gets none;
+ * 1: its parent, ...), MR_RECLAIM_ROOT_TOP (the real root, or the top of
+ * a namespace's or bind mount's view taken as its child: what
+ * mr_limits.effective_low_bytes says), or MR_RECLAIM_ROOT_BINDING (the
+ * group whose limit binds, struct mr_limits.binding_level; the top when
+ * there is no limit). out->root_level says which was used.
+ * Errors: -EINVAL (NULL argument, size below the first two fields,
+ * root_level above the top), -EOPNOTSUPP (cgroup v1, which has no
+ * memory.low: its backend reports none), -ENOENT, -EIO, -ECHILD.
+ * MT-safe. */
+MR_EXPORT int mr_group_read_protection(mr_group_t *group, uint32_t root_level,
+				       struct mr_protection *out);
 
 /* Fields of struct mr_memstat, as bit numbers of its `present` mask. */
 enum mr_memstat_field {
@@ -706,8 +772,12 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  *
  * A group with no limit accepts a margin; while it has no limit, or
  * whenever its limit falls to the margin or below, the worker leaves it
- * alone and logs why. When the limit falls so that the hysteresis exceeds
- * half of limit - margin, the worker reclaims only to half of it. A group
+ * alone and logs why. The hysteresis accepted here is kept whole while
+ * the limit stays at or above the one it was checked against (up to all
+ * of limit - margin: usage may be reclaimed to 0). Once the limit falls
+ * below that one (or, for a margin set while the group had no limit, once
+ * it has one), a hysteresis above half of limit - margin is capped at
+ * that half, so the worker never empties the group. A group
  * with nothing reclaimable (v1 without swap: no page cache) is retried at
  * the worker's safety-net period, MR_WORKER_SAFETY_NS.
  * MT-safe: the policy is published with RCU; the worker picks it up at
@@ -1267,9 +1337,12 @@ struct mr_charge_answer {
  *    (mr_group_set_throttle(), mr_throttle_delay_ns() for the batch),
  *    GO when the curve gives 0;
  *  - above the limit: nothing is charged; RECLAIM with the shortfall when
- *    the reclaimable memory (memory.stat's clean page cache:
- *    inactive_file + active_file - dirty - writeback, at the last
- *    refresh) covers it, else REFUSE.
+ *    the reclaimable memory covers it, else REFUSE. Reclaimable, at the
+ *    last refresh: memory.stat's clean page cache (inactive_file +
+ *    active_file - dirty - writeback) and, when a limit reclaim of the
+ *    group may swap (struct mr_limits.swap_free_bytes not 0, swappiness
+ *    not 0: mm/vmscan.c, get_scan_count()), its anonymous memory
+ *    (inactive_anon + active_anon) up to the free swap.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
  * concurrent draws never pass the limit together.

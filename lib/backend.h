@@ -201,6 +201,16 @@ struct mri_backend {
 	 * answers -EOPNOTSUPP if not (then reclaim is unchanged). Called
 	 * serialised with reclaim. */
 	int (*set_swappiness)(void *priv, int swappiness);
+
+	/* Optional (NULL: -EOPNOTSUPP). Fills the whole *out with the
+	 * group's memory.low and memory.min and the effective ones as a
+	 * reclaim rooted root_level levels above the group sees them
+	 * (mm/memcontrol.c, mem_cgroup_calculate_protection(root, memcg)):
+	 * 0 the group itself (none), MR_RECLAIM_ROOT_TOP the top of the
+	 * hierarchy as read_limits() reports; root_level in *out is the
+	 * one used. -EINVAL for a level above the top. */
+	int (*read_protection)(void *priv, uint32_t root_level,
+			       struct mr_protection *out);
 };
 
 /* `which` of write_limit */

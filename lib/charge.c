@@ -21,6 +21,7 @@
 
 #include "charge.h"
 #include "group.h"
+#include "swap.h"
 
 #define MRI_HUGE_PAGE_BYTES (2ULL << 20)
 #define MRI_TLS_ENTRIES 4
@@ -366,7 +367,12 @@ static int refresh(struct mr_group *g, bool arming)
 	atomic_flag_clear(&c->usage_claim);
 	if (r == 0) {
 		uint64_t usage = atomic_load(&c->usage_bytes);
-		uint64_t keep = clean_cache_bytes(&ms);
+		/* What reclaim can free: the clean page cache, and the
+		 * anonymous memory the group may swap out (lib/swap.h). */
+		uint64_t clean = clean_cache_bytes(&ms);
+		uint64_t swappable = mri_swap_anon_reclaimable(&l, &ms,
+			atomic_load(&g->reclaim_swappiness));
+		uint64_t keep = clean + swappable;
 		int64_t live = atomic_load(&c->live_bytes);
 
 		/* What reclaim cannot free and the fast path did not charge
@@ -376,7 +382,8 @@ static int refresh(struct mr_group *g, bool arming)
 		 * mri_charge_note_margin(). */
 		keep = usage > keep ? usage - keep : 0;
 		atomic_store(&c->base_bytes, add_signed(keep, -live));
-		atomic_store(&c->reclaimable_bytes, clean_cache_bytes(&ms));
+		atomic_store(&c->reclaimable_bytes, clean);
+		atomic_store(&c->swappable_bytes, swappable);
 		mri_charge_note_limits(g, &l);
 		atomic_store_explicit(&c->armed, true, memory_order_release);
 	}
@@ -496,6 +503,8 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 		answer->delay_ns = 0;
 		answer->reclaim_bytes = est - limit;
 		if (atomic_load_explicit(&c->reclaimable_bytes,
+					 memory_order_relaxed) +
+		    atomic_load_explicit(&c->swappable_bytes,
 					 memory_order_relaxed) >= est - limit) {
 			slot_add(&s->reclaim, 1, shared);
 			return MR_CHARGE_RECLAIM;

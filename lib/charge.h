@@ -86,10 +86,13 @@ struct mri_charge {
 	atomic_flag usage_claim;      /* held by the one thread reading it */
 	_Atomic uint64_t usage_refreshes;
 	_Atomic uint64_t refresh_errors;
-	/* The slow snapshot: binding limit, backend high, clean page cache. */
+	/* The slow snapshot: binding limit, backend high, clean page cache,
+	 * and the anonymous memory reclaim may swap out (lib/swap.h: 0
+	 * without swap or with swappiness 0). */
 	_Atomic uint64_t limit_bytes;
 	_Atomic uint64_t backend_high_bytes;
 	_Atomic uint64_t reclaimable_bytes;
+	_Atomic uint64_t swappable_bytes;
 	_Atomic uint64_t limits_ns;
 	_Atomic uint64_t limits_refreshes;
 	/* Serialises writers: creating the state, the master policy,

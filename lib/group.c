@@ -151,6 +151,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->be = be;
 	g->event_fd = -1;
 	g->armed_threshold_bytes = MR_UNLIMITED;
+	atomic_init(&g->reclaim_swappiness, -1);
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
@@ -300,6 +301,39 @@ MR_EXPORT int mr_group_read_limits(mr_group_t *g, struct mr_limits *limits)
 	return 0;
 }
 
+MR_EXPORT int mr_group_read_protection(mr_group_t *g, uint32_t root_level,
+					struct mr_protection *out)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	struct mr_limits l = { .size = sizeof(l) };
+	int r;
+
+	if (!g || !out ||
+	    out->size < offsetof(struct mr_protection, low_bytes))
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	if (!g->be->read_protection)
+		return -EOPNOTSUPP;
+	if (root_level == MR_RECLAIM_ROOT_BINDING) {
+		/* A charge that meets the binding limit reclaims from the
+		 * group that sets it (try_charge_memcg(): mem_over_limit);
+		 * with no limit, reclaim is global. */
+		r = g->be->read_limits(g->priv, &l);
+		if (r < 0)
+			return r;
+		root_level = l.limit_bytes != MR_UNLIMITED &&
+			     (l.present & MR_LIMITS_HAS_BINDING) ?
+			     l.binding_level : MR_RECLAIM_ROOT_TOP;
+	}
+	r = g->be->read_protection(g->priv, root_level, &p);
+	if (r < 0)
+		return r;
+	copy_sized(out, out->size, &p, sizeof(p));
+	return 0;
+}
+
 MR_EXPORT int mr_group_read_memstat(mr_group_t *g, struct mr_memstat *stat)
 {
 	struct mr_memstat st = { .size = sizeof(st) };
@@ -416,7 +450,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	const struct margin_arg *a = arg;
 	struct mr_limits l = { .size = sizeof(l) };
 	bool was_on, on;
-	uint64_t margin, limit;
+	uint64_t margin, limit = MR_UNLIMITED;
 	int r;
 
 	if (a->bytes || a->ppm) {
@@ -446,6 +480,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	p->margin_bytes = a->bytes;
 	p->margin_ppm = a->ppm;
 	p->hysteresis_bytes = a->hysteresis;
+	p->margin_limit_bytes = limit;
 	return 0;
 }
 
@@ -584,6 +619,8 @@ MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *g, int swappiness)
 	/* Serialised with reclaim: a batch uses one swappiness. */
 	pthread_mutex_lock(&g->reclaim_lock);
 	r = g->be->set_swappiness(g->priv, swappiness);
+	if (r == 0)
+		atomic_store(&g->reclaim_swappiness, swappiness);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	return r;
 }

@@ -24,6 +24,10 @@ struct mri_policy {
 	uint64_t margin_bytes;     /* 0 with margin_ppm 0: no margin */
 	uint32_t margin_ppm;
 	uint64_t hysteresis_bytes;
+	/* The margin limit (mri_margin_limit()) the setter checked margin
+	 * and hysteresis against, MR_UNLIMITED when the group had none:
+	 * only below it is the hysteresis capped (mri_margin_marks()). */
+	uint64_t margin_limit_bytes;
 	bool batch_proportional;
 	uint64_t batch_bytes;      /* fixed mode */
 	uint32_t share_ppm;        /* proportional mode */
@@ -80,6 +84,12 @@ struct mr_group {
 	/* The margin cannot be reached by reclaiming page cache (what is not
 	 * cache is above limit - margin); warned once until it can again. */
 	bool unreachable_warned;          /* under reclaim_lock */
+	/* The swappiness the backend's reclaim calls pass
+	 * (mr_group_set_reclaim_swappiness()), -1: the kernel's. Written
+	 * under reclaim_lock; read by the worker and the fast path's
+	 * refresh, which count anonymous memory reclaimable only when it
+	 * allows swapping (lib/swap.h). */
+	atomic_int reclaim_swappiness;
 	/* A backend call answered -ENOENT: the cgroup was removed, and the
 	 * worker no longer serves the group (it stays open until closed). */
 	bool gone;                        /* under reclaim_lock */
@@ -235,9 +245,11 @@ uint64_t mri_margin_limit(const struct mr_limits *l);
 uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes);
 
 /* The worker's marks for a limit: it reclaims when usage is above
- * *high_mark = limit - margin, down to *low_mark = high_mark - hysteresis,
- * the hysteresis capped at half of high_mark (a limit lowered since the
- * margin was set). -ERANGE when there is no limit or the margin is not
+ * *high_mark = limit - margin, down to *low_mark = high_mark - hysteresis.
+ * Once the limit has fallen below p->margin_limit_bytes (the one the
+ * setter checked the hysteresis against), the hysteresis is capped at
+ * half of high_mark; before that it is whole (the setter kept it at or
+ * below high_mark). -ERANGE when there is no limit or the margin is not
  * below it. */
 int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 		     uint64_t *high_mark, uint64_t *low_mark);

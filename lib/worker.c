@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -22,6 +23,7 @@
 
 #include "control.h"
 #include "group.h"
+#include "swap.h"
 
 /* One margin pass gives the other groups of the context a turn after this
  * long, and comes back at once if its group is still above the margin. */
@@ -140,15 +142,18 @@ uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
 int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 		     uint64_t *high_mark, uint64_t *low_mark)
 {
-	uint64_t margin = mri_margin_bytes(p, limit_bytes);
+	uint64_t margin = mri_margin_bytes(p, limit_bytes), cap;
 
 	if (limit_bytes == MR_UNLIMITED || margin >= limit_bytes)
 		return -ERANGE;
 	*high_mark = limit_bytes - margin;
 	/* A limit lowered since the margin was set may leave less room than
-	 * the hysteresis: never reclaim more than half of what is left. */
-	*low_mark = *high_mark - (p->hysteresis_bytes < *high_mark / 2 ?
-				  p->hysteresis_bytes : *high_mark / 2);
+	 * the hysteresis: then never reclaim more than half of what is
+	 * left. At or above the limit the setter checked, the hysteresis it
+	 * accepted (at most high_mark) is the caller's to have. */
+	cap = limit_bytes < p->margin_limit_bytes ? *high_mark / 2 : *high_mark;
+	*low_mark = *high_mark - (p->hysteresis_bytes < cap ?
+				  p->hysteresis_bytes : cap);
 	return 0;
 }
 
@@ -192,18 +197,21 @@ static double mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
-/* Whether reclaiming page cache can bring usage down to high_mark: what
- * is not file cache (anonymous memory without swap, kernel memory) stays.
- * When it cannot, reclaim would strip the cache at every tick and never
- * reach the mark: warn once (until it becomes reachable again) and leave
- * the group alone. -ENOENT when the group is gone; other read errors
- * count as reachable (reclaim is then tried as before). */
-static int margin_reachable(struct mr_group *g, uint64_t usage,
+/* Whether reclaim can bring usage down to high_mark: what is neither page
+ * cache nor anonymous memory the group may swap out (lib/swap.h: swap
+ * left for it, swappiness not 0) stays (kernel memory, anonymous memory
+ * without swap). When it cannot, reclaim would strip the cache at every
+ * tick and never reach the mark: warn once (until it becomes reachable
+ * again) and leave the group alone. l: the pass's snapshot. -ENOENT when
+ * the group is gone; other read errors count as reachable (reclaim is
+ * then tried as before). */
+static int margin_reachable(struct mr_group *g, const struct mr_limits *l,
 			    uint64_t high_mark)
 {
 	struct mr_memstat m = { .size = sizeof(m) };
-	uint64_t file, rest;
-	int r;
+	uint64_t file, anon, rest, usage = l->usage_bytes;
+	int r, swappiness = atomic_load(&g->reclaim_swappiness);
+	char swap[64];
 
 	r = g->be->read_memstat(g->priv, &m);
 	if (r == -ENOENT)
@@ -212,18 +220,29 @@ static int margin_reachable(struct mr_group *g, uint64_t usage,
 				    (1ULL << MR_MEMSTAT_ACTIVE_FILE))))
 		return 1;
 	file = m.inactive_file_bytes + m.active_file_bytes;
+	anon = mri_swap_anon_reclaimable(l, &m, swappiness);
 	rest = usage > file ? usage - file : 0;
+	rest = rest > anon ? rest - anon : 0;
 	if (rest <= high_mark) {
 		g->unreachable_warned = false;
 		return 1;
 	}
-	if (!g->unreachable_warned)
-		mri_log(&g->ctx->log, MR_LOG_WARNING,
-			"%s: margin unreachable: usage %.1f MiB, of which only "
-			"%.1f MiB is reclaimable page cache, leaves %.1f MiB "
-			"above limit - margin (%.1f MiB); not reclaiming until "
-			"that changes", g->path, mib(usage), mib(file),
-			mib(rest), mib(high_mark));
+	if (g->unreachable_warned)
+		return 0;
+	if (!(l->present & MR_LIMITS_HAS_SWAP_FREE))
+		snprintf(swap, sizeof(swap), "swap unknown");
+	else if (mri_swap_swappiness_zero(l, swappiness))
+		snprintf(swap, sizeof(swap), "swap %.1f MiB free, swappiness 0",
+			 mib(l->swap_free_bytes));
+	else
+		snprintf(swap, sizeof(swap), "swap %.1f MiB free",
+			 mib(l->swap_free_bytes));
+	mri_log(&g->ctx->log, MR_LOG_WARNING,
+		"%s: margin unreachable: usage %.1f MiB, reclaimable: %.1f MiB "
+		"page cache + %.1f MiB anon (%s), leaves %.1f MiB above "
+		"limit - margin (%.1f MiB); not reclaiming until that changes",
+		g->path, mib(usage), mib(file), mib(anon), swap, mib(rest),
+		mib(high_mark));
 	g->unreachable_warned = true;
 	return 0;
 }
@@ -290,7 +309,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		g->unreachable_warned = false;
 		return false;
 	}
-	r = margin_reachable(g, l.usage_bytes, high_mark);
+	r = margin_reachable(g, &l, high_mark);
 	if (r <= 0) {
 		is_gone(g, r);
 		return false;

@@ -38,6 +38,7 @@
 #include "journal.h"
 #include "hybrid.h"
 #include "log.h"
+#include "swap.h"
 
 #define MiB (1024ULL * 1024)
 #define UNLIMITED_4K 9223372036854771712ULL
@@ -64,6 +65,9 @@ static struct fake {
 	char ec_writes[8][64];
 	int nec_writes;
 	char fdname[MAX_FDS][32];
+	/* The host has swap with room: a lowered limit reclaims anonymous
+	 * memory after the page cache (unless memory.swappiness is 0). */
+	bool swap;
 } fk;
 
 static struct mri_logger lg;
@@ -126,7 +130,14 @@ static void fake_sync(void)
 	write_file("memory.stat", buf);
 }
 
-static void reclaim_cache(uint64_t bytes)
+/* What a lowered limit can reclaim: the cache, and with swap the
+ * anonymous memory. */
+static uint64_t reclaimable(void)
+{
+	return fk.inactive_file + fk.active_file + (fk.swap ? fk.anon : 0);
+}
+
+static void reclaim_file(uint64_t bytes)
 {
 	uint64_t from_inactive = bytes < fk.inactive_file ? bytes :
 							    fk.inactive_file;
@@ -136,11 +147,24 @@ static void reclaim_cache(uint64_t bytes)
 	fk.usage -= bytes;
 }
 
+/* Reclaims the cache first, then (with swap) anonymous memory. */
+static void reclaim_cache(uint64_t bytes)
+{
+	uint64_t cache = fk.inactive_file + fk.active_file;
+
+	if (bytes > cache) {
+		fk.anon -= bytes - cache;
+		fk.usage -= bytes - cache;
+		bytes = cache;
+	}
+	reclaim_file(bytes);
+}
+
 /* The kernel's side of a write to memory.limit_in_bytes. */
 static ssize_t fake_limit_write(const char *buf, size_t len)
 {
 	int idx = fk.nlimit_writes;
-	uint64_t v, cache = fk.inactive_file + fk.active_file;
+	uint64_t v, cache = reclaimable();
 	char s[32];
 
 	ck_assert_uint_lt(len, sizeof(s));
@@ -290,6 +314,7 @@ static void teardown(void)
 	char cmd[PATH_MAX + 16];
 
 	mri_file_ops_set(NULL);
+	mri_swap_meminfo = "/proc/meminfo";
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	ck_assert_int_eq(system(cmd), 0);
 	free(priv);
@@ -1475,6 +1500,114 @@ START_TEST(read_limits_without_swap_accounting)
 }
 END_TEST
 
+/* The host's free swap (a meminfo of the fake tree) and the group's
+ * memory.swappiness. */
+static void host_swap(uint64_t free_bytes, unsigned swappiness)
+{
+	static char meminfo[PATH_MAX];
+	char buf[128];
+
+	snprintf(meminfo, sizeof(meminfo), "%s/meminfo", tmp);
+	snprintf(buf, sizeof(buf), "SwapTotal:       1048576 kB\n"
+		 "SwapFree:        %" PRIu64 " kB\n", free_bytes / 1024);
+	put_top("meminfo", buf);
+	mri_swap_meminfo = meminfo;
+	snprintf(buf, sizeof(buf), "%u\n", swappiness);
+	write_file("memory.swappiness", buf);
+}
+
+START_TEST(read_limits_swap_free)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+
+	host_swap(300 * MiB, 30);
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert(l.present & MR_LIMITS_HAS_SWAP_FREE);
+	ck_assert_uint_eq(l.swap_free_bytes, 300 * MiB);
+	ck_assert_uint_eq(l.swappiness, 30);
+	/* No memory.swappiness: the rest of the snapshot holds. */
+	write_file("memory.swappiness", "");
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert(!(l.present & MR_LIMITS_HAS_SWAP_FREE));
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* 95 MiB of anonymous memory and no page cache, limit 100 MiB, margin
+ * 10 MiB, through the public API and the margin worker: the margin
+ * reclaim calls of its rounds; the log in logbuf. */
+static uint64_t anon_margin_calls(void)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_protection p = { .size = sizeof(p) };
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int i, r;
+
+	fk.usage = fk.anon = 95 * MiB;
+	fk.inactive_file = fk.active_file = 0;
+	fk.limit = fk.hier = 100 * MiB;
+	fake_sync();
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup1", &g), 0);
+	/* v1 has no memory.low: no protection to compute. */
+	ck_assert_int_eq(mr_group_read_protection(g, MR_RECLAIM_ROOT_TOP, &p),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 10 * MiB, 0, 0), 0);
+	for (i = 0; i < 1000; i++) {
+		r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+		ck_assert_int_ge(r, 0);
+		if (r == 0)
+			break;
+	}
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN,
+						     &st), 0);
+	mr_ctx_free(ctx);
+	return st.calls;
+}
+
+/* The kernel reclaims a v1 group's anonymous memory when the host has
+ * swap and memory.swappiness is not 0 (get_scan_count()): the worker
+ * keeps the margin by swapping; with no swap free or swappiness 0 it
+ * leaves the group alone and says what it counted. */
+START_TEST(worker_margin_swaps_anon)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 60);
+	ck_assert_uint_gt(anon_margin_calls(), 0);
+	ck_assert_msg(fk.usage <= 90 * MiB, "%s", logbuf);
+	ck_assert_ptr_null(strstr(logbuf, "unreachable"));
+	/* The limit was restored after every step. */
+	ck_assert_uint_eq(fk.limit, 100 * MiB);
+}
+END_TEST
+
+START_TEST(worker_margin_anon_without_swap)
+{
+	host_swap(0, 60);
+	ck_assert_uint_eq(anon_margin_calls(), 0);
+	ck_assert_uint_eq(fk.usage, 95 * MiB);
+	ck_assert_msg(strstr(logbuf, "margin unreachable") &&
+		      strstr(logbuf, "reclaimable: 0.0 MiB page cache + "
+			     "0.0 MiB anon (swap 0.0 MiB free)"), "%s", logbuf);
+}
+END_TEST
+
+START_TEST(worker_margin_anon_swappiness_0)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 0);
+	ck_assert_uint_eq(anon_margin_calls(), 0);
+	ck_assert_uint_eq(fk.usage, 95 * MiB);
+	ck_assert_msg(strstr(logbuf, "0.0 MiB anon (swap 512.0 MiB free, "
+			     "swappiness 0)"), "%s", logbuf);
+}
+END_TEST
+
 START_TEST(open_needs_peak_and_oom_control)
 {
 	char p[PATH_MAX + 32];
@@ -1858,6 +1991,10 @@ int main(void)
 	tcase_add_test(tc, parse_oom_kill);
 	tcase_add_test(tc, read_limits_peak_and_swap);
 	tcase_add_test(tc, read_limits_without_swap_accounting);
+	tcase_add_test(tc, read_limits_swap_free);
+	tcase_add_test(tc, worker_margin_swaps_anon);
+	tcase_add_test(tc, worker_margin_anon_without_swap);
+	tcase_add_test(tc, worker_margin_anon_swappiness_0);
 	tcase_add_test(tc, open_needs_peak_and_oom_control);
 	tcase_add_test(tc, write_limit_max);
 	tcase_add_test(tc, write_limit_other_kinds);

@@ -41,6 +41,7 @@
 #include "group.h"
 #include "journal.h"
 #include "log.h"
+#include "swap.h"
 
 #define MiB (1024ULL * 1024)
 
@@ -65,6 +66,11 @@ static struct fake {
 	int pressure_err;         /* pread of memory.pressure fails */
 	int max_reads;            /* preads of g's memory.max */
 	bool limits_ro;           /* g's memory.max/high refuse O_RDWR */
+	/* g's anonymous memory, which memory.reclaim swaps out after the
+	 * cache when `swap` (the fake's swap device has room) and the
+	 * request has no swappiness=0. */
+	uint64_t anon;
+	bool swap;
 } fk;
 
 static struct mri_logger lg;
@@ -122,6 +128,8 @@ static void mkgroup(const char *rel, uint64_t usage, uint64_t low,
 	putu(rel, "memory.low", low);
 	putu(rel, "memory.min", min);
 	put(rel, "memory.stat", "anon 0\nfile 0\n");
+	put(rel, "memory.swap.current", "0\n");
+	put(rel, "memory.swap.max", "max\n");
 	put(rel, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"
 	    "oom_group_kill 0\n");
 	put(rel, "cgroup.subtree_control", "memory\n");
@@ -208,7 +216,7 @@ static uint64_t reclaim_cache(uint64_t bytes)
 /* memory.reclaim: "BYTES [swappiness=N]". */
 static ssize_t fake_reclaim(const char *s, size_t len)
 {
-	uint64_t bytes;
+	uint64_t bytes, n, anon;
 	char num[32];
 	const char *sp = strchr(s, ' ');
 	size_t nlen = sp ? (size_t)(sp - s) : len;
@@ -223,7 +231,15 @@ static ssize_t fake_reclaim(const char *s, size_t len)
 	memcpy(num, s, nlen);
 	num[nlen] = '\0';
 	ck_assert_int_eq(mri_parse_u64(num, &bytes), 0);
-	if (reclaim_cache(bytes) < bytes || fk.reclaim_err == EAGAIN)
+	n = reclaim_cache(bytes);
+	if (n < bytes && fk.swap && !(sp && strstr(sp, "swappiness=0"))) {
+		anon = bytes - n < fk.anon ? bytes - n : fk.anon;
+		fk.anon -= anon;
+		fk.usage -= anon;
+		n += anon;
+		sync_usage();
+	}
+	if (n < bytes || fk.reclaim_err == EAGAIN)
 		return -EAGAIN;
 	return (ssize_t)len;
 }
@@ -343,6 +359,30 @@ static const char *data(const char *name)
 	return data_path;
 }
 
+/* The host's swap and vm.swappiness, as files of the fake tree. */
+static void host_swap(uint64_t free_bytes, unsigned swappiness)
+{
+	static char meminfo[PATH_MAX], vm[PATH_MAX];
+	char buf[128];
+	FILE *f;
+
+	snprintf(meminfo, sizeof(meminfo), "%s/meminfo", tmp);
+	snprintf(vm, sizeof(vm), "%s/swappiness", tmp);
+	f = fopen(meminfo, "we");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "MemTotal:        2000000 kB\nSwapTotal:       1048576 kB\n"
+		"SwapFree:        %" PRIu64 " kB\nDirty:               0 kB\n",
+		free_bytes / 1024);
+	fclose(f);
+	snprintf(buf, sizeof(buf), "%u\n", swappiness);
+	f = fopen(vm, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(buf, f);
+	fclose(f);
+	mri_swap_meminfo = meminfo;
+	mri_swap_vm_swappiness = vm;
+}
+
 static void setup(void)
 {
 	char p[PATH_MAX];
@@ -377,6 +417,7 @@ static void setup(void)
 	snprintf(p, sizeof(p), "%s/off/x", root);
 	ck_assert_int_eq(mkdir(p, 0755), 0);
 	mri_cgroup2_mountinfo = data("mountinfo.cgroup2-plain");
+	host_swap(64 * MiB, 60);
 	mri_file_ops_set(&fake_ops);
 	mri_logger_init(&lg);
 	lg.fn = log_fn;
@@ -391,6 +432,8 @@ static void teardown(void)
 {
 	char cmd[PATH_MAX + 16];
 
+	mri_swap_meminfo = "/proc/meminfo";
+	mri_swap_vm_swappiness = "/proc/sys/vm/swappiness";
 	mri_file_ops_set(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	ck_assert_int_eq(system(cmd), 0);
@@ -665,7 +708,18 @@ START_TEST(limits_and_max_literal)
 	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_HIGH |
 			  MR_LIMITS_HAS_PROTECTION | MR_LIMITS_HAS_PEAK |
-			  MR_LIMITS_HAS_SWAP | MR_LIMITS_HAS_BINDING);
+			  MR_LIMITS_HAS_SWAP | MR_LIMITS_HAS_BINDING |
+			  MR_LIMITS_HAS_SWAP_FREE);
+	/* The host's 64 MiB of free swap bounds the group's unlimited
+	 * swap.max; vm.swappiness is the group's. */
+	ck_assert_uint_eq(l.swap_free_bytes, 64 * MiB);
+	ck_assert_uint_eq(l.swappiness, 60);
+	/* The parent's swap.max - swap.current bounds it too. */
+	put("a", "memory.swap.max", "20971520\n");
+	put("a", "memory.swap.current", "12582912\n");
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.swap_free_bytes, 8 * MiB);
+	put("a", "memory.swap.max", "max\n");
 	/* A parent's high binds too. */
 	putu("a", "memory.high", 150 * MiB);
 	ck_assert_int_eq(be->read_limits(priv, &l), 0);
@@ -849,6 +903,89 @@ START_TEST(protection_plain)
 	ck_assert_int_eq(be->read_limits(priv, &l), 0);
 	ck_assert_uint_eq(l.effective_low_bytes, 100 * P);
 	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A (a child of the real root) max 200 MiB, low 0; A/B low 50 MiB; B's
+ * children C low 75 MiB, D low 25 MiB, E low 0 (50 MiB of usage each)
+ * and F low 500 MiB with no usage. */
+static void reclaim_root_tree(void)
+{
+	mkgroup("A", 150 * MiB, 0, 0);
+	putu("A", "memory.max", 200 * MiB);
+	mkgroup("A/B", 150 * MiB, 50 * MiB, 0);
+	mkgroup("A/B/C", 50 * MiB, 75 * MiB, 0);
+	mkgroup("A/B/D", 50 * MiB, 25 * MiB, 0);
+	mkgroup("A/B/E", 50 * MiB, 0, 0);
+	mkgroup("A/B/F", 0, 500 * MiB, 0);
+}
+
+static uint64_t elow_at(const char *rel, uint32_t root_level)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	ck_assert_int_eq(be_open_path(path), 0);
+	ck_assert_int_eq(be->read_protection(priv, root_level, &p), 0);
+	ck_assert_int_eq(be->close(priv), 0);
+	return p.effective_low_bytes;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Effective protection relative to the reclaim root
+ * (mem_cgroup_calculate_protection(root, memcg)): rooted at A, B is a
+ * child of the root and keeps its 50 MiB, which its children share in
+ * proportion to min(usage, low): C 50, D 25, E 0, F 0 of 75, so C gets
+ * 50 * 50 / 75 = 33.3 MiB and D 50 * 25 / 75 = 16.7 MiB (in pages, as the
+ * kernel divides). Rooted at the real root, A's low of 0 leaves nothing
+ * to anyone below it. */
+START_TEST(protection_from_reclaim_root)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	char path[PATH_MAX];
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	reclaim_root_tree();
+	ck_assert_uint_le(absdiff(elow_at("A/B/C", 2), 100 * MiB / 3), 4096);
+	ck_assert_uint_eq(elow_at("A/B/C", 2), 8533 * 4096);
+	ck_assert_uint_le(absdiff(elow_at("A/B/D", 2), 50 * MiB / 3), 4096);
+	ck_assert_uint_eq(elow_at("A/B/E", 2), 0);
+	ck_assert_uint_eq(elow_at("A/B/F", 2), 0);
+	ck_assert_uint_eq(elow_at("A/B", 1), 50 * MiB);
+	/* The root itself gets none. */
+	ck_assert_uint_eq(elow_at("A/B", 0), 0);
+	/* Global reclaim: A's low is 0. */
+	ck_assert_uint_eq(elow_at("A/B/C", MR_RECLAIM_ROOT_TOP), 0);
+	ck_assert_uint_eq(elow_at("A/B/C", 3), 0);
+	snprintf(path, sizeof(path), "%s/A/B/C", root);
+	ck_assert_int_eq(be_open_path(path), 0);
+	ck_assert_int_eq(be->read_protection(priv, 4, &p), -EINVAL);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	/* Through the API: the binding limit is A's, so a charge that meets
+	 * it reclaims from A; mr_limits keeps global reclaim's view. */
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, path, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_read_protection(g, MR_RECLAIM_ROOT_BINDING,
+						  &p), 0);
+	ck_assert_uint_eq(p.root_level, 2);
+	ck_assert_uint_eq(p.low_bytes, 75 * MiB);
+	ck_assert_uint_eq(p.effective_low_bytes, 8533 * 4096);
+	ck_assert_int_eq(mr_group_read_protection(g, MR_RECLAIM_ROOT_TOP, &p),
+			 0);
+	ck_assert_uint_eq(p.root_level, 3);
+	ck_assert_uint_eq(p.effective_low_bytes, 0);
+	p.size = 0;
+	ck_assert_int_eq(mr_group_read_protection(g, 1, &p), -EINVAL);
+	ck_assert_int_eq(mr_group_read_protection(g, 1, NULL), -EINVAL);
+	mr_ctx_free(ctx);
 }
 END_TEST
 
@@ -1296,6 +1433,95 @@ START_TEST(worker_margin_below_high)
 }
 END_TEST
 
+/* A group of 95 MiB of anonymous memory and no page cache, limit
+ * 100 MiB, margin 10 MiB: only swap can bring it below 90 MiB. Returns
+ * the margin reclaim calls of a few worker rounds; the log in logbuf. */
+static uint64_t anon_margin_calls(void)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	char stat[512];
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int i, r;
+
+	fk.usage = fk.anon = 95 * MiB;
+	fk.cache = 0;
+	sync_usage();
+	snprintf(stat, sizeof(stat), "anon %" PRIu64 "\nfile 0\n"
+		 "inactive_anon %" PRIu64 "\nactive_anon %" PRIu64 "\n"
+		 "inactive_file 0\nactive_file 0\n", fk.anon, fk.anon / 2,
+		 fk.anon - fk.anon / 2);
+	put("a/g", "memory.stat", stat);
+	putu("a/g", "memory.max", 100 * MiB);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 10 * MiB, 0, 0), 0);
+	/* Until the worker wants no more rounds (a pass yields after
+	 * 100 ms; the bound only ends a runaway). */
+	for (i = 0; i < 1000; i++) {
+		r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+		ck_assert_int_ge(r, 0);
+		if (r == 0)
+			break;
+	}
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN,
+						     &st), 0);
+	mr_ctx_free(ctx);
+	return st.calls;
+}
+
+/* Anonymous memory is reclaimable where the group may swap
+ * (mem_cgroup_get_nr_swap_pages(), get_scan_count()): the worker
+ * reclaims it; with no swap free, vm.swappiness 0, or no headroom under
+ * memory.swap.max, it leaves the group alone and says what it counted. */
+START_TEST(worker_margin_swaps_anon)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 60);
+	ck_assert_uint_gt(anon_margin_calls(), 0);
+	ck_assert_msg(fk.usage <= 90 * MiB, "%s", logbuf);
+	ck_assert_ptr_null(strstr(logbuf, "unreachable"));
+}
+END_TEST
+
+START_TEST(worker_margin_anon_without_swap)
+{
+	host_swap(0, 60);
+	ck_assert_uint_eq(anon_margin_calls(), 0);
+	ck_assert_uint_eq(fk.usage, 95 * MiB);
+	ck_assert_msg(strstr(logbuf, "margin unreachable") &&
+		      strstr(logbuf, "reclaimable: 0.0 MiB page cache + "
+			     "0.0 MiB anon (swap 0.0 MiB free)"), "%s", logbuf);
+}
+END_TEST
+
+START_TEST(worker_margin_anon_swappiness_0)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 0);
+	ck_assert_uint_eq(anon_margin_calls(), 0);
+	ck_assert_uint_eq(fk.usage, 95 * MiB);
+	ck_assert_msg(strstr(logbuf, "0.0 MiB anon (swap 512.0 MiB free, "
+			     "swappiness 0)"), "%s", logbuf);
+}
+END_TEST
+
+START_TEST(worker_margin_anon_swap_max_reached)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 60);
+	/* The parent's memory.swap.max is used up: nothing to swap to. */
+	put("a", "memory.swap.current", "8388608\n");
+	put("a", "memory.swap.max", "8388608\n");
+	ck_assert_uint_eq(anon_margin_calls(), 0);
+	ck_assert_uint_eq(fk.usage, 95 * MiB);
+	ck_assert_msg(strstr(logbuf, "0.0 MiB anon (swap 0.0 MiB free)"),
+		      "%s", logbuf);
+}
+END_TEST
+
 /* A tick with usage below the mark costs no margin pass (no read of the
  * limits); a tick above it runs one. */
 START_TEST(worker_skips_idle_ticks)
@@ -1470,6 +1696,7 @@ int main(void)
 	tcase_add_test(tc, removed_mid_snapshot);
 	tcase_add_test(tc, protection_recursiveprot);
 	tcase_add_test(tc, protection_plain);
+	tcase_add_test(tc, protection_from_reclaim_root);
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
 	tcase_add_test(tc, reclaim_gone_stops);
@@ -1482,6 +1709,10 @@ int main(void)
 	tcase_add_test(tc, threshold_ticks);
 	tcase_add_test(tc, fd_count);
 	tcase_add_test(tc, worker_margin_below_high);
+	tcase_add_test(tc, worker_margin_swaps_anon);
+	tcase_add_test(tc, worker_margin_anon_without_swap);
+	tcase_add_test(tc, worker_margin_anon_swappiness_0);
+	tcase_add_test(tc, worker_margin_anon_swap_max_reached);
 	tcase_add_test(tc, worker_skips_idle_ticks);
 	tcase_add_test(tc, set_high_without_high);
 	tcase_add_test(tc, delegated_read_only_limits);

@@ -40,6 +40,12 @@ struct fake {
 	bool has_high;           /* v2; v1 has none */
 	uint64_t file;           /* page cache */
 	uint64_t dirty;
+	uint64_t anon;           /* anonymous memory */
+	/* What the backend says of swap (has_swap): the swap left for the
+	 * group and the swappiness. */
+	bool has_swap;
+	uint64_t swap_free;
+	uint32_t swappiness;
 	_Atomic uint64_t clock_ns;
 	_Atomic unsigned usage_reads;
 	int usage_err;
@@ -96,6 +102,11 @@ static int fake_read_limits(void *priv, struct mr_limits *l)
 		l->high_bytes = l->own_high_bytes = f->high;
 		l->present |= MR_LIMITS_HAS_HIGH;
 	}
+	if (f->has_swap) {
+		l->swap_free_bytes = f->swap_free;
+		l->swappiness = f->swappiness;
+		l->present |= MR_LIMITS_HAS_SWAP_FREE;
+	}
 	return 0;
 }
 
@@ -108,7 +119,9 @@ static int fake_read_memstat(void *priv, struct mr_memstat *ms)
 	ms->present = (1ULL << MR_MEMSTAT_FILE) |
 		      (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
 		      (1ULL << MR_MEMSTAT_ACTIVE_FILE) |
-		      (1ULL << MR_MEMSTAT_FILE_DIRTY);
+		      (1ULL << MR_MEMSTAT_FILE_DIRTY) |
+		      (1ULL << MR_MEMSTAT_ANON);
+	ms->anon_bytes = f->anon;
 	ms->file_bytes = f->file;
 	ms->inactive_file_bytes = f->file / 2;
 	ms->active_file_bytes = f->file - f->file / 2;
@@ -207,6 +220,42 @@ static const struct mr_throttle_curve linear_1s = {
 /* Each charge of one batch draws one batch: GO up to high (delay exactly
  * 0 at high), DELAY by the curve up to the limit, then RECLAIM while the
  * clean cache covers the shortfall and REFUSE beyond, nothing charged. */
+/* Past the limit, anonymous memory counts as reclaimable where the group
+ * may swap (get_scan_count(): swap left for it, swappiness not 0), up to
+ * the swap free: RECLAIM, where page cache alone would answer REFUSE. */
+START_TEST(anon_reclaimable_with_swap)
+{
+	struct fake f = { .usage = 100 * MiB, .limit = 100 * MiB,
+			  .anon = 100 * MiB, .has_swap = true,
+			  .swap_free = 2 * MiB, .swappiness = 60 };
+	struct mr_charge_answer a;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 2 * MiB);
+	/* More than the swap free: refused. */
+	ck_assert_int_eq(charge(g, 2 * MiB + 4096, &a), MR_CHARGE_REFUSE);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	/* Swappiness 0, or no swap left: page cache only. */
+	f.swappiness = 0;
+	g = open_fake(&f);
+	ck_assert_int_eq(charge(g, 4096, &a), MR_CHARGE_REFUSE);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	f.swappiness = 60;
+	f.swap_free = 0;
+	g = open_fake(&f);
+	ck_assert_int_eq(charge(g, 4096, &a), MR_CHARGE_REFUSE);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	/* The library's reclaim passes swappiness 0: none either. */
+	f.swap_free = 2 * MiB;
+	g = open_fake(&f);
+	atomic_store(&g->reclaim_swappiness, 0);
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_int_eq(charge(g, 4096, &a), MR_CHARGE_REFUSE);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
 START_TEST(verdicts_at_the_boundaries)
 {
 	struct fake f = { .usage = 100 * MiB, .limit = 100 * MiB + 4 * B,
@@ -1122,6 +1171,7 @@ static Suite *charge_suite(void)
 	tc = tcase_create("verdicts");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, verdicts_at_the_boundaries);
+	tcase_add_test(tc, anon_reclaimable_with_swap);
 	tcase_add_test(tc, dirty_cache_does_not_count);
 	tcase_add_test(tc, batch_shrinks_to_the_charge_near_the_limit);
 	tcase_add_test(tc, stock_serves_without_checks);

@@ -130,6 +130,7 @@ START_TEST(null_group)
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat m = { .size = sizeof(m) };
 	struct mr_reclaim_stats s = { .size = sizeof(s) };
+	struct mr_protection p = { .size = sizeof(p) };
 	uint64_t u = 7;
 
 	ck_assert_int_eq(mr_group_close(NULL), 0);
@@ -137,6 +138,8 @@ START_TEST(null_group)
 	ck_assert_ptr_null(mr_group_backend(NULL));
 	ck_assert_int_eq(mr_group_read_usage(NULL, &u), -EINVAL);
 	ck_assert_int_eq(mr_group_read_limits(NULL, &l), -EINVAL);
+	ck_assert_int_eq(mr_group_read_protection(NULL, MR_RECLAIM_ROOT_TOP,
+						  &p), -EINVAL);
 	ck_assert_int_eq(mr_group_read_memstat(NULL, &m), -EINVAL);
 	ck_assert_int_eq(mr_group_read_reclaim_stats(NULL, MR_REASON_MARGIN,
 						     &s), -EINVAL);

@@ -423,7 +423,8 @@ END_TEST
 START_TEST(margin_marks)
 {
 	struct mri_policy p = { .margin_bytes = 32 * MiB,
-				.hysteresis_bytes = 32 * MiB };
+				.hysteresis_bytes = 32 * MiB,
+				.margin_limit_bytes = 256 * MiB };
 	uint64_t hi = 1, lo = 1;
 
 	ck_assert_int_eq(mri_margin_marks(&p, 256 * MiB, &hi, &lo), 0);
@@ -446,6 +447,23 @@ START_TEST(margin_marks)
 	ck_assert_uint_eq(lo, 224 * MiB);
 	ck_assert_uint_eq(mri_margin_bytes(&p, UINT64_MAX - 1),
 			  (UINT64_MAX - 1) / 8);
+	/* A hysteresis the setter accepted at this limit is whole, up to
+	 * all of limit - margin; the cap starts only below that limit (or
+	 * for any limit, when the margin was set with none). */
+	p = (struct mri_policy){ .margin_bytes = 8 * MiB,
+				 .hysteresis_bytes = 56 * MiB,
+				 .margin_limit_bytes = 64 * MiB };
+	ck_assert_int_eq(mri_margin_marks(&p, 64 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(hi, 56 * MiB);
+	ck_assert_uint_eq(lo, 0);
+	ck_assert_int_eq(mri_margin_marks(&p, 96 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(lo, 32 * MiB);
+	ck_assert_int_eq(mri_margin_marks(&p, 48 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(hi, 40 * MiB);
+	ck_assert_uint_eq(lo, 20 * MiB);
+	p.margin_limit_bytes = MR_UNLIMITED;
+	ck_assert_int_eq(mri_margin_marks(&p, 64 * MiB, &hi, &lo), 0);
+	ck_assert_uint_eq(lo, 28 * MiB);
 }
 END_TEST
 
@@ -637,6 +655,7 @@ static struct mr_group *fake_group(mr_ctx_t *c, struct fake *f,
 	*(struct fake **)g->priv = f;
 	g->path = strdup("/fake");
 	g->armed_threshold_bytes = MR_UNLIMITED;
+	atomic_init(&g->reclaim_swappiness, -1);
 	g->policy = calloc(1, sizeof(*g->policy));
 	ck_assert_ptr_nonnull(g->policy);
 	g->policy->batch_bytes = SCM;
@@ -1067,6 +1086,36 @@ START_TEST(dispatch_again_until_margin)
 	f.file += 8 * MiB;
 	ck_assert_int_eq(mr_ctx_worker_dispatch(c, 0), 0);
 	ck_assert_uint_eq(f.reclaim_calls, 4);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* The setter accepts margin + hysteresis up to the limit, and the worker
+ * honours all of it while the limit stays: 64 MiB limit, 60 MiB of page
+ * cache, margin 8 MiB, hysteresis 56 MiB reclaims down to 0, not to the
+ * 28 MiB of the cap for a fallen limit. Once the limit falls to 48 MiB
+ * the cap applies: down to half of 40 MiB. */
+START_TEST(worker_full_hysteresis)
+{
+	struct fake f = { .usage = 60 * MiB, .file = 60 * MiB,
+			  .limit = 64 * MiB };
+	mr_group_t *g;
+	mr_ctx_t *c;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = open_fake(c, &f, "/fake/a");
+	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 56 * MiB + 1),
+			 -ERANGE);
+	ck_assert_int_eq(mr_group_set_margin(g, 8 * MiB, 0, 56 * MiB), 0);
+	while (mr_ctx_worker_dispatch(c, MR_DISPATCH_ALL) == 1)
+		;
+	ck_assert_uint_eq(f.usage, 0);
+	f.usage = f.file = 44 * MiB;
+	f.limit = 48 * MiB;
+	while (mr_ctx_worker_dispatch(c, MR_DISPATCH_ALL) == 1)
+		;
+	ck_assert_uint_eq(f.usage, 20 * MiB);
 	ck_assert_int_eq(mr_group_close(g), 0);
 	mr_ctx_free(c);
 }
@@ -1689,6 +1738,7 @@ static Suite *policy_suite(void)
 	tc = tcase_create("dispatch");
 	tcase_add_test(tc, dispatch_serves_events);
 	tcase_add_test(tc, dispatch_again_until_margin);
+	tcase_add_test(tc, worker_full_hysteresis);
 	tcase_add_test(tc, dispatch_one_worker);
 	tcase_add_test(tc, dispatch_at_callers_scheduling);
 	suite_add_tcase(s, tc);

@@ -1738,14 +1738,18 @@ START_TEST(limits_peak_and_swap)
 	ck_assert_uint_eq(l.own_high_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.low_bytes + l.min_bytes + l.effective_low_bytes +
 			  l.effective_min_bytes, 0);
+	/* The host's free swap and the group's memory.swappiness. */
+	ck_assert_uint_eq(l.swappiness,
+			  read_u64_file(group, "memory.swappiness"));
 	if (!memsw) {
 		ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK |
-				  MR_LIMITS_HAS_BINDING);
+				  MR_LIMITS_HAS_BINDING |
+				  MR_LIMITS_HAS_SWAP_FREE);
 		ck_assert_int_eq(mr_group_close(g), 0);
 		return;
 	}
 	ck_assert_uint_eq(l.present, MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
-			  MR_LIMITS_HAS_BINDING);
+			  MR_LIMITS_HAS_BINDING | MR_LIMITS_HAS_SWAP_FREE);
 	ck_assert_uint_eq(l.swap_limit_bytes, MR_UNLIMITED);
 	ck_assert_uint_eq(l.swap_usage_bytes,
 			  read_u64_file(group, "memory.memsw.usage_in_bytes") -

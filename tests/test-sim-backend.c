@@ -135,6 +135,100 @@ START_TEST(open_and_read)
 }
 END_TEST
 
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static struct mr_protection protection(const char *path, uint32_t level)
+{
+	struct mr_protection p = { .size = sizeof(p) };
+	mr_group_t *g = NULL;
+
+	ck_assert_int_eq(mr_group_open(ctx, path, "sim", &g), 0);
+	ck_assert_int_eq(mr_group_read_protection(g, level, &p), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	return p;
+}
+
+/* Effective protection relative to the reclaim root, as the kernel's
+ * mem_cgroup_calculate_protection(root, memcg): /A max 200 MiB, low 0;
+ * /A/B low 50 MiB; its children C low 75, D low 25, E low 0 with 50 MiB
+ * of page cache each, F low 500 MiB with none. Rooted at A (its limit's
+ * reclaim), B keeps its own 50 MiB and its children share it by
+ * min(usage, low): C 50 * 50/75 = 33.3 MiB, D 50 * 25/75 = 16.7 MiB, E and
+ * F nothing. Against global reclaim A's low of 0 leaves nobody any. */
+START_TEST(protection_from_reclaim_root)
+{
+	static const char *const kids[] = { "/A/B/C", "/A/B/D", "/A/B/E",
+					    "/A/B/F" };
+	static const uint64_t low[] = { 75 * MiB, 25 * MiB, 0, 500 * MiB };
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_protection p;
+	mr_group_t *g = NULL;
+	unsigned i;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/A"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/A/B"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/A", MR_SIM_MAX, 200 * MiB), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/A/B", MR_SIM_LOW, 50 * MiB),
+			 0);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(mr_sim_create_group(sim, kids[i]), 0);
+		ck_assert_int_eq(mr_sim_set_knob(sim, kids[i], MR_SIM_LOW,
+						 low[i]), 0);
+		if (i < 3)
+			fill(kids[i], 50 * MiB);
+	}
+	p = protection("/A/B/C", 2);
+	ck_assert_uint_eq(p.root_level, 2);
+	ck_assert_uint_eq(p.low_bytes, 75 * MiB);
+	ck_assert_uint_le(absdiff(p.effective_low_bytes, 100 * MiB / 3), 4096);
+	p = protection("/A/B/D", MR_RECLAIM_ROOT_BINDING);
+	ck_assert_uint_eq(p.root_level, 2);
+	ck_assert_uint_le(absdiff(p.effective_low_bytes, 50 * MiB / 3), 4096);
+	ck_assert_uint_eq(protection("/A/B/E", 2).effective_low_bytes, 0);
+	p = protection("/A/B/F", 2);
+	ck_assert_uint_eq(p.low_bytes, 500 * MiB);
+	ck_assert_uint_eq(p.effective_low_bytes, 0);
+	ck_assert_uint_eq(protection("/A/B", 1).effective_low_bytes, 50 * MiB);
+	ck_assert_uint_eq(protection("/A/B", 0).effective_low_bytes, 0);
+	/* Global reclaim, and the snapshot: nothing below A. */
+	p = protection("/A/B/C", MR_RECLAIM_ROOT_TOP);
+	ck_assert_uint_eq(p.root_level, 3);
+	ck_assert_uint_eq(p.effective_low_bytes, 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/A/B/F", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_read_limits(g, &l), 0);
+	ck_assert_uint_eq(l.low_bytes, 500 * MiB);
+	ck_assert_uint_eq(l.effective_low_bytes, 0);
+	p = (struct mr_protection){ .size = sizeof(p) };
+	ck_assert_int_eq(mr_group_read_protection(g, 4, &p), -EINVAL);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
+/* The model's reclaim protects by the same numbers: a reclaim rooted at
+ * a group ignores the group's own low (the root gets none), so asking
+ * /B, low 100 MiB over its 32 MiB, for 8 MiB reclaims at once, without
+ * the memory.events low of a reclaim that had to break protection. */
+START_TEST(reclaim_root_own_low_ignored)
+{
+	struct mr_events ev = { .size = sizeof(ev) };
+	mr_group_t *g = NULL;
+	uint64_t freed = 0;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/B"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/B", MR_SIM_LOW, 100 * MiB), 0);
+	fill("/B", 32 * MiB);
+	ck_assert_int_eq(mr_group_open(ctx, "/B", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, &freed), 0);
+	ck_assert_uint_ge(freed, 8 * MiB);
+	ck_assert_int_eq(mr_group_read_events(g, 0, &ev), 0);
+	ck_assert_uint_eq(ev.low, 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
 START_TEST(reclaim_in_virtual_time)
 {
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
@@ -412,6 +506,8 @@ static Suite *sim_backend_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, open_and_read);
+	tcase_add_test(tc, protection_from_reclaim_root);
+	tcase_add_test(tc, reclaim_root_own_low_ignored);
 	tcase_add_test(tc, reclaim_in_virtual_time);
 	tcase_add_test(tc, proportional_batch_as_the_pure_function);
 	tcase_add_test(tc, margin_keeps_charges_off_the_limit);

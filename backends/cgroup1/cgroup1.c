@@ -12,7 +12,8 @@
  * (lib/journal.h) so that the limit is restored on every path out,
  * including the next open after a crash. While the limit is lowered, a
  * charge that reclaim cannot cover OOM-kills a task of the group, so a
- * step never exceeds half of the group's reclaimable page cache.
+ * step never exceeds half of what reclaim can take from the group: its
+ * clean page cache, and its anonymous memory when it may swap.
  *
  * Test-only setting: mri_cgroup1_test_pause_ms (cgroup1.h).
  */
@@ -35,6 +36,7 @@
 #include "backend.h"
 #include "cgroup1.h"
 #include "fileops.h"
+#include "swap.h"
 
 unsigned int mri_cgroup1_test_pause_ms;
 
@@ -527,6 +529,26 @@ static void swap_from_memsw(struct mr_limits *l, uint64_t memsw_usage,
 	l->present |= MR_LIMITS_HAS_SWAP;
 }
 
+/* Whether a limit reclaim of the group may swap (lib/swap.h): the host's
+ * free swap, and the group's memory.swappiness (mm/memcontrol-v1.c,
+ * mem_cgroup_swappiness()). The memsw limit bounds memory plus swap, which
+ * a swap-out leaves as it was (the charge moves from memory to swap), so
+ * it does not bound what may be swapped: the kernel counts only the
+ * host's swap on v1 (mm/memcontrol.c, mem_cgroup_get_nr_swap_pages(),
+ * do_memsw_account()). Either file unreadable: MR_LIMITS_HAS_SWAP_FREE
+ * stays clear (the rest of the snapshot holds). */
+static void read_swap(struct mri_cgroup1 *cg, int dirfd, struct mr_limits *l)
+{
+	uint64_t swappiness;
+
+	if (mri_swap_host_free(&l->swap_free_bytes) < 0 ||
+	    mri_cgroup1_read_at(cg, dirfd, "memory.swappiness",
+				&swappiness) < 0 || swappiness > 200)
+		return;
+	l->swappiness = (uint32_t)swappiness;
+	l->present |= MR_LIMITS_HAS_SWAP_FREE;
+}
+
 static int cg1_read_limits(void *priv, struct mr_limits *out)
 {
 	struct mri_cgroup1 *cg = priv;
@@ -574,6 +596,8 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	if (r == 0)
 		r = mri_cgroup1_read_at(cg, dirfd, "memory.max_usage_in_bytes",
 					&l.peak_bytes);
+	if (r == 0)
+		read_swap(cg, dirfd, &l);
 	mri_journal_reads_end(&rd);
 	if (r < 0)
 		return r;
@@ -755,7 +779,9 @@ static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
  * One step: under the group's lock, lower memory.limit_in_bytes to
  * usage - step, journaled, and put it back. While the limit is lowered a
  * charge that reclaim cannot cover OOM-kills a task of the group, so the
- * step is at most half of the clean, unmapped page cache, and every signal
+ * step is at most half of what reclaim can take: the clean, unmapped page
+ * cache, and where the group may swap (read_swap()) its anonymous memory
+ * up to the free swap; every signal
  * the thread can block is blocked for the step (a pending one would make
  * the restore write fail with EINTR; it is retried as well).
  */
@@ -765,7 +791,8 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	struct mri_cgroup1 *cg = priv;
 	const uint64_t page = cg->page_size;
 	struct mri_journal_record rec = { .file = MRI_CGROUP1_LIMIT_FILE };
-	uint64_t usage, usage2, hier, raw, limit, base, step;
+	uint64_t usage, usage2, hier, raw, limit, base, step, want, can;
+	struct mr_limits sl = { .size = sizeof(sl) };
 	struct mr_memstat ms;
 	sigset_t all, old;
 	struct step st;
@@ -801,8 +828,15 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	 * limit keeps the write a lowering. At least one page stays. A
 	 * request below a page asks for one page (64 KiB pages exist). */
 	base = min_u64(usage, limit);
-	step = min_u64(bytes < page ? page : bytes,
-		       clean_cache_bytes(&ms) / 2);
+	want = bytes < page ? page : bytes;
+	can = clean_cache_bytes(&ms);
+	/* Where the cache alone is short, what the kernel may swap out
+	 * counts too (swap and swappiness read only then). */
+	if (can / 2 < want) {
+		read_swap(cg, cg->journal.step_fd, &sl);
+		can = sat_add(can, mri_swap_anon_reclaimable(&sl, &ms, -1));
+	}
+	step = min_u64(want, can / 2);
 	if (base < 2 * page) {
 		r = -EAGAIN;
 		goto unlock;

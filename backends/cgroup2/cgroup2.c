@@ -34,6 +34,7 @@
 #include "fileops.h"
 #include "mountinfo.h"
 #include "psi.h"
+#include "swap.h"
 
 const char *mri_cgroup2_mountinfo = "/proc/self/mountinfo";
 
@@ -591,9 +592,42 @@ static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
 	return 0;
 }
 
+/* The swap a group may still charge under its own memory.swap.max
+ * (MR_UNLIMITED: none, or no swap accounting). */
+static uint64_t swap_headroom(uint64_t max, uint64_t current)
+{
+	if (max == MR_UNLIMITED)
+		return MR_UNLIMITED;
+	return max > current ? max - current : 0;
+}
+
 /* The binding limit and high: the lowest over the group and its
  * ancestors (the root has neither file). The binding group is the
- * nearest with the lowest limit; its usage gives the headroom. */
+ * nearest with the lowest limit; its usage gives the headroom. The swap
+ * headroom, too, is the lowest over them (mm/memcontrol.c,
+ * mem_cgroup_get_nr_swap_pages()), in swap_free_bytes until the host's
+ * free swap bounds it (cg2_read_limits()). */
+/* Lowers *free_bytes to an ancestor's swap headroom. An ancestor
+ * without the swap files (the top of a fake or odd tree) bounds nothing;
+ * a removed one is caught by the snapshot's last read of the group. */
+static int read_swap_headroom(struct mri_cgroup2 *cg, int fd,
+			      uint64_t *free_bytes)
+{
+	uint64_t max, current;
+	int r;
+
+	r = mri_cgroup2_read_at(cg, fd, "memory.swap.max", &max);
+	if (r == 0)
+		r = mri_cgroup2_read_at(cg, fd, "memory.swap.current",
+					&current);
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0)
+		*free_bytes = min_u64(*free_bytes,
+				      swap_headroom(max, current));
+	return r;
+}
+
 static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 {
 	uint64_t v;
@@ -602,6 +636,9 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 
 	l->limit_bytes = l->own_limit_bytes;
 	l->high_bytes = l->own_high_bytes;
+	l->swap_free_bytes = cg->has_swap ?
+			     swap_headroom(l->swap_limit_bytes,
+					   l->swap_usage_bytes) : MR_UNLIMITED;
 	l->binding_level = 0;
 	l->binding_usage_bytes = l->usage_bytes;
 	for (i = 0; i < cg->nanc; i++) {
@@ -619,10 +656,13 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 		}
 		if (r == 0)
 			r = mri_cgroup2_read_at(cg, fd, "memory.high", &v);
+		if (r == 0)
+			l->high_bytes = min_u64(l->high_bytes, v);
+		if (r == 0 && cg->has_swap)
+			r = read_swap_headroom(cg, fd, &l->swap_free_bytes);
 		mri_fops->close(fd);
 		if (r < 0)
 			return r;
-		l->high_bytes = min_u64(l->high_bytes, v);
 	}
 	if (!cg->root_visible)
 		l->flags |= MR_LIMITS_PARTIAL_VIEW;
@@ -639,7 +679,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	struct mri_cgroup2 *cg = priv;
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_journal_reads rd;
-	uint64_t usage;
+	uint64_t usage, host_free;
 	int r;
 
 	/* Where reclaim lowers memory.high for a moment, wait for steps on
@@ -659,7 +699,8 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 		return r;
 	if (l.limit_bytes < l.own_limit_bytes)
 		l.flags |= MR_LIMITS_ANCESTOR_BINDS;
-	r = mri_cgroup2_effective_protection(cg, l.usage_bytes, l.low_bytes,
+	r = mri_cgroup2_effective_protection(cg, mri_cgroup2_top_level(cg),
+					     l.usage_bytes, l.low_bytes,
 					     l.min_bytes,
 					     &l.effective_low_bytes,
 					     &l.effective_min_bytes);
@@ -671,7 +712,58 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	if (r < 0)
 		return r;
 	l.present |= MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION;
+	/* Whether a limit reclaim may swap (lib/swap.h): v2 has no
+	 * memory.swappiness, memcg reclaim uses vm.swappiness. Either file
+	 * unreadable: MR_LIMITS_HAS_SWAP_FREE stays clear. */
+	if (mri_swap_host_free(&host_free) == 0 &&
+	    mri_swap_vm(&l.swappiness) == 0) {
+		l.swap_free_bytes = min_u64(l.swap_free_bytes, host_free);
+		l.present |= MR_LIMITS_HAS_SWAP_FREE;
+	} else {
+		l.swap_free_bytes = 0;
+		l.swappiness = 0;
+	}
 	*out = l;
+	return 0;
+}
+
+/* Effective protection as a reclaim rooted root_level levels above the
+ * group sees it (MR_RECLAIM_ROOT_TOP: the top, as read_limits()). */
+static int cg2_read_protection(void *priv, uint32_t root_level,
+			       struct mr_protection *out)
+{
+	struct mri_cgroup2 *cg = priv;
+	struct mr_protection p = { .size = sizeof(p) };
+	uint64_t usage;
+	int dirfd, r;
+
+	if (root_level == MR_RECLAIM_ROOT_TOP)
+		root_level = mri_cgroup2_top_level(cg);
+	if (root_level > mri_cgroup2_top_level(cg))
+		return -EINVAL;
+	r = cg2_read_usage(cg, &usage);
+	if (r < 0)
+		return r;
+	dirfd = mri_cgroup2_dir(cg);
+	if (dirfd < 0)
+		return dirfd;
+	r = mri_cgroup2_read_at(cg, dirfd, "memory.low", &p.low_bytes);
+	if (r == 0 && cg->has_min)
+		r = mri_cgroup2_read_at(cg, dirfd, "memory.min", &p.min_bytes);
+	mri_fops->close(dirfd);
+	if (r == 0)
+		r = mri_cgroup2_effective_protection(cg, root_level, usage,
+						     p.low_bytes, p.min_bytes,
+						     &p.effective_low_bytes,
+						     &p.effective_min_bytes);
+	/* The walk read other groups by name: the group itself must still
+	 * be there. */
+	if (r == 0)
+		r = cg2_read_usage(cg, &usage);
+	if (r < 0)
+		return r;
+	p.root_level = root_level;
+	*out = p;
 	return 0;
 }
 
@@ -746,4 +838,5 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.psi_trigger_open = cg2_psi_trigger_open,
 	.write_limit = mri_cgroup2_write_limit,
 	.set_swappiness = mri_cgroup2_set_swappiness,
+	.read_protection = cg2_read_protection,
 };

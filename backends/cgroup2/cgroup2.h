@@ -137,11 +137,17 @@ int mri_cgroup2_read_events_fd(struct mri_cgroup2 *cg, int fd,
 int mri_cgroup2_read_events_at(struct mri_cgroup2 *cg, const char *name,
 			       struct mr_events *out);
 
-/* Effective memory.low and memory.min of the group (protect.c), against
- * global reclaim; usage is the group's. */
-int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
+/* Effective memory.low and memory.min of the group (protect.c), as a
+ * reclaim rooted root_level levels above it sees them (0: the group
+ * itself, which gets none; mri_cgroup2_top_level(): the real root, or the
+ * top of the visible tree taken as its child); usage, low and min are the
+ * group's own. -EINVAL for a root above the top. */
+int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg,
+				     uint32_t root_level, uint64_t usage,
 				     uint64_t low, uint64_t min,
 				     uint64_t *elow, uint64_t *emin);
+/* The levels from the group up to the top of its tree, as root_level. */
+uint32_t mri_cgroup2_top_level(const struct mri_cgroup2 *cg);
 
 /* Reclaim (reclaim.c). */
 int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,

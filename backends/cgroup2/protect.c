@@ -4,8 +4,11 @@
  * computes a group's protection from its parent's effective one and from
  * what all the parent's children claim (Linux 6.1 mm/memcontrol.c,
  * mem_cgroup_calculate_protection()); lib/protection.c has the formula,
- * this reads what it needs, top down: at each level below the root's
- * children, every sibling's memory.current, memory.low and memory.min.
+ * this reads what it needs, top down from the reclaim root (the kernel's
+ * `root` argument: the group whose limit or memory.reclaim started the
+ * reclaim, the real root for global reclaim): at each level below the
+ * root's children, every sibling's memory.current, memory.low and
+ * memory.min.
  * A sibling removed in the middle of the walk (its files fail with ENOENT
  * or ENODEV), or one without memory files, is skipped and the others are
  * still counted. A level whose parent has no effective protection has
@@ -126,17 +129,29 @@ static int siblings_protected(struct mri_cgroup2 *cg, int parent_fd,
 	return r;
 }
 
-int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
+uint32_t mri_cgroup2_top_level(const struct mri_cgroup2 *cg)
+{
+	/* The real root is the last ancestor when visible; else the top
+	 * that is seen is taken as a child of an unseen root. */
+	return (uint32_t)(cg->root_visible ? cg->nanc : cg->nanc + 1);
+}
+
+int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg,
+				     uint32_t root_level, uint64_t usage,
 				     uint64_t low, uint64_t min,
 				     uint64_t *elow, uint64_t *emin)
 {
-	/* The levels from a child of the root down to the group: the
-	 * ancestors below the root, outermost first, then the group. */
-	size_t nlev = cg->root_visible ? cg->nanc : cg->nanc + 1, i;
+	/* The levels from a child of the reclaim root down to the group:
+	 * the ancestors below the root, outermost first, then the group
+	 * (mem_cgroup_calculate_protection(): the root itself gets none,
+	 * its children their own settings). */
+	size_t nlev = root_level, i;
 	struct prot cur, parent = { 0 };
 	uint64_t el = 0, em = 0, sl, sm;
 	int fd, r;
 
+	if (root_level > mri_cgroup2_top_level(cg))
+		return -EINVAL;
 	for (i = 0; i < nlev; i++) {
 		/* Level i's directory: ancestor nlev - 2 - i for the
 		 * ancestors, the group's own last. */

@@ -112,6 +112,7 @@ static int sim_read_limits(void *priv, struct mr_limits *out)
 	uint64_t own = sim_memcg_get(g, SIM_KNOB_MAX);
 	uint64_t binding = sim_memcg_binding_max(g);
 	const struct sim_memcg *b;
+	uint64_t elow, emin;
 	unsigned levels;
 
 	if (sim_memcg_removed(g))
@@ -138,15 +139,19 @@ static int sim_read_limits(void *priv, struct mr_limits *out)
 	out->own_high_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_HIGH));
 	out->low_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_LOW));
 	out->min_bytes = sim_bytes(sim_memcg_get(g, SIM_KNOB_MIN));
-	/* The model's reclaim protects a group by its own low and min,
-	 * whatever its ancestors' (docs/simulator.md): that is the
-	 * protection it is given. */
-	out->effective_low_bytes = out->low_bytes;
-	out->effective_min_bytes = out->min_bytes;
+	/* Against global reclaim: rooted at the machine's root. */
+	sim_memcg_protection(sim_root(p->sim->m), g, &elow, &emin);
+	out->effective_low_bytes = sim_bytes(elow);
+	out->effective_min_bytes = sim_bytes(emin);
 	out->peak_bytes = sim_bytes(sim_memcg_peak(g));
 	out->swap_usage_bytes = sim_bytes(sim_memcg_swap(g));
 	/* The model has no memory.swap.max. */
 	out->swap_limit_bytes = MR_UNLIMITED;
+	/* Its limit reclaim swaps while the device has room, at the
+	 * model's swappiness (vmscan.c, can_swap()). */
+	out->swap_free_bytes = sim_bytes(sim_machine_swap_free(p->sim->m));
+	out->swappiness = SIM_SWAPPINESS_DEFAULT;
+	out->present |= MR_LIMITS_HAS_SWAP_FREE;
 	return 0;
 }
 
@@ -224,6 +229,33 @@ static int sim_reclaim_op(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	 * against it what the group's tasks charged while it ran. */
 	*asked_bytes = sim_bytes(pages);
 	*freed_bytes = sim_bytes(res.reclaimed);
+	return 0;
+}
+
+/* Effective protection in a reclaim rooted root_level levels above the
+ * group (the model's reclaim computes it so too, vmscan.c). */
+static int sim_read_protection(void *priv, uint32_t root_level,
+			       struct mr_protection *out)
+{
+	struct sim_priv *p = priv;
+	const struct sim_memcg *root = p->g;
+	uint64_t elow, emin;
+	uint32_t level = 0;
+
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
+	while (level != root_level && sim_memcg_parent(root)) {
+		root = sim_memcg_parent(root);
+		level++;
+	}
+	if (level != root_level && root_level != MR_RECLAIM_ROOT_TOP)
+		return -EINVAL;
+	sim_memcg_protection(root, p->g, &elow, &emin);
+	out->root_level = level;
+	out->low_bytes = sim_bytes(sim_memcg_get(p->g, SIM_KNOB_LOW));
+	out->min_bytes = sim_bytes(sim_memcg_get(p->g, SIM_KNOB_MIN));
+	out->effective_low_bytes = sim_bytes(elow);
+	out->effective_min_bytes = sim_bytes(emin);
 	return 0;
 }
 
@@ -390,4 +422,5 @@ const struct mri_backend mri_backend_sim = {
 	.psi_trigger_open = sim_psi_trigger_open,
 	.write_limit = sim_write_limit,
 	.set_swappiness = sim_set_swappiness,
+	.read_protection = sim_read_protection,
 };

@@ -224,6 +224,13 @@ const struct sim_config *sim_machine_config(const struct sim_machine *m)
 	return &m->cfg;
 }
 
+uint64_t sim_machine_swap_free(const struct sim_machine *m)
+{
+	return m->cfg.swap_kind == SIM_SWAP_NONE ||
+	       m->swap_used >= m->cfg.swap_pages ? 0 :
+	       m->cfg.swap_pages - m->swap_used;
+}
+
 const struct sim_costs *sim_machine_costs(const struct sim_machine *m)
 {
 	return &m->costs;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "protection.h"
 
 /* mm/memcontrol.c MAX_RECLAIM_RETRIES (5 before 5.9, 16 since). */
 #define RECLAIM_RETRIES 5
@@ -193,6 +194,45 @@ bool sim_memcg_removed(const struct sim_memcg *g)
 uint64_t sim_memcg_get(const struct sim_memcg *g, int knob)
 {
 	return g->knob[knob];
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+void sim_memcg_protection(const struct sim_memcg *root,
+			  const struct sim_memcg *g, uint64_t *elow,
+			  uint64_t *emin)
+{
+	const struct sim_memcg *p = g->parent, *c;
+	uint64_t pl, pm, sl = 0, sm = 0;
+
+	*elow = *emin = 0;
+	if (g == root || !p)
+		return;
+	if (p == root) {
+		/* The root's children: their own settings. */
+		*elow = g->knob[SIM_KNOB_LOW];
+		*emin = g->knob[SIM_KNOB_MIN];
+		return;
+	}
+	sim_memcg_protection(root, p, &pl, &pm);
+	if (!pl && !pm)
+		return;
+	/* children_low_usage and children_min_usage of the parent
+	 * (propagate_protected_usage()); a removed group's low and min are
+	 * reset as it goes offline (mem_cgroup_css_offline()). */
+	for (c = p->child; c; c = c->sibling) {
+		if (c->removed)
+			continue;
+		sl += min_u64(c->usage, c->knob[SIM_KNOB_LOW]);
+		sm += min_u64(c->usage, c->knob[SIM_KNOB_MIN]);
+	}
+	*elow = mri_effective_protection(g->usage, p->usage,
+					 g->knob[SIM_KNOB_LOW], pl, sl, false);
+	*emin = mri_effective_protection(g->usage, p->usage,
+					 g->knob[SIM_KNOB_MIN], pm, sm, false);
 }
 
 uint64_t sim_memcg_binding_max(const struct sim_memcg *g)

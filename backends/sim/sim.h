@@ -133,6 +133,8 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg);
 void sim_machine_free(struct sim_machine *m);
 
 const struct sim_config *sim_machine_config(const struct sim_machine *m);
+/* Free slots of the swap device (or zswap pool), in pages: 0 without. */
+uint64_t sim_machine_swap_free(const struct sim_machine *m);
 const struct sim_costs *sim_machine_costs(const struct sim_machine *m);
 uint64_t sim_now(const struct sim_machine *m);
 
@@ -306,6 +308,14 @@ struct sim_memcg *sim_memcg_parent(const struct sim_memcg *g);
  * limit is then left as it was, as cgroup v1 does). */
 int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages);
 uint64_t sim_memcg_get(const struct sim_memcg *g, int knob);
+/* The effective low and min of g, in pages, as a reclaim rooted at root
+ * (an ancestor of g, or g) sees them: mm/memcontrol.c,
+ * mem_cgroup_calculate_protection(root, g), without
+ * memory_recursiveprot (lib/protection.c). The root gets none, its
+ * children their own settings. */
+void sim_memcg_protection(const struct sim_memcg *root,
+			  const struct sim_memcg *g, uint64_t *elow,
+			  uint64_t *emin);
 /* The smallest max of g and its ancestors. */
 uint64_t sim_memcg_binding_max(const struct sim_memcg *g);
 /* The group whose max is sim_memcg_binding_max(g): the nearest of g and

@@ -206,11 +206,17 @@ static void shrink_lruvec(struct sim_machine *m, struct sim_memcg *g,
 	}
 }
 
-static bool protected(const struct sim_memcg *c, const struct scan_control *sc)
+/* mem_cgroup_below_min() and mem_cgroup_below_low() of c in a reclaim
+ * rooted at root: its effective protection covers its usage. */
+static bool protected(const struct sim_memcg *root, const struct sim_memcg *c,
+		      const struct scan_control *sc)
 {
-	if (c->usage <= c->knob[SIM_KNOB_MIN])
+	uint64_t elow, emin;
+
+	sim_memcg_protection(root, c, &elow, &emin);
+	if (c->usage <= emin)
 		return true;
-	return !sc->ignore_low && c->usage <= c->knob[SIM_KNOB_LOW];
+	return !sc->ignore_low && c->usage <= elow;
 }
 
 static bool over_soft(const struct sim_memcg *c)
@@ -255,7 +261,7 @@ static uint64_t shrink_subtree(struct sim_machine *m, struct sim_memcg *g,
 			continue;
 		if (soft && !soft_eligible(c, g))
 			continue;
-		if (protected(c, sc)) {
+		if (protected(g, c, sc)) {
 			sc->skipped_low = true;
 			continue;
 		}

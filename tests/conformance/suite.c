@@ -353,6 +353,68 @@ START_TEST(anon_reclaimed_through_swap)
 }
 END_TEST
 
+static char warned[1024];
+
+static void keep_warning(int level, const char *msg, void *userdata)
+{
+	(void)userdata;
+	if (level <= MR_LOG_WARNING)
+		snprintf(warned, sizeof(warned), "%s", msg);
+}
+
+/* 95 MiB of anonymous memory under a 100 MiB limit with a 10 MiB margin:
+ * only swap can bring it below the mark. Where the group may swap
+ * (mem_cgroup_get_nr_swap_pages(), get_scan_count()) the margin worker
+ * reclaims it; where not, it leaves the group alone and says what it
+ * counted as reclaimable. */
+START_TEST(margin_worker_swaps_anon)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_limits l;
+	struct conf_proc *p;
+	mr_group_t *g = new_group(100 * MiB);
+	int i, r;
+
+	warned[0] = '\0';
+	ck_assert_int_eq(mr_ctx_set_log(ctx, keep_warning, NULL,
+					MR_LOG_WARNING), 0);
+	p = T->start_anon(path, 95 * MiB);
+	limits(g, &l);
+	ck_assert(l.present & MR_LIMITS_HAS_SWAP_FREE);
+	ck_assert_int_eq(mr_group_set_margin(g, 10 * MiB, 0, 0), 0);
+	/* Until the worker wants no more rounds (a pass yields after
+	 * 100 ms of the group's clock; the bound ends a runaway). */
+	for (i = 0; i < 1000; i++) {
+		r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+		ck_assert_int_ge(r, 0);
+		if (r == 0)
+			break;
+	}
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st),
+			 0);
+	fprintf(stderr, "%s: 95 MiB anon, swap %" PRIu64 " MiB free, "
+		"swappiness %u: %" PRIu64 " margin calls, %" PRIu64
+		" KiB freed, usage %" PRIu64 " KiB%s%s\n", T->name,
+		l.swap_free_bytes >> 20, l.swappiness, st.calls,
+		st.freed_bytes >> 10, usage(g) >> 10, warned[0] ? "; " : "",
+		warned);
+	if (E->margin_swaps) {
+		ck_assert_uint_gt(l.swap_free_bytes, 0);
+		ck_assert_uint_gt(st.calls, 0);
+		ck_assert_uint_le(usage(g), 90 * MiB + stock_bytes + CLUSTER);
+		ck_assert_ptr_null(strstr(warned, "unreachable"));
+	} else {
+		fprintf(stderr, "%s: the group may not swap: %s\n", T->name,
+			E->swap_reason);
+		ck_assert_uint_eq(st.calls, 0);
+		ck_assert_msg(strstr(warned, "margin unreachable") &&
+			      strstr(warned, "MiB anon (swap "), "%s", warned);
+	}
+	T->stop_anon(p);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
 /* The swappiness argument of reclaim: accepted where the backend has it
  * (then swappiness 0 reclaims page cache only), -EOPNOTSUPP where not. */
 START_TEST(swappiness_probe)
@@ -447,6 +509,7 @@ int main(void)
 	tcase_add_test(tc, events_grow_under_pressure);
 	tcase_add_test(tc, psi_trigger_fires_under_pressure);
 	tcase_add_test(tc, anon_reclaimed_through_swap);
+	tcase_add_test(tc, margin_worker_swaps_anon);
 	tcase_add_test(tc, swappiness_probe);
 	tcase_add_test(tc, removed_group_is_gone);
 	suite_add_tcase(s, tc);

@@ -18,7 +18,8 @@
  *  - v2 memory.high reclaims towards the new high (6.1 ignores
  *    O_NONBLOCK), memory.reclaim reclaims page cache, EAGAIN when it
  *    frees less than asked (memory_reclaim()), EINVAL for a swappiness=
- *    argument (6.1 has none); the fake has no swap;
+ *    argument (6.1 has none); the fake has no swap (its meminfo says
+ *    SwapFree 0);
  *  - v1 cgroup.event_control arms usage thresholds that signal their
  *    eventfd on a crossing either way; v2 memory.events and
  *    memory.pressure are sockets that poll POLLPRI (out-of-band data) when
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "fileops.h"
+#include "swap.h"
 #include "target.h"
 #if CONF_FAKE_V2
 #include "cgroup2.h"
@@ -139,6 +141,7 @@ static struct {
 	char root[PATH_MAX];
 	char state[PATH_MAX];
 	char mountinfo[PATH_MAX];
+	char meminfo[PATH_MAX], swappiness[PATH_MAX];
 	uint64_t now_us;
 	struct fgroup g[MAX_GROUPS];
 	struct {
@@ -813,6 +816,21 @@ static int init(void)
 #if V2
 	mri_cgroup2_mountinfo = fk.mountinfo;
 #endif
+	/* The host the fake kernel runs: no swap; vm.swappiness 60. */
+	snprintf(fk.meminfo, sizeof(fk.meminfo), "%s/meminfo", tmpl);
+	snprintf(fk.swappiness, sizeof(fk.swappiness), "%s/swappiness", tmpl);
+	f = fopen(fk.meminfo, "we");
+	if (!f)
+		return 1;
+	fprintf(f, "SwapTotal:             0 kB\nSwapFree:              0 kB\n");
+	fclose(f);
+	f = fopen(fk.swappiness, "we");
+	if (!f)
+		return 1;
+	fprintf(f, "60\n");
+	fclose(f);
+	mri_swap_meminfo = fk.meminfo;
+	mri_swap_vm_swappiness = fk.swappiness;
 	return 0;
 }
 
@@ -972,7 +990,7 @@ struct conf_target conf_target = {
 		.limits_present = MR_LIMITS_HAS_HIGH |
 				  MR_LIMITS_HAS_PROTECTION |
 				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
-				  MR_LIMITS_HAS_BINDING,
+				  MR_LIMITS_HAS_BINDING | MR_LIMITS_HAS_SWAP_FREE,
 		.anon_reclaim = -EAGAIN,
 		.anon_reason = "the fake kernel has no swap: memory.reclaim "
 			       "frees nothing and answers EAGAIN",
@@ -981,12 +999,15 @@ struct conf_target conf_target = {
 		.pressure = -EOPNOTSUPP,
 		.events_present = 1ULL << MR_EVENT_MAX |
 				  1ULL << MR_EVENT_OOM_KILL,
-		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING,
+		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING |
+				  MR_LIMITS_HAS_SWAP_FREE,
 		.anon_reclaim = -EAGAIN,
-		.anon_reason = "the cgroup1 backend reclaims by lowering the "
-			       "limit by at most half the group's page cache, "
-			       "and the group has none",
+		.anon_reason = "the fake kernel has no swap: the cgroup1 "
+			       "backend's step is at most half of the group's "
+			       "page cache, and the group has none",
 #endif
 		.swappiness = -EOPNOTSUPP,
+		.swap_reason = "the fake kernel has no swap (SwapFree 0 in its "
+			       "meminfo)",
 	},
 };

@@ -42,6 +42,7 @@
 #include "target.h"
 #if !CONF_KERNEL_V2
 #include "mountinfo.h"
+#include "swap.h"
 #endif
 
 #define V2 CONF_KERNEL_V2
@@ -484,12 +485,30 @@ static void fini(void)
 	rmdir(state_dir);
 }
 #else
+/* A decimal file: 0, or -1. */
+static int read_u64_at(const char *file, uint64_t *v)
+{
+	unsigned long long x;
+	FILE *f = fopen(file, "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu", &x);
+	fclose(f);
+	if (n != 1)
+		return -1;
+	*v = x;
+	return 0;
+}
+
 static int init(void)
 {
 	const char *p = getenv("MEMRECLAIM_TEST_PARENT");
 	const char *d = getenv("MEMRECLAIM_TEST_DATA_DIR");
 	static char why[PATH_MAX + 64];
 	struct mri_cgroup_mount m;
+	uint64_t swap_free, swappiness;
 	char probe[PATH_MAX];
 	struct statfs sf;
 
@@ -539,6 +558,14 @@ static int init(void)
 	fmt(probe, sizeof(probe), "%s/memory.memsw.usage_in_bytes", parent);
 	if (access(probe, F_OK) == 0)
 		conf_target.expect.limits_present |= MR_LIMITS_HAS_SWAP;
+	/* Swap on the host, and a swappiness the groups inherit that is
+	 * not 0: a step may then swap anonymous memory out (lib/swap.h). */
+	fmt(probe, sizeof(probe), "%s/memory.swappiness", parent);
+	if (mri_swap_host_free(&swap_free) == 0 && swap_free > 0 &&
+	    read_u64_at(probe, &swappiness) == 0 && swappiness > 0) {
+		conf_target.expect.anon_reclaim = 0;
+		conf_target.expect.margin_swaps = true;
+	}
 	return 0;
 }
 
@@ -578,8 +605,10 @@ struct conf_target conf_target = {
 		.limits_present = MR_LIMITS_HAS_HIGH |
 				  MR_LIMITS_HAS_PROTECTION |
 				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
-				  MR_LIMITS_HAS_BINDING,
+				  MR_LIMITS_HAS_BINDING | MR_LIMITS_HAS_SWAP_FREE,
 		.anon_reclaim = 0,
+		/* 256 MiB of zram swap (init()). */
+		.margin_swaps = true,
 		.charge_stock = true,
 #else
 		.set_high = -EOPNOTSUPP,
@@ -593,13 +622,16 @@ struct conf_target conf_target = {
 #endif
 		.events_present = 1ULL << MR_EVENT_MAX |
 				  1ULL << MR_EVENT_OOM_KILL,
-		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING,
+		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING |
+				  MR_LIMITS_HAS_SWAP_FREE,
+		/* Without swap on the host (init() tells): */
 		.anon_reclaim = -EAGAIN,
-		.anon_reason = "the cgroup1 backend reclaims by lowering the "
-			       "limit by at most half the group's page cache "
-			       "(anonymous memory could leave only through "
-			       "swap, which the lowered limit would have to "
-			       "force), and the group has none",
+		.anon_reason = "the host has no free swap (or the parent's "
+			       "memory.swappiness is 0): the cgroup1 backend's "
+			       "step is at most half of the group's page cache "
+			       "and the group has none",
+		.swap_reason = "the host has no free swap (or the parent's "
+			       "memory.swappiness is 0)",
 		.charge_stock = true,
 #endif
 	},

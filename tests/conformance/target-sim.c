@@ -203,7 +203,8 @@ struct conf_target conf_target = {
 				  1ULL << MR_EVENT_OOM_KILL,
 		.limits_present = MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION |
 				  MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_SWAP |
-				  MR_LIMITS_HAS_BINDING,
+				  MR_LIMITS_HAS_BINDING | MR_LIMITS_HAS_SWAP_FREE,
 		.anon_reclaim = 0,
+		.margin_swaps = true,
 	},
 };

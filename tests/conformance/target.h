@@ -46,6 +46,11 @@ struct conf_expect {
 	 * where it goes to swap, else the error, and anon_reason why. */
 	int anon_reclaim;
 	const char *anon_reason;
+	/* A group of anonymous memory above its margin may swap (swap
+	 * free, swappiness not 0): the margin worker reclaims it. Else it
+	 * leaves the group alone, with a warning, for swap_reason. */
+	bool margin_swaps;
+	const char *swap_reason;
 	/* The kernel's per-CPU charge stock (MEMCG_CHARGE_BATCH, 64 pages
 	 * per CPU), which any reclaim may drain: a fall in usage may differ
 	 * from the bytes reported freed by that much. False where usage is

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Swap as reclaim sees it (lib/swap.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "fileops.h"
+#include "swap.h"
+
+const char *mri_swap_meminfo = "/proc/meminfo";
+const char *mri_swap_vm_swappiness = "/proc/sys/vm/swappiness";
+
+/* Reads a small /proc file whole into buf. */
+static int read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = mri_fops->open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	n = mri_read_fd(fd, buf, len);
+	mri_fops->close(fd);
+	return n < 0 ? (int)n : 0;
+}
+
+int mri_swap_host_free(uint64_t *bytes)
+{
+	/* /proc/meminfo is about 1.5 KiB (fs/proc/meminfo.c). */
+	char buf[8192], *p, *end;
+	uint64_t kib;
+	int r;
+
+	r = read_file(mri_swap_meminfo, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	/* "SwapFree:       123456 kB" */
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "SwapFree:", 9))
+			continue;
+		p += 9;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = strchr(p, ' ');
+		if (!end || strncmp(end, " kB", 3))
+			return -EIO;
+		*end = '\0';
+		if (mri_parse_u64(p, &kib) < 0 || kib > UINT64_MAX / 1024)
+			return -EIO;
+		*bytes = kib * 1024;
+		return 0;
+	}
+	return -EIO;
+}
+
+int mri_swap_vm(uint32_t *swappiness)
+{
+	char buf[32];
+	uint64_t v;
+	int r;
+
+	r = read_file(mri_swap_vm_swappiness, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (mri_parse_u64(buf, &v) < 0 || v > 200)
+		return -EIO;
+	*swappiness = (uint32_t)v;
+	return 0;
+}
+
+bool mri_swap_swappiness_zero(const struct mr_limits *l,
+			      int reclaim_swappiness)
+{
+	return reclaim_swappiness < 0 ? l->swappiness == 0 :
+	       reclaim_swappiness == 0;
+}
+
+uint64_t mri_swap_anon_reclaimable(const struct mr_limits *l,
+				   const struct mr_memstat *m,
+				   int reclaim_swappiness)
+{
+	const uint64_t lru = (1ULL << MR_MEMSTAT_INACTIVE_ANON) |
+			     (1ULL << MR_MEMSTAT_ACTIVE_ANON);
+	uint64_t anon;
+
+	if (!(l->present & MR_LIMITS_HAS_SWAP_FREE) ||
+	    mri_swap_swappiness_zero(l, reclaim_swappiness))
+		return 0;
+	if ((m->present & lru) == lru)
+		anon = m->inactive_anon_bytes + m->active_anon_bytes;
+	else if (m->present & (1ULL << MR_MEMSTAT_ANON))
+		anon = m->anon_bytes;
+	else
+		return 0;
+	return anon < l->swap_free_bytes ? anon : l->swap_free_bytes;
+}
