@@ -22,6 +22,7 @@
 
 #include "cgroup2.h"
 #include "fileops.h"
+#include "fds.h"
 #include "protection.h"
 
 struct prot {
@@ -91,14 +92,14 @@ static int siblings_protected(struct mri_cgroup2 *cg, int parent_fd,
 	int fd, r = 0;
 
 	*low = *min = 0;
-	fd = mri_fops->openat(parent_fd, ".", O_RDONLY | O_DIRECTORY |
+	fd = mri_openat(parent_fd, ".", O_RDONLY | O_DIRECTORY |
 			      O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup2_gone(fd);
 	d = fdopendir(fd);
 	if (!d) {
 		r = -errno;
-		mri_fops->close(fd);
+		mri_close(fd);
 		return r;
 	}
 	while ((errno = 0, de = readdir(d))) {
@@ -122,7 +123,7 @@ static int siblings_protected(struct mri_cgroup2 *cg, int parent_fd,
 	}
 	if (r == 0 && errno)
 		r = -errno;
-	closedir(d);
+	mri_closedir(d);
 	return r;
 }
 
@@ -145,7 +146,7 @@ int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
 			if (fd < 0)
 				return fd;
 			r = read_prot(cg, fd, ".", &cur);
-			mri_fops->close(fd);
+			mri_close(fd);
 			if (r < 0)
 				return r;
 		} else {
@@ -165,7 +166,7 @@ int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg, uint64_t usage,
 			if (fd < 0)
 				return fd;
 			r = siblings_protected(cg, fd, &sl, &sm);
-			mri_fops->close(fd);
+			mri_close(fd);
 			if (r < 0)
 				return r;
 			el = mri_effective_protection(cur.usage, parent.usage,
