@@ -302,12 +302,13 @@ static void say_holder(char *out, size_t len, size_t *used, long pid,
 			     "process (pid %ld)", *used ? "; " : "", mode,
 			     shared ? "a reader" : "a step", pid);
 	else if (pid == (long)getpid())
-		w = snprintf(out + *used, len - *used, "%s%s by a lock pid "
-			     "%ld (this process) took on an fd it has closed "
-			     "since: a copy of that fd in another process (a "
-			     "child of fork() that runs no fork handler, or a "
-			     "process the fd was passed to) holds it", *used ?
-			     "; " : "", mode, pid);
+		w = snprintf(out + *used, len - *used, "%s%s by a lock "
+			     "that pid %ld (this process) took, on no fd of "
+			     "the library's: an fd of the program's own, or a "
+			     "copy of a closed fd in another process (a child "
+			     "of clone() that ran no fork handler, or a process "
+			     "the fd was passed to)", *used ? "; " : "", mode,
+			     pid);
 	else if (pid <= 0)
 		w = snprintf(out + *used, len - *used, "%s%s by a process "
 			     "outside this pid namespace", *used ? "; " : "",
