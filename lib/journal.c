@@ -315,12 +315,14 @@ static void say_holder(char *out, size_t len, size_t *used, long pid,
 			     mode);
 	else {
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		mri_fd_begin();
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = mri_fd_end(fd < 0 ? -errno : fd);
 		if (fd >= 0) {
 			n = read(fd, comm, sizeof(comm) - 1);
 			comm[n > 0 ? n : 0] = '\0';
 			comm[strcspn(comm, "\n")] = '\0';
-			close(fd);
+			mri_fd_close(fd);
 		}
 		w = snprintf(out + *used, len - *used, "%s%s by another "
 			     "process, pid %ld%s%s%s", *used ? "; " : "", mode,
