@@ -212,8 +212,8 @@ int mri_group_destroy(struct mr_group *g)
 	if (mri_ctx_check_fork(g->ctx) == 0)
 		mri_group_unpoll(g);
 	mri_ctx_unlink_group(g->ctx, g);
-	/* In a child after fork() the cgroup is the parent's business: close
-	 * the fds (the fork handler did already) and free the memory. */
+	/* In a child after fork() the cgroup is the parent's business: the
+	 * fork handler closed the fds; drop their numbers, free the memory. */
 	if (mri_ctx_check_fork(g->ctx) < 0) {
 		g->be->forget(g->priv);
 		mri_children_close(g, true);
