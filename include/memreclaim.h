@@ -11,8 +11,9 @@
  *    gone, -EOPNOTSUPP the backend cannot do this, -ENODEV no usable backend,
  *    -EAGAIN a reclaim that freed nothing, -ECHILD a handle used in a child
  *    after fork(), -ERANGE a margin that does not fit below the limit,
- *    -EBUSY another manager holds the group (its margin, or a reclaim step
- *    for longer than the wait) or the context's worker is busy (its thread
+ *    -EBUSY a lock of the group is held (another handle keeps its margin,
+ *    or a reclaim step or a reader, of this process or another, held it
+ *    for longer than the wait; the log names the holder) or the context's worker is busy (its thread
  *    runs, or a dispatch does), -EALREADY / -ESRCH the worker already runs /
  *    does not run, -EEXIST a group that already exists. mr_strerror()
  *    describes each.

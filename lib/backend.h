@@ -142,9 +142,13 @@ struct mri_backend {
 	 * every process: -EBUSY when another holds it. Released at close. */
 	int (*claim_keeper)(void *priv, bool claim);
 
-	/* Mandatory. In a child after fork(): closes every fd of priv and
-	 * frees nothing else, touching no file or lock (the parent's step,
-	 * if one is running, keeps its locks). Idempotent. */
+	/* Mandatory. In a child after fork(), whose handler has closed
+	 * every fd the library tracks (lib/fds.h; a backend opens every fd
+	 * through mri_open(), mri_openat() or mri_fd_begin()/_end()):
+	 * drops priv's fd numbers without closing them (an fd it made
+	 * untracked, as the simulator's library does its eventfd, it
+	 * closes), may free priv's memory, touches no file or lock (the parent's step, if one is
+	 * running, keeps its locks). Idempotent. */
 	void (*forget)(void *priv);
 
 	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: the event

@@ -50,6 +50,7 @@
 
 #include "cgcreate.h"
 #include "cgtree2.h"
+#include "fds.h"
 #include "group.h"
 #include "hybrid.h"
 #include "log.h"
@@ -442,7 +443,7 @@ static int cg_current_memory_name(pid_t pid, const struct cg_target *t,
 	FILE *f;
 
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	f = fopen(file, "re");
+	f = mri_fopen(file);
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
@@ -465,7 +466,7 @@ static int cg_current_memory_name(pid_t pid, const struct cg_target *t,
 				    (int)len ? 0 : -EIO;
 		break;
 	}
-	fclose(f);
+	mri_fclose(f);
 	return r;
 }
 
@@ -550,29 +551,32 @@ static int cg_check_empty(const char *path)
 	DIR *dir;
 	int dfd, fd, r = 0;
 
+	mri_fd_begin();
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = mri_fd_end(dfd < 0 ? -errno : dfd);
 	if (dfd < 0)
-		return -errno;
+		return dfd;
+	mri_fd_begin();
 	fd = openat(dfd, "tasks", O_RDONLY | O_CLOEXEC);
+	fd = mri_fd_end(fd < 0 ? -errno : fd);
 	if (fd < 0) {
-		r = errno == ENOENT ? -ENODEV : -errno;
-		close(dfd);
-		return r;
+		mri_fd_close(dfd);
+		return fd == -ENOENT ? -ENODEV : fd;
 	}
 	n = read(fd, buf, sizeof(buf));
 	if (n < 0)
 		r = -errno;
 	else if (n > 0)
 		r = -EBUSY;
-	close(fd);
+	mri_fd_close(fd);
 	if (r < 0) {
-		close(dfd);
+		mri_fd_close(dfd);
 		return r;
 	}
 	dir = fdopendir(dfd);
 	if (!dir) {
 		r = -errno;
-		close(dfd);
+		mri_fd_close(dfd);
 		return r;
 	}
 	while ((de = readdir(dir))) {
@@ -589,7 +593,7 @@ static int cg_check_empty(const char *path)
 			break;
 		}
 	}
-	closedir(dir);
+	mri_closedir(dir);
 	return r;
 }
 

@@ -38,11 +38,11 @@ static int read_file(const char *dir, const char *name, char *buf,
 	r = join(path, dir, name);
 	if (r < 0)
 		return r;
-	fd = mri_fops->open(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	n = mri_read_fd(fd, buf, len);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -56,11 +56,11 @@ static int write_file(const char *dir, const char *name, const char *s,
 	r = join(path, dir, name);
 	if (r < 0)
 		return r;
-	fd = mri_fops->open(path, O_WRONLY | O_CLOEXEC | extra_flags, 0);
+	fd = mri_open(path, O_WRONLY | O_CLOEXEC | extra_flags, 0);
 	if (fd < 0)
 		return fd;
 	r = mri_write_fd(fd, s);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -192,9 +192,9 @@ int mri_cg2_create(struct mri_logger *log, const char *path,
 	int fd, r;
 
 	parent_of(path, parent);
-	fd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = mri_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd >= 0) {
-		mri_fops->close(fd);
+		mri_close(fd);
 		return -EEXIST;
 	}
 	if (fd != -ENOENT)

@@ -13,6 +13,7 @@
 
 #include "childreclaim.h"
 #include "control.h"
+#include "fds.h"
 #include "group.h"
 #include "log.h"
 
@@ -50,11 +51,9 @@ static int add_child(struct mr_group *g, const char *name,
 		return -ENOMEM;
 	}
 	*v = nv;
-	mri_fork_hold();
 	r = g->be->open(c.priv, path, &env);
 	if (r == 0)
 		(*v)[(*n)++] = c;
-	mri_fork_release();
 	if (r < 0) {
 		mri_log(&g->ctx->log, MR_LOG_DEBUG, "%s: child %s: %s",
 			g->path, path, mr_strerror(r));
@@ -72,7 +71,7 @@ static void scan(struct mr_group *g)
 	DIR *dir;
 
 	g->children.scanned = true;
-	dir = opendir(g->path);
+	dir = mri_opendir(g->path);
 	if (!dir)
 		return;
 	while ((de = readdir(dir))) {
@@ -82,7 +81,7 @@ static void scan(struct mr_group *g)
 		if (add_child(g, de->d_name, &v, &n) < 0)
 			break;
 	}
-	closedir(dir);
+	mri_closedir(dir);
 	g->children.v = v;
 	g->children.n = n;
 	mri_log(&g->ctx->log, MR_LOG_NOTICE, "%s: reclaim refused; %zu child "

@@ -23,36 +23,20 @@
 static atomic_ulong mri_fork_gen;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-/* Held for reading while a group's backend fds are opened or closed and
- * the group is not (or no longer) on its context's list; held for writing
- * across fork(), so that the child's handler sees every group that has
- * fds. Writers first: opens cannot starve a fork. */
-static pthread_rwlock_t fork_lock =
-	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-
 /* Every context of the process, for the fork handlers. Lock order:
- * fork_lock, all_lock, then each ctx->lock. */
+ * the fork lock (fds.h), all_lock, then each ctx->lock. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mr_ctx *all_ctx;
 
-void mri_fork_hold(void)
-{
-	pthread_rwlock_rdlock(&fork_lock);
-}
-
-void mri_fork_release(void)
-{
-	pthread_rwlock_unlock(&fork_lock);
-}
-
-/* Before fork(): no group is being opened or closed, and no list changes,
- * while the child's copy is taken; liburcu-bp's own state is made safe to
- * copy (urcu-bp asks programs that fork without exec to call its hooks). */
+/* Before fork(): no fd of the library is being opened or closed, and no
+ * list changes, while the child's copy is taken; liburcu-bp's own state
+ * is made safe to copy (urcu-bp asks programs that fork without exec to
+ * call its hooks). */
 static void on_fork_prepare(void)
 {
 	struct mr_ctx *c;
 
-	pthread_rwlock_wrlock(&fork_lock);
+	mri_fds_prepare();
 	pthread_mutex_lock(&all_lock);
 	for (c = all_ctx; c; c = c->next_ctx)
 		pthread_mutex_lock(&c->lock);
@@ -67,13 +51,15 @@ static void on_fork_parent(void)
 	for (c = all_ctx; c; c = c->next_ctx)
 		pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&all_lock);
-	pthread_rwlock_unlock(&fork_lock);
+	mri_fds_parent();
 }
 
 /* In the child: the cgroups are the parent's business. Close every fd the
- * library holds (a copy of a lock's open file description would hold the
- * parent's step lock and the keeper's lock for as long as the child
- * lives), touch nothing, and make old handles answer -ECHILD. A child of
+ * library holds, kept or opened for one read by any thread (a copy of a
+ * lock's open file description would hold the parent's step lock, a
+ * reader's shared lock or the keeper's lock for as long as the child
+ * lives), unlock nothing, touch nothing, and make old handles answer
+ * -ECHILD; their backends drop the numbers of the closed fds. A child of
  * clone() without fork() runs no handler: do not use handles there. */
 static void on_fork_child(void)
 {
@@ -82,22 +68,16 @@ static void on_fork_child(void)
 
 	urcu_bp_after_fork_child();
 	atomic_fetch_add(&mri_fork_gen, 1);
+	mri_fds_child();
 	for (c = all_ctx; c; c = c->next_ctx) {
 		cds_list_for_each_entry(g, &c->groups, link) {
 			g->be->forget(g->priv);
 			mri_children_forget(g);
 		}
-		close(c->epfd);
-		close(c->wakefd);
-		close(c->tickfd);
 		c->epfd = c->wakefd = c->tickfd = -1;
 		pthread_mutex_unlock(&c->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
-	/* Not unlocked: glibc would take the child's thread, whose id is not
-	 * the parent's writer's, for a reader. Made new instead. */
-	fork_lock = (pthread_rwlock_t)
-		PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 }
 
 static void install_fork_handler(void)
@@ -185,20 +165,28 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	ctx->fork_gen = atomic_load(&mri_fork_gen);
 	ctx->next_id = MRI_WAKE_ID + 1;
 	ctx->sched = MR_SCHED_NICE;
-	ctx->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ctx->tickfd = timerfd_create(CLOCK_MONOTONIC,
-				     TFD_NONBLOCK | TFD_CLOEXEC);
-	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (ctx->wakefd < 0 || ctx->tickfd < 0 || ctx->epfd < 0 ||
-	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0 ||
-	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->tickfd, &tick) < 0) {
+	mri_fd_begin();
+	r = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ctx->wakefd = mri_fd_end(r < 0 ? -errno : r);
+	mri_fd_begin();
+	r = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ctx->tickfd = mri_fd_end(r < 0 ? -errno : r);
+	mri_fd_begin();
+	r = epoll_create1(EPOLL_CLOEXEC);
+	ctx->epfd = mri_fd_end(r < 0 ? -errno : r);
+	r = ctx->wakefd < 0 ? ctx->wakefd : ctx->tickfd < 0 ? ctx->tickfd :
+	    ctx->epfd;
+	if (r >= 0 &&
+	    (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev) < 0 ||
+	     epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->tickfd, &tick) < 0))
 		r = -errno;
+	if (r < 0) {
 		if (ctx->wakefd >= 0)
-			close(ctx->wakefd);
+			mri_fd_close(ctx->wakefd);
 		if (ctx->tickfd >= 0)
-			close(ctx->tickfd);
+			mri_fd_close(ctx->tickfd);
 		if (ctx->epfd >= 0)
-			close(ctx->epfd);
+			mri_fd_close(ctx->epfd);
 		mri_hybrid_destroy(&ctx->hybrid);
 		pthread_mutex_destroy(&ctx->worker_lock);
 		pthread_cond_destroy(&ctx->unref);
@@ -226,16 +214,13 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 	if (mri_ctx_check_fork(ctx) == 0)
 		mr_ctx_worker_stop(ctx);
 	for (;;) {
-		mri_fork_hold();
 		pthread_mutex_lock(&ctx->lock);
 		g = cds_list_empty(&ctx->groups) ? NULL :
 		    cds_list_first_entry(&ctx->groups, struct mr_group, link);
 		pthread_mutex_unlock(&ctx->lock);
-		if (g)
-			mri_group_destroy(g);
-		mri_fork_release();
 		if (!g)
 			break;
+		mri_group_destroy(g);
 	}
 	pthread_mutex_lock(&all_lock);
 	for (pp = &all_ctx; *pp; pp = &(*pp)->next_ctx) {
@@ -246,11 +231,11 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 	}
 	pthread_mutex_unlock(&all_lock);
 	if (ctx->epfd >= 0)
-		close(ctx->epfd);
+		mri_fd_close(ctx->epfd);
 	if (ctx->wakefd >= 0)
-		close(ctx->wakefd);
+		mri_fd_close(ctx->wakefd);
 	if (ctx->tickfd >= 0)
-		close(ctx->tickfd);
+		mri_fd_close(ctx->tickfd);
 	mri_hybrid_destroy(&ctx->hybrid);
 	pthread_mutex_destroy(&ctx->worker_lock);
 	pthread_cond_destroy(&ctx->unref);

@@ -37,7 +37,9 @@ MR_EXPORT const char *mr_strerror(int err)
 	case EINVAL:
 		return "invalid argument";
 	case EBUSY:
-		return "the group is busy: another manager holds it, or it "
+		return "the group is busy: a lock of it is held (by a reclaim "
+		       "step, a reader or the keeper of its margin, in this "
+		       "process or another; the log names the holder), or it "
 		       "holds processes or groups that stand in the way";
 	case ERANGE:
 		return "the margin does not fit below the limit";

@@ -10,6 +10,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "fds.h"
 #include "fileops.h"
 
 static int real_open(const char *path, int flags, mode_t mode)
@@ -79,6 +80,28 @@ const struct mri_file_ops *mri_file_ops_set(const struct mri_file_ops *ops)
 
 	mri_fops = ops ? ops : &mri_file_ops_real;
 	return old;
+}
+
+int mri_open(const char *path, int flags, mode_t mode)
+{
+	mri_fd_begin();
+	return mri_fd_end(mri_fops->open(path, flags, mode));
+}
+
+int mri_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	mri_fd_begin();
+	return mri_fd_end(mri_fops->openat(dirfd, path, flags, mode));
+}
+
+int mri_close(int fd)
+{
+	int r;
+
+	mri_fd_close_begin(fd);
+	r = mri_fops->close(fd);
+	mri_fd_close_end();
+	return r;
 }
 
 ssize_t mri_read_fd(int fd, char *buf, size_t len)

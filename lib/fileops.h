@@ -36,6 +36,17 @@ struct mri_file_ops {
 extern const struct mri_file_ops *mri_fops;
 extern const struct mri_file_ops mri_file_ops_real;
 
+/* The calls the library makes: the table's open, openat and close, with
+ * the fd tracked from the open to the close (lib/fds.h: a child of fork()
+ * closes every tracked fd, and a close unlocks a flock of the library
+ * first). Every file under a cgroup mount is opened and closed through
+ * these, never through the table's members directly. Return as the
+ * table does; mri_open() and mri_openat() may also fail with -EMFILE or
+ * -ENOMEM (the fd could not be tracked: it is closed). MT-safe. */
+int mri_open(const char *path, int flags, mode_t mode);
+int mri_openat(int dirfd, const char *path, int flags, mode_t mode);
+int mri_close(int fd);
+
 /* Test hook: replaces the table, returns the previous one. Not MT-safe:
  * call it before opening groups. */
 const struct mri_file_ops *mri_file_ops_set(const struct mri_file_ops *ops);

@@ -170,13 +170,11 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	env.events.fn = group_event_fd;
 	env.events.tick = group_tick;
 	env.events.arg = g;
-	/* Not on the list yet: a fork() now would give the child copies of
-	 * fds its handler cannot see. */
-	mri_fork_hold();
+	/* Not on the list yet: a fork() now gives the child copies of fds
+	 * that its handler closes all the same (they are tracked, fds.h). */
 	r = be->open(g->priv, g->path, &env);
 	if (r < 0) {
 		mri_ctx_tick(ctx, g, false);
-		mri_fork_release();
 		mri_log(&ctx->log, MR_LOG_DEBUG, "%s: open (%s): %s", g->path,
 			be->name, mr_strerror(r));
 		group_free(g);
@@ -199,11 +197,9 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	if (r < 0) {
 		be->close(g->priv);
 		mri_ctx_tick(ctx, g, false);
-		mri_fork_release();
 		group_free(g);
 		return r;
 	}
-	mri_fork_release();
 	mri_ctx_wake_group(ctx, g); /* a running worker serves it at once */
 	*ret = g;
 	return 0;
@@ -217,8 +213,8 @@ int mri_group_destroy(struct mr_group *g)
 	if (mri_ctx_check_fork(g->ctx) == 0)
 		mri_group_unpoll(g);
 	mri_ctx_unlink_group(g->ctx, g);
-	/* In a child after fork() the cgroup is the parent's business: close
-	 * the fds (the fork handler did already) and free the memory. */
+	/* In a child after fork() the cgroup is the parent's business: the
+	 * fork handler closed the fds; drop their numbers, free the memory. */
 	if (mri_ctx_check_fork(g->ctx) < 0) {
 		g->be->forget(g->priv);
 		mri_children_close(g, true);
@@ -239,14 +235,9 @@ int mri_group_destroy(struct mr_group *g)
 
 MR_EXPORT int mr_group_close(mr_group_t *g)
 {
-	int r;
-
 	if (!g)
 		return 0;
-	mri_fork_hold();
-	r = mri_group_destroy(g);
-	mri_fork_release();
-	return r;
+	return mri_group_destroy(g);
 }
 
 MR_EXPORT const char *mr_group_path(const mr_group_t *g)

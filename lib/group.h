@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "charge.h"
 #include "childreclaim.h"
+#include "fds.h"
 #include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
@@ -202,15 +203,8 @@ uint64_t mri_ctx_new_id(mr_ctx_t *ctx);
 void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g);
 
 /* Takes g off its context's list and registry and waits until nobody
- * holds a reference. Call with mri_fork_hold() held, until the backend is
- * closed. */
+ * holds a reference. */
 void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g);
-
-/* Read side of the lock that fork() takes for writing (lib/context.c):
- * held while a group's backend is being opened or closed off its
- * context's list, so the fork handler sees every group that holds fds. */
-void mri_fork_hold(void);
-void mri_fork_release(void);
 
 /* Policy access for readers: copies the current policy under RCU. */
 void mri_group_policy(struct mr_group *g, struct mri_policy *out);
@@ -285,8 +279,8 @@ int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on);
  * their number: 0 or -ENOMEM. */
 int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
-/* Takes the group off its ctx's list, closes and frees it. Call with
- * mri_fork_hold() held and no ctx->lock. */
+/* Takes the group off its ctx's list, closes and frees it. Call without
+ * ctx->lock. */
 int mri_group_destroy(struct mr_group *g);
 
 #endif /* MR_GROUP_H */

@@ -85,14 +85,14 @@ static int find_mounts(struct mri_hybrid_psi *h, const char *mountinfo,
 		return r == -ENODEV ? r : -EIO;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", v2.mount_point);
-	fd = mri_fops->open(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0) {
 		mri_log(log, MR_LOG_ERR, "hybrid PSI: %s: %s", path,
 			mr_strerror(fd));
 		return -EIO;
 	}
 	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (n < 0) {
 		mri_log(log, MR_LOG_ERR, "hybrid PSI: reading %s: %s", path,
 			mr_strerror((int)n));
@@ -155,13 +155,13 @@ int mri_hybrid_twin_path(const struct mri_hybrid_psi *h, const char *path,
 
 int mri_hybrid_twin_exists(const char *twin)
 {
-	int fd = mri_fops->open(twin, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	int fd = mri_open(twin, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fd;
-	mri_fops->close(fd);
+	mri_close(fd);
 	return 1;
 }
 
@@ -235,11 +235,11 @@ int mri_hybrid_twin_attach(const char *twin, pid_t pid)
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
 	snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	fd = mri_fops->open(path, O_WRONLY | O_CLOEXEC, 0);
+	fd = mri_open(path, O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	r = mri_write_fd(fd, buf);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fds.h"
 #include "fileops.h"
 #include "journal.h"
 
@@ -52,17 +54,19 @@ static int open_file(struct mri_journal *j, const char *name)
 {
 	int fd, r;
 
+	mri_fd_begin();
 	fd = openat(j->dir_fd, name,
 		    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = mri_fd_end(fd < 0 ? -errno : fd);
 	if (fd < 0) {
-		r = -errno;
+		r = fd;
 		mri_log(j->log, MR_LOG_ERR, "journal: cannot open %s/%s: %s",
 			j->dir, name, strerror(-r));
 		return r;
 	}
 	r = check_owned_file(j, fd, name);
 	if (r < 0) {
-		close(fd);
+		mri_fd_close(fd);
 		return r;
 	}
 	return fd;
@@ -80,9 +84,11 @@ static int open_dir(struct mri_journal *j, const char *state_dir)
 			state_dir, strerror(-r));
 		return r;
 	}
+	mri_fd_begin();
 	fd = open(state_dir, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = mri_fd_end(fd < 0 ? -errno : fd);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		goto fail;
@@ -99,15 +105,15 @@ static int open_dir(struct mri_journal *j, const char *state_dir)
 		"journal: state directory %s is a symlink, not a directory, "
 		"not ours or writable by others: refused", state_dir);
 fail:
-	close(fd);
+	mri_fd_close(fd);
 	return r;
 }
 
 /* A cgroup directory (the group's or an ancestor's), through mri_fops
- * like every file under a cgroup mount; closed with mri_fops->close(). */
+ * like every file under a cgroup mount; closed with mri_close(). */
 static int open_dir_fd(struct mri_journal *j, const char *path)
 {
-	int fd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	int fd = mri_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 
 	if (fd < 0)
 		mri_log(j->log, MR_LOG_ERR, "journal: cannot open %s: %s",
@@ -131,7 +137,7 @@ static int open_group_dir(struct mri_journal *j)
 	int fd, r;
 
 	/* Not logged when gone: the caller's -ENOENT says it. */
-	fd = mri_fops->open(j->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = mri_open(j->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd == -ENOENT || fd == -ENODEV)
 		return -ENOENT;
 	if (fd < 0) {
@@ -141,7 +147,7 @@ static int open_group_dir(struct mri_journal *j)
 	}
 	r = mri_journal_check_dir(j, fd);
 	if (r < 0) {
-		mri_fops->close(fd);
+		mri_close(fd);
 		return r;
 	}
 	return fd;
@@ -150,7 +156,7 @@ static int open_group_dir(struct mri_journal *j)
 static void close_reads(struct mri_journal_reads *rd)
 {
 	while (rd->n > 0)
-		mri_fops->close(rd->fds[--rd->n]);
+		mri_close(rd->fds[--rd->n]);
 }
 
 /* The group's directory and its ancestors up to root included (the root
@@ -194,11 +200,13 @@ static int open_reads(struct mri_journal *j, struct mri_journal_reads *rd)
 static void close_step_fds(struct mri_journal *j)
 {
 	if (j->fd >= 0)
-		close(j->fd);
+		mri_fd_close(j->fd);
+	/* Unlocked before it is closed (mri_close()): a copy of the fd in
+	 * a child that has not closed it yet holds nothing. */
 	if (j->step_fd >= 0)
-		mri_fops->close(j->step_fd);
+		mri_close(j->step_fd);
 	if (j->dir_fd >= 0)
-		close(j->dir_fd);
+		mri_fd_close(j->dir_fd);
 	j->fd = j->step_fd = j->dir_fd = -1;
 }
 
@@ -226,12 +234,12 @@ int mri_journal_open(struct mri_journal *j, const char *state_dir,
 	r = open_dir(j, state_dir);
 	if (r < 0)
 		return r;
-	close(r);
+	mri_fd_close(r);
 	fd = open_dir_fd(j, group_path);
 	if (fd < 0)
 		return fd;
 	r = fstat(fd, &st) < 0 ? -errno : 0;
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (r < 0)
 		return r;
 	j->dev = (uint64_t)st.st_dev;
@@ -264,12 +272,12 @@ static int take_flock(int fd, int op, unsigned int wait_ms)
 {
 	uint64_t start = now_ms();
 	unsigned int wait = 1;
+	int r;
 
 	for (;;) {
-		if (flock(fd, op | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -errno;
+		r = mri_flock(fd, op | LOCK_NB);
+		if (r != -EWOULDBLOCK && r != -EINTR)
+			return r;
 		if (now_ms() - start >= wait_ms)
 			return -EBUSY;
 		sleep_ms(wait);
@@ -278,8 +286,91 @@ static int take_flock(int fd, int op, unsigned int wait_ms)
 	}
 }
 
+/* One holder of a flock, in words, appended to out at *used. */
+static void say_holder(char *out, size_t len, size_t *used, long pid,
+		       bool shared, unsigned ours)
+{
+	char comm[64] = "", path[32];
+	const char *mode = shared ? "shared" : "exclusive";
+	ssize_t n;
+	int fd, w;
+
+	if (*used >= len)
+		return;
+	if (pid == (long)getpid() && ours)
+		w = snprintf(out + *used, len - *used, "%s%s by %s of this "
+			     "process (pid %ld)", *used ? "; " : "", mode,
+			     shared ? "a reader" : "a step", pid);
+	else if (pid == (long)getpid())
+		w = snprintf(out + *used, len - *used, "%s%s by a lock "
+			     "that pid %ld (this process) took, on no fd of "
+			     "the library's: an fd of the program's own, or a "
+			     "copy of a closed fd in another process (a child "
+			     "of clone() that ran no fork handler, or a process "
+			     "the fd was passed to)", *used ? "; " : "", mode,
+			     pid);
+	else if (pid <= 0)
+		w = snprintf(out + *used, len - *used, "%s%s by a process "
+			     "outside this pid namespace", *used ? "; " : "",
+			     mode);
+	else {
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		mri_fd_begin();
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = mri_fd_end(fd < 0 ? -errno : fd);
+		if (fd >= 0) {
+			n = read(fd, comm, sizeof(comm) - 1);
+			comm[n > 0 ? n : 0] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			mri_fd_close(fd);
+		}
+		w = snprintf(out + *used, len - *used, "%s%s by another "
+			     "process, pid %ld%s%s%s", *used ? "; " : "", mode,
+			     pid, *comm ? " (" : "", comm, *comm ? ")" : "");
+	}
+	if (w > 0)
+		*used += (size_t)w;
+}
+
+/* Who holds flocks on the file of fd, in words, into out: from
+ * /proc/locks (fs/locks.c, lock_get_status(): "1: FLOCK  ADVISORY  WRITE
+ * 1234 00:20:5678 0 EOF", the device's major and minor in hex, the pid
+ * of the process that took the lock; a blocked waiter's line has "->"),
+ * and this process's own fds locking it (lib/fds.h). */
+static void describe_holders(int fd, char *out, size_t len)
+{
+	unsigned maj, min, ours;
+	unsigned long long ino;
+	char line[256], type[16], mode[16];
+	size_t used = 0;
+	struct stat st;
+	long pid;
+	FILE *f;
+
+	snprintf(out, len, "no holder listed in /proc/locks (released "
+		 "since)");
+	if (fstat(fd, &st) < 0)
+		return;
+	ours = mri_fds_locking((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	f = mri_fopen("/proc/locks");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%llu", type,
+			   mode, &pid, &maj, &min, &ino) != 6 ||
+		    strcmp(type, "FLOCK") != 0 ||
+		    makedev(maj, min) != st.st_dev || ino != st.st_ino)
+			continue;
+		say_holder(out, len, &used, pid, strcmp(mode, "READ") == 0,
+			   ours);
+	}
+	mri_fclose(f);
+}
+
 int mri_journal_lock(struct mri_journal *j)
 {
+	char why[512];
 	int r;
 
 	/* Kept from the last step of a run (mri_journal_unlock_keep()). */
@@ -290,6 +381,12 @@ int mri_journal_lock(struct mri_journal *j)
 		j->step_fd = r;
 	}
 	r = take_flock(j->step_fd, LOCK_EX, MRI_JOURNAL_LOCK_WAIT_MS);
+	if (r == -EBUSY) {
+		describe_holders(j->step_fd, why, sizeof(why));
+		mri_log(j->log, MR_LOG_WARNING, "%s: reclaim lock not had in "
+			"%d ms: held %s", j->path, MRI_JOURNAL_LOCK_WAIT_MS,
+			why);
+	}
 	if (r < 0)
 		goto fail;
 	if (j->dir_fd < 0) {
@@ -331,9 +428,9 @@ void mri_journal_unlock(struct mri_journal *j)
 void mri_journal_unlock_keep(struct mri_journal *j)
 {
 	drop_if_empty(j);
-	close(j->fd);
+	mri_fd_close(j->fd);
 	j->fd = -1;
-	flock(j->step_fd, LOCK_UN);
+	mri_flock(j->step_fd, LOCK_UN);
 }
 
 void mri_journal_rest(struct mri_journal *j)
@@ -479,9 +576,10 @@ int mri_journal_clear(struct mri_journal *j)
 int mri_journal_reads_begin(struct mri_journal *j,
 			    struct mri_journal_reads *rd)
 {
-	uint64_t start;
 	unsigned int wait = 1;
-	size_t i;
+	char why[512];
+	uint64_t start;
+	size_t i, k;
 	int r;
 
 	r = open_reads(j, rd);
@@ -493,14 +591,20 @@ int mri_journal_reads_begin(struct mri_journal *j,
 	 * for as long as the group is busy. */
 	for (;;) {
 		for (i = 0; i < rd->n; i++) {
-			if (flock(rd->fds[i], LOCK_SH | LOCK_NB) < 0)
+			if (mri_flock(rd->fds[i], LOCK_SH | LOCK_NB) < 0)
 				break;
 		}
 		if (i == rd->n)
 			return 0;
+		k = i;
 		while (i-- > 0)
-			flock(rd->fds[i], LOCK_UN);
+			mri_flock(rd->fds[i], LOCK_UN);
 		if (now_ms() - start >= MRI_JOURNAL_READ_WAIT_MS) {
+			describe_holders(rd->fds[k], why, sizeof(why));
+			mri_log(j->log, MR_LOG_WARNING, "%s: limits not read: "
+				"a step kept %s locked for %d ms: held %s",
+				j->path, k ? "an ancestor" : "the group",
+				MRI_JOURNAL_READ_WAIT_MS, why);
 			close_reads(rd);
 			return -EBUSY;
 		}
@@ -512,7 +616,8 @@ int mri_journal_reads_begin(struct mri_journal *j,
 
 void mri_journal_reads_end(struct mri_journal_reads *rd)
 {
-	/* Closing each fd drops its shared lock. */
+	/* Each fd is unlocked, then closed (mri_close()): a copy in a child
+	 * holds nothing. */
 	close_reads(rd);
 }
 
@@ -530,7 +635,7 @@ void mri_journal_forget(struct mri_journal *j)
 {
 	if (!j->opened)
 		return;
-	close_step_fds(j);
+	j->fd = j->step_fd = j->dir_fd = -1; /* closed by the fork handler */
 	j->opened = false;
 }
 

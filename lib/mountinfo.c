@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds.h"
 #include "mountinfo.h"
 
 enum { F_ROOT = 3, F_MOUNT_POINT = 4, F_FIRST_OPTIONAL = 6 };
@@ -143,7 +144,7 @@ static int find(const char *mountinfo, enum match how, const char *path,
 	cur = malloc(sizeof(*cur));
 	if (!cur)
 		return -ENOMEM;
-	f = fopen(mountinfo, "re");
+	f = mri_fopen(mountinfo);
 	if (!f) {
 		r = -errno;
 		free(cur);
@@ -178,7 +179,7 @@ static int find(const char *mountinfo, enum match how, const char *path,
 	}
 	if (r == 0 && ferror(f))
 		r = -EIO;
-	fclose(f);
+	mri_fclose(f);
 	free(line);
 	free(cur);
 	if (r < 0)
@@ -211,7 +212,7 @@ int mri_mount_each(const char *mountinfo,
 	cur = malloc(sizeof(*cur));
 	if (!cur)
 		return -ENOMEM;
-	f = fopen(mountinfo, "re");
+	f = mri_fopen(mountinfo);
 	if (!f) {
 		r = -errno;
 		free(cur);
@@ -227,7 +228,7 @@ int mri_mount_each(const char *mountinfo,
 	}
 	if (r == 0 && ferror(f))
 		r = -EIO;
-	fclose(f);
+	mri_fclose(f);
 	free(line);
 	free(cur);
 	return r;

@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fds.h"
 #include "fileops.h"
 #include "psi.h"
 
@@ -281,15 +282,16 @@ int mri_psi_trigger_open(int dirfd, const char *name, int kind,
 		return -EINVAL;
 	snprintf(text, sizeof(text), "%s %" PRIu64 " %" PRIu64 "\n",
 		 kind == MR_PSI_SOME ? "some" : "full", stall_us, window_us);
-	fd = mri_fops->openat(dirfd, name, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0);
+	fd = mri_openat(dirfd, name, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd == -ENODEV || fd == -ENOENT)
 		return -ENOENT;
 	if (fd < 0)
 		return fd;
 	r = mri_write_fd(fd, text);
 	if (r < 0) {
-		mri_fops->close(fd);
+		mri_close(fd);
 		return r == -ENODEV ? -ENOENT : r;
 	}
+	mri_fd_give(fd); /* the caller's, kept by a child like its others */
 	return fd;
 }

@@ -40,9 +40,10 @@ int mri_psi_read(int fd, struct mr_pressure *out);
 int mri_psi_trigger_check(int kind, uint64_t stall_ns, uint64_t window_ns);
 
 /* Opens the pressure file `name` relative to dirfd (O_RDWR | O_NONBLOCK |
- * O_CLOEXEC, through mri_fops->openat) and writes the trigger
+ * O_CLOEXEC, through mri_openat()) and writes the trigger
  * "some|full STALL_US WINDOW_US\n" (the newline is part of the write:
- * the kernel overwrites the write's last byte). Returns the fd, or the
+ * the kernel overwrites the write's last byte). Returns the fd, which is
+ * the caller's and no longer tracked (lib/fds.h), or the
  * negative errno of the open or the write (fd closed); EOPNOTSUPP of the
  * open/write is -EOPNOTSUPP; ENODEV/ENOENT is -ENOENT. */
 int mri_psi_trigger_open(int dirfd, const char *name, int kind,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "fds.h"
 #include "log.h"
 #include "memreclaim.h"
 #include "mountinfo.h"
@@ -83,7 +84,7 @@ static int read_cgroup_file(const char *file, struct cgroup_lines *out,
 	FILE *f;
 	int r = 0;
 
-	f = fopen(file, "re");
+	f = mri_fopen(file);
 	if (!f)
 		return -errno;
 	while ((len = getline(&line, &cap, f)) > 0) {
@@ -98,7 +99,7 @@ static int read_cgroup_file(const char *file, struct cgroup_lines *out,
 	}
 	if (r == 0 && ferror(f))
 		r = -EIO;
-	fclose(f);
+	mri_fclose(f);
 	free(line);
 	return r;
 }

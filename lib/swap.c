@@ -18,11 +18,11 @@ static int read_file(const char *path, char *buf, size_t len)
 	ssize_t n;
 	int fd;
 
-	fd = mri_fops->open(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	n = mri_read_fd(fd, buf, len);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return n < 0 ? (int)n : 0;
 }
 

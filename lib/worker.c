@@ -266,7 +266,8 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0) {
-		/* -EBUSY: another manager's step; the next tick retries. */
+		/* -EBUSY: a step held the group for the whole wait (the
+		 * journal logged its holder); the next tick retries. */
 		if (!is_gone(g, r))
 			mri_log(&g->ctx->log,
 				r == -EBUSY ? MR_LOG_DEBUG : MR_LOG_ERR,
@@ -328,10 +329,11 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		return false;
 	}
 	if (r < 0) {
+		/* -EBUSY: the journal logged who held the lock. */
 		if (!is_gone(g, r))
 			mri_log(&g->ctx->log,
-				r == -EAGAIN ? MR_LOG_DEBUG : MR_LOG_ERR,
-				"%s: margin reclaim: %s", g->path,
+				r == -EAGAIN || r == -EBUSY ? MR_LOG_DEBUG :
+				MR_LOG_ERR, "%s: margin reclaim: %s", g->path,
 				mr_strerror(r));
 		return false;
 	}

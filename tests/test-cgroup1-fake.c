@@ -28,6 +28,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1337,6 +1338,221 @@ START_TEST(one_keeper_per_group)
 }
 END_TEST
 
+/* ------------------------------------------------------------ fork */
+
+/* A fork() from inside the backend, at a read or write of fork_file:
+ * fork_how 1 through fork() (the library's fork handler runs in the
+ * child), 2 through the raw syscall (no handler runs, as in the child of
+ * posix_spawn() or clone() before it execs or exits). The child says it
+ * is there, then waits to be killed. */
+static char fork_file[32];
+static int fork_how;
+static pid_t forked;
+
+static void fork_here(int fd)
+{
+	int up[2];
+	char c;
+
+	if (!fork_how || !cgroup_file(fd) ||
+	    strcmp(fk.fdname[fd], fork_file) != 0)
+		return;
+	ck_assert_int_eq(pipe2(up, O_CLOEXEC), 0);
+	forked = fork_how == 1 ? fork() : (pid_t)syscall(SYS_fork);
+	fork_how = 0;
+	if (forked == 0) {
+		/* The fork handler, if any, has run by now. */
+		if (write(up[1], "u", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	ck_assert_int_gt(forked, 0);
+	close(up[1]);
+	ck_assert_int_eq(read(up[0], &c, 1), 1);
+	close(up[0]);
+}
+
+static ssize_t forking_pread(int fd, void *buf, size_t len, off_t off)
+{
+	fork_here(fd);
+	return h_pread(fd, buf, len, off);
+}
+
+static ssize_t forking_pwrite(int fd, const void *buf, size_t len,
+			      off_t off)
+{
+	fork_here(fd);
+	return h_pwrite(fd, buf, len, off);
+}
+
+static const struct mri_file_ops forking_ops = {
+	.open = h_open,
+	.openat = h_openat,
+	.pread = forking_pread,
+	.pwrite = forking_pwrite,
+	.close = h_close,
+	.statfs = h_statfs,
+};
+
+/* fds of pid that point into the fake tree (the group, its parent, the
+ * state directory and the journal are all in it). */
+static int tree_fds(pid_t pid)
+{
+	char dir[64], p[PATH_MAX], target[PATH_MAX];
+	struct dirent *e;
+	ssize_t n;
+	int found = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		n = readlink(p, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		found += strncmp(target, tmp, strlen(tmp)) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether flock(LOCK_EX) of the directory is had at once, as a step of
+ * another manager would take it. */
+static bool dir_lock_free(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool ok;
+
+	ck_assert_int_ge(fd, 0);
+	ok = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return ok;
+}
+
+static void kill_forked(void)
+{
+	int status;
+
+	ck_assert_int_eq(kill(forked, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(forked, &status, 0), forked);
+}
+
+/* A child forked while a reader holds its shared locks on the group's
+ * and its parent's directories (memory.failcnt is read under them), and
+ * while a step holds the group's lock (at the lowering write): once the
+ * call is over, a step's lock is had at once, and the child holds no fd
+ * of the library (its fork handler closed the transient ones too). */
+static void fork_inside(const char *file, int how)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	uint64_t asked, freed;
+	mr_ctx_t *ctx;
+
+	/* A context installs the library's fork handler. */
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(be_open(), 0);
+	mri_file_ops_set(&forking_ops);
+	snprintf(fork_file, sizeof(fork_file), "%s", file);
+	fork_how = how;
+	if (strcmp(file, "memory.limit_in_bytes") == 0)
+		ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed),
+				 0);
+	else
+		ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	mri_file_ops_set(&fake_ops);
+	ck_assert_int_eq(fork_how, 0); /* it forked */
+	ck_assert_msg(dir_lock_free(grp), "the child holds the group's lock");
+	ck_assert_msg(dir_lock_free(tmp), "the child holds the parent's lock");
+	if (how == 1)
+		ck_assert_int_eq(tree_fds(forked), 0);
+	/* The parent's next step is had and its keeper lock is its own. */
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(be->claim_keeper(priv, true), 0);
+	kill_forked();
+	ck_assert_ptr_null(strstr(logbuf, "lock not had"));
+	ck_assert_int_eq(be->close(priv), 0);
+	mr_ctx_free(ctx);
+}
+
+START_TEST(fork_during_read_leaves_no_lock)
+{
+	fork_inside("memory.failcnt", 1);
+}
+END_TEST
+
+START_TEST(fork_during_step_leaves_no_lock)
+{
+	fork_inside("memory.limit_in_bytes", 1);
+}
+END_TEST
+
+/* No fork handler in the child: the fds it copied are unlocked before
+ * the parent closes them, so its copies hold nothing either. */
+START_TEST(spawn_during_read_leaves_no_lock)
+{
+	fork_inside("memory.failcnt", 2);
+}
+END_TEST
+
+START_TEST(spawn_during_step_leaves_no_lock)
+{
+	fork_inside("memory.limit_in_bytes", 2);
+}
+END_TEST
+
+/* A step that cannot have the lock says who holds it: a reader of this
+ * process, or another process by pid. */
+START_TEST(busy_names_the_holder)
+{
+	struct mri_cgroup1 *cg = priv;
+	struct mri_journal_reads rd;
+	uint64_t asked, freed;
+	char want[96];
+	int up[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(mri_journal_reads_begin(&cg->journal, &rd), 0);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EBUSY);
+	snprintf(want, sizeof(want), "held shared by a reader of this "
+		 "process (pid %d)", (int)getpid());
+	ck_assert_msg(strstr(logbuf, want), "log: %s", logbuf);
+	mri_journal_reads_end(&rd);
+
+	logbuf[0] = '\0';
+	ck_assert_int_eq(pipe2(up, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(grp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 || flock(fd, LOCK_EX) < 0 ||
+		    write(up[1], "l", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(up[1]);
+	ck_assert_int_eq(read(up[0], &c, 1), 1);
+	close(up[0]);
+	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EBUSY);
+	snprintf(want, sizeof(want), "held exclusive by another process, "
+		 "pid %d (", (int)pid);
+	ck_assert_msg(strstr(logbuf, want), "log: %s", logbuf);
+	ck_assert_ptr_null(strstr(logbuf, "manager"));
+	forked = pid;
+	kill_forked();
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 /* ------------------------------------------- events, limits, writes */
 
 START_TEST(read_events_failcnt_and_oom_kill)
@@ -1955,6 +2171,11 @@ int main(void)
 	tcase_add_test(tc, read_limits_during_step);
 	tcase_add_test(tc, read_limits_busy_during_long_step);
 	tcase_add_test(tc, one_keeper_per_group);
+	tcase_add_test(tc, fork_during_read_leaves_no_lock);
+	tcase_add_test(tc, fork_during_step_leaves_no_lock);
+	tcase_add_test(tc, spawn_during_read_leaves_no_lock);
+	tcase_add_test(tc, spawn_during_step_leaves_no_lock);
+	tcase_add_test(tc, busy_names_the_holder);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("journal");

@@ -476,9 +476,11 @@ START_TEST(strerror_texts)
 	}
 	ck_assert_str_eq(mr_strerror(-ERANGE),
 			 "the margin does not fit below the limit");
-	ck_assert_str_eq(mr_strerror(-EBUSY), "the group is busy: another manager "
-			 "holds it, or it holds processes or groups that stand in "
-			 "the way");
+	ck_assert_str_eq(mr_strerror(-EBUSY), "the group is busy: a lock of it "
+			 "is held (by a reclaim step, a reader or the keeper of "
+			 "its margin, in this process or another; the log names "
+			 "the holder), or it holds processes or groups that "
+			 "stand in the way");
 }
 END_TEST
 

@@ -31,11 +31,11 @@ static int read_at(const char *dir, const char *name, uint64_t *out)
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = mri_fops->open(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup1_gone(fd);
 	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
 	return mri_parse_u64(buf, out);

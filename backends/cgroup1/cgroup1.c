@@ -35,6 +35,7 @@
 
 #include "backend.h"
 #include "cgroup1.h"
+#include "fds.h"
 #include "fileops.h"
 #include "swap.h"
 
@@ -71,12 +72,12 @@ int mri_cgroup1_dir(struct mri_cgroup1 *cg)
 {
 	int fd, r;
 
-	fd = mri_fops->open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = mri_open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup1_gone(fd);
 	r = mri_journal_check_dir(&cg->journal, fd);
 	if (r < 0) {
-		mri_fops->close(fd);
+		mri_close(fd);
 		return r;
 	}
 	return fd;
@@ -90,8 +91,8 @@ int mri_cgroup1_open_file(struct mri_cgroup1 *cg, const char *name,
 	dirfd = mri_cgroup1_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_fops->openat(dirfd, name, flags | O_CLOEXEC, 0);
-	mri_fops->close(dirfd);
+	fd = mri_openat(dirfd, name, flags | O_CLOEXEC, 0);
+	mri_close(dirfd);
 	return mri_cgroup1_gone(fd);
 }
 
@@ -100,11 +101,11 @@ int mri_cgroup1_read_at(struct mri_cgroup1 *cg, int dirfd, const char *name,
 {
 	int fd, r;
 
-	fd = mri_fops->openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup1_gone(fd);
 	r = read_u64(cg, fd, name, out);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -125,7 +126,7 @@ struct step {
 static void close_run_fds(struct mri_cgroup1 *cg)
 {
 	if (cg->run_limit_fd >= 0)
-		mri_fops->close(cg->run_limit_fd);
+		mri_close(cg->run_limit_fd);
 	cg->run_limit_fd = -1;
 }
 
@@ -143,7 +144,7 @@ static int step_begin(struct mri_cgroup1 *cg, struct step *st)
 		st->limit_fd = cg->run_limit_fd;
 		return 0;
 	}
-	r = mri_fops->openat(cg->journal.step_fd, MRI_CGROUP1_LIMIT_FILE,
+	r = mri_openat(cg->journal.step_fd, MRI_CGROUP1_LIMIT_FILE,
 			     O_RDWR | O_CLOEXEC, 0);
 	if (r < 0) {
 		mri_journal_unlock(&cg->journal);
@@ -226,18 +227,18 @@ static int cg1_probe(const char *path)
 		return 0;
 	/* A control file's path (…/memory.limit_in_bytes) is on the cgroup
 	 * filesystem too: -ENOTDIR, not "no backend". */
-	dirfd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	dirfd = mri_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dirfd < 0)
 		return dirfd;
 	r = 1;
 	for (i = 0; i < sizeof(files) / sizeof(files[0]) && r == 1; i++) {
-		fd = mri_fops->openat(dirfd, files[i], O_RDONLY | O_CLOEXEC, 0);
+		fd = mri_openat(dirfd, files[i], O_RDONLY | O_CLOEXEC, 0);
 		if (fd >= 0)
-			mri_fops->close(fd);
+			mri_close(fd);
 		else
 			r = fd == -ENOENT ? 0 : fd;
 	}
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	return r;
 }
 
@@ -310,7 +311,7 @@ static void close_fds(struct mri_cgroup1 *cg)
 	close_run_fds(cg);
 	mri_cgroup1_threshold_fini(cg);
 	if (cg->usage_fd >= 0)
-		mri_fops->close(cg->usage_fd);
+		mri_close(cg->usage_fd);
 	cg->usage_fd = -1;
 }
 
@@ -348,15 +349,15 @@ static int open_files(struct mri_cgroup1 *cg)
 	dirfd = mri_cgroup1_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_fops->openat(dirfd, "memory.usage_in_bytes",
+	fd = mri_openat(dirfd, "memory.usage_in_bytes",
 			      O_RDONLY | O_CLOEXEC, 0);
 	if (fd >= 0)
 		cg->usage_fd = fd;
 	for (i = 0; i < sizeof(files) / sizeof(files[0]) && fd >= 0; i++) {
-		fd = mri_fops->openat(dirfd, files[i].name,
+		fd = mri_openat(dirfd, files[i].name,
 				      files[i].flags | O_CLOEXEC, 0);
 		if (fd >= 0)
-			mri_fops->close(fd);
+			mri_close(fd);
 	}
 	if (fd < 0) {
 		mri_log(cg->log, MR_LOG_ERR, "cgroup1: cannot open %s/%s: %s",
@@ -365,15 +366,15 @@ static int open_files(struct mri_cgroup1 *cg)
 		r = mri_cgroup1_gone(fd);
 		goto out;
 	}
-	fd = mri_fops->openat(dirfd, "memory.memsw.usage_in_bytes",
+	fd = mri_openat(dirfd, "memory.memsw.usage_in_bytes",
 			      O_RDONLY | O_CLOEXEC, 0);
 	cg->memsw = fd >= 0;
 	if (fd >= 0)
-		mri_fops->close(fd);
+		mri_close(fd);
 	else if (fd != -ENOENT)
 		r = mri_cgroup1_gone(fd);
 out:
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	return r;
 }
 
@@ -409,11 +410,12 @@ static int recover(struct mri_cgroup1 *cg)
 
 	r = step_begin(cg, &st);
 	if (r == -EBUSY) {
-		/* Another manager is in a step: a record there is its own,
-		 * and a stale one is settled at the start of every step. */
+		/* A step holds the lock (its holder is logged): a record
+		 * there is its own, and a stale one is settled at the start
+		 * of every step. */
 		mri_log(cg->log, MR_LOG_INFO,
-			"cgroup1: %s: another manager holds the reclaim lock; "
-			"recovery left to the next step", cg->path);
+			"cgroup1: %s: the reclaim lock is held; recovery left "
+			"to the next step", cg->path);
 		return 0;
 	}
 	if (r < 0)
@@ -647,14 +649,14 @@ static int cg1_read_events(void *priv, bool local, struct mr_events *out)
 	if (dirfd < 0)
 		return dirfd;
 	r = mri_cgroup1_read_at(cg, dirfd, "memory.failcnt", &ev.max);
-	fd = r < 0 ? r : mri_fops->openat(dirfd, "memory.oom_control",
+	fd = r < 0 ? r : mri_openat(dirfd, "memory.oom_control",
 					  O_RDONLY | O_CLOEXEC, 0);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	if (fd < 0)
 		return mri_cgroup1_gone(fd);
 	ev.present = 1ULL << MR_EVENT_MAX;
 	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
 	r = mri_cgroup1_parse_oom_kill(buf, &ev.oom_kill);
@@ -729,23 +731,21 @@ static int cg1_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup1 *cg = priv;
 
-	if (flock(cg->usage_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB) == 0)
-		return 0;
-	return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	int r = mri_flock(cg->usage_fd,
+			  (claim ? LOCK_EX : LOCK_UN) | LOCK_NB);
+
+	return r == -EWOULDBLOCK ? -EBUSY : r;
 }
 
-/* In a child after fork(): close everything, touch nothing. Its copies of
- * the fds would keep a step's flock and the keeper's lock held. */
+/* In a child after fork(), whose handler closed every fd (lib/fds.h):
+ * drop their numbers, touch nothing. */
 static void cg1_forget(void *priv)
 {
 	struct mri_cgroup1 *cg = priv;
 
 	mri_journal_forget(&cg->journal);
 	mri_cgroup1_threshold_forget(cg);
-	close_run_fds(cg);
-	if (cg->usage_fd >= 0)
-		mri_fops->close(cg->usage_fd);
-	cg->usage_fd = -1;
+	cg->run_limit_fd = cg->usage_fd = -1;
 	free_paths(cg);
 }
 
@@ -758,7 +758,7 @@ static int cg1_read_memstat(void *priv, struct mr_memstat *out)
 	if (dirfd < 0)
 		return dirfd;
 	r = mri_cgroup1_read_stat(priv, dirfd, out, &hier);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	return r;
 }
 

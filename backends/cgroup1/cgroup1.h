@@ -60,7 +60,7 @@ struct mri_cgroup1 {
 /* The group's directory for one operation, opened by path and checked to
  * be the cgroup opened (device and inode): a group removed and made again
  * under its name is -ENOENT, not another group's files. The caller closes
- * it (mri_fops->close()). */
+ * it (mri_close()). */
 int mri_cgroup1_dir(struct mri_cgroup1 *cg);
 
 /* Opens the group's file `name` for one use (mri_cgroup1_dir()), with
@@ -107,7 +107,8 @@ int mri_cgroup1_gone(int err);
 void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
 				const struct mri_event_sink *events);
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg);
-/* In a child after fork(): closes the fds only (see cg1_forget()). */
+/* In a child after fork(): drops the eventfd's number (the fork handler
+ * closed it; see cg1_forget()). */
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
 int mri_cgroup1_event_ack(void *priv);

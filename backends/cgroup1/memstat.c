@@ -123,11 +123,11 @@ int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, int dirfd,
 	ssize_t n;
 	int fd, r;
 
-	fd = mri_fops->openat(dirfd, "memory.stat", O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_openat(dirfd, "memory.stat", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup1_gone(fd);
 	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
 	r = mri_cgroup1_parse_memstat(buf, cg->page_size, out, hier_limit);

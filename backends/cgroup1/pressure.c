@@ -47,7 +47,7 @@ static int open_twin_dir(struct mri_cgroup1 *cg)
 	}
 	if (r < 0)
 		return r;
-	r = mri_fops->open(twin, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	r = mri_open(twin, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (r == -ENOENT || r == -ENODEV)
 		return no_twin(cg);
 	return r;
@@ -61,9 +61,9 @@ static int open_twin_pressure(struct mri_cgroup1 *cg)
 	dirfd = open_twin_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_fops->openat(dirfd, "memory.pressure", O_RDONLY | O_CLOEXEC,
+	fd = mri_openat(dirfd, "memory.pressure", O_RDONLY | O_CLOEXEC,
 			      0);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	/* A cgroup2 group without memory.pressure: a kernel without
 	 * CONFIG_PSI (kernel/cgroup/cgroup.c adds the file with PSI). */
 	if (fd == -ENOENT)
@@ -84,7 +84,7 @@ int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
 	if (fd < 0)
 		return fd;
 	r = mri_psi_read(fd, out);
-	mri_fops->close(fd);
+	mri_close(fd);
 	/* The twin removed between the open and the read. */
 	if (r == -ENOENT)
 		r = no_twin(cg);
@@ -104,7 +104,7 @@ int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 		return dirfd;
 	r = mri_psi_trigger_open(dirfd, "memory.pressure", kind, stall_us,
 				 window_us);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	if (r == -ENOENT)
 		r = no_twin(cg);
 	if (r < 0 && r != -EOPNOTSUPP)

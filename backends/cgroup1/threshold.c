@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cgroup1.h"
+#include "fds.h"
 #include "fileops.h"
 
 void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
@@ -45,13 +46,13 @@ void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
 static void close_eventfd(struct mri_cgroup1 *cg)
 {
 	if (cg->eventfd >= 0)
-		close(cg->eventfd);
+		mri_fd_close(cg->eventfd);
 	cg->eventfd = -1;
 }
 
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg)
 {
-	close_eventfd(cg);
+	cg->eventfd = -1; /* closed by the fork handler */
 }
 
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg)
@@ -66,21 +67,23 @@ static int arm(struct mri_cgroup1 *cg, uint64_t bytes)
 	char cmd[64];
 	int efd, ecfd, r;
 
+	mri_fd_begin();
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	efd = mri_fd_end(efd < 0 ? -errno : efd);
 	if (efd < 0)
-		return -errno;
+		return efd;
 	ecfd = mri_cgroup1_open_file(cg, "cgroup.event_control", O_WRONLY);
 	if (ecfd < 0) {
-		close(efd);
+		mri_fd_close(efd);
 		return ecfd;
 	}
 	/* Plain decimal bytes: the kernel parses the threshold with
 	 * page_counter_memparse(), where a K/M/G suffix would also do. */
 	snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, efd, cg->usage_fd, bytes);
 	r = mri_write_fd(ecfd, cmd);
-	mri_fops->close(ecfd);
+	mri_close(ecfd);
 	if (r < 0) {
-		close(efd);
+		mri_fd_close(efd);
 		return mri_cgroup1_gone(r);
 	}
 	return efd;
@@ -104,7 +107,7 @@ int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes)
 	r = mri_event_sink_set(&cg->events, efd, EPOLLIN);
 	if (r < 0) {
 		if (efd >= 0)
-			close(efd);
+			mri_fd_close(efd);
 		return r;
 	}
 	/* The new threshold is armed before the old one goes: no crossing
@@ -124,9 +127,9 @@ static bool still_there(struct mri_cgroup1 *cg)
 	if (snprintf(path, sizeof(path), "%s/cgroup.event_control",
 		     cg->path) >= (int)sizeof(path))
 		return true;
-	fd = mri_fops->open(path, O_PATH | O_CLOEXEC, 0);
+	fd = mri_open(path, O_PATH | O_CLOEXEC, 0);
 	if (fd >= 0)
-		mri_fops->close(fd);
+		mri_close(fd);
 	return fd != -ENOENT;
 }
 

@@ -31,6 +31,7 @@
 
 #include "backend.h"
 #include "cgroup2.h"
+#include "fds.h"
 #include "fileops.h"
 #include "mountinfo.h"
 #include "psi.h"
@@ -78,11 +79,11 @@ int mri_cgroup2_read_at(struct mri_cgroup2 *cg, int dirfd, const char *name,
 {
 	int fd, r;
 
-	fd = mri_fops->openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
+	fd = mri_openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup2_gone(fd);
 	r = mri_cgroup2_read_value(cg, fd, name, out);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -104,12 +105,12 @@ int mri_cgroup2_dir(struct mri_cgroup2 *cg)
 	struct stat st;
 	int fd;
 
-	fd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = mri_open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup2_gone(fd);
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != cg->dev ||
 	    (uint64_t)st.st_ino != cg->ino) {
-		mri_fops->close(fd);
+		mri_close(fd);
 		return -ENOENT;
 	}
 	return fd;
@@ -123,8 +124,8 @@ int mri_cgroup2_open_file(struct mri_cgroup2 *cg, const char *name,
 	dirfd = mri_cgroup2_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_fops->openat(dirfd, name, flags | O_CLOEXEC, 0);
-	mri_fops->close(dirfd);
+	fd = mri_openat(dirfd, name, flags | O_CLOEXEC, 0);
+	mri_close(dirfd);
 	return mri_cgroup2_gone(fd);
 }
 
@@ -137,7 +138,7 @@ int mri_cgroup2_read_file(struct mri_cgroup2 *cg, const char *name,
 	if (fd < 0)
 		return fd;
 	r = mri_cgroup2_read_value(cg, fd, name, out);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -150,7 +151,7 @@ int mri_cgroup2_write_file(struct mri_cgroup2 *cg, const char *name,
 	if (fd < 0)
 		return fd;
 	r = mri_cgroup2_write_value(fd, bytes);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -194,16 +195,16 @@ static int parent_enables_memory(const char *path)
 	if (parent_of(path, parent, sizeof(parent)) < 0 ||
 	    !on_cgroup2(parent))
 		return -ENOENT;
-	dirfd = mri_fops->open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	dirfd = mri_open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_fops->openat(dirfd, "cgroup.subtree_control",
+	fd = mri_openat(dirfd, "cgroup.subtree_control",
 			      O_RDONLY | O_CLOEXEC, 0);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	if (fd < 0)
 		return fd;
 	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (n < 0)
 		return (int)n;
 	for (tok = strtok_r(buf, " \n", &save); tok;
@@ -229,13 +230,13 @@ static int cg2_probe(const char *path)
 		return r;
 	if (st.f_type != CGROUP2_SUPER_MAGIC)
 		return 0;
-	dirfd = mri_fops->open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	dirfd = mri_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_fops->openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC, 0);
-	mri_fops->close(dirfd);
+	fd = mri_openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC, 0);
+	mri_close(dirfd);
 	if (fd >= 0) {
-		mri_fops->close(fd);
+		mri_close(fd);
 		return 1;
 	}
 	if (fd != -ENOENT)
@@ -246,7 +247,7 @@ static int cg2_probe(const char *path)
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
-		mri_fops->close(*fd);
+		mri_close(*fd);
 	*fd = -1;
 }
 
@@ -304,7 +305,7 @@ static int open_files(struct mri_cgroup2 *cg, int dirfd)
 
 	cg->has_swap = true; /* both swap files, or neither counts */
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		r = mri_fops->openat(dirfd, files[i].name,
+		r = mri_openat(dirfd, files[i].name,
 				     files[i].flags | O_CLOEXEC, 0);
 		if ((r == -EACCES || r == -EPERM) &&
 		    (files[i].flags & O_ACCMODE) == O_RDWR) {
@@ -314,7 +315,7 @@ static int open_files(struct mri_cgroup2 *cg, int dirfd)
 					"are read only", cg->path,
 					files[i].name, mr_strerror(r));
 			cg->limits_write_err = r;
-			r = mri_fops->openat(dirfd, files[i].name,
+			r = mri_openat(dirfd, files[i].name,
 					     O_RDONLY | O_NONBLOCK | O_CLOEXEC,
 					     0);
 		}
@@ -328,7 +329,7 @@ static int open_files(struct mri_cgroup2 *cg, int dirfd)
 				files[i].name, mr_strerror(r));
 			return mri_cgroup2_gone(r);
 		}
-		mri_fops->close(r);
+		mri_close(r);
 		if (files[i].present && files[i].present != &cg->has_swap)
 			*files[i].present = true;
 	}
@@ -351,7 +352,7 @@ int mri_cgroup2_open_ancestor(struct mri_cgroup2 *cg, size_t i)
 			return -EINVAL;
 		slash[slash == p ? 1 : 0] = '\0';
 	}
-	fd = mri_fops->open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = mri_open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	return fd < 0 ? mri_cgroup2_gone(fd) : fd;
 }
 
@@ -386,7 +387,7 @@ static int find_ancestors(struct mri_cgroup2 *cg)
 		if (fd < 0)
 			return fd;
 		r = mri_cgroup2_read_at(cg, fd, "memory.current", &v);
-		mri_fops->close(fd);
+		mri_close(fd);
 		if (r < 0 && r != -ENOENT)
 			return r;
 		cg->root_visible = r == -ENOENT;
@@ -442,7 +443,7 @@ static int cg2_open(void *priv, const char *path,
 		return -ENOMEM;
 	}
 
-	dirfd = mri_fops->open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+	dirfd = mri_open(cg->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 			       0);
 	if (dirfd < 0) {
 		free_paths(cg);
@@ -455,7 +456,7 @@ static int cg2_open(void *priv, const char *path,
 	}
 	cg->dev = (uint64_t)st.st_dev;
 	cg->ino = (uint64_t)st.st_ino;
-	r = mri_fops->openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC,
+	r = mri_openat(dirfd, "memory.current", O_RDONLY | O_CLOEXEC,
 			     0);
 	if (r == -ENOENT && parent_enables_memory(cg->real) == 0) {
 		parent_of(cg->real, parent, sizeof(parent));
@@ -495,10 +496,10 @@ static int cg2_open(void *priv, const char *path,
 		if (r < 0)
 			goto fail;
 	}
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	return 0;
 fail:
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	mri_cgroup2_watch_fini(cg);
 	close_files(cg);
 	free_paths(cg);
@@ -527,7 +528,7 @@ static void cg2_forget(void *priv)
 		mri_journal_forget(&cg->journal);
 	cg->journaled = false;
 	mri_cgroup2_watch_forget(cg);
-	close_files(cg);
+	init_fds(cg);
 	free_paths(cg);
 }
 
@@ -578,7 +579,7 @@ static int read_own(struct mri_cgroup2 *cg, struct mr_limits *l)
 						&l->swap_limit_bytes);
 		l->present |= MR_LIMITS_HAS_SWAP;
 	}
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	if (r < 0)
 		return r;
 	/* Charges that met memory.max: the group's own (events.local, 5.2),
@@ -660,7 +661,7 @@ static int read_ancestors(struct mri_cgroup2 *cg, struct mr_limits *l)
 			l->high_bytes = min_u64(l->high_bytes, v);
 		if (r == 0 && cg->has_swap)
 			r = read_swap_headroom(cg, fd, &l->swap_free_bytes);
-		mri_fops->close(fd);
+		mri_close(fd);
 		if (r < 0)
 			return r;
 	}
@@ -750,7 +751,7 @@ static int cg2_read_protection(void *priv, uint32_t root_level,
 	r = mri_cgroup2_read_at(cg, dirfd, "memory.low", &p.low_bytes);
 	if (r == 0 && cg->has_min)
 		r = mri_cgroup2_read_at(cg, dirfd, "memory.min", &p.min_bytes);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	if (r == 0)
 		r = mri_cgroup2_effective_protection(cg, root_level, usage,
 						     p.low_bytes, p.min_bytes,
@@ -774,12 +775,12 @@ static int cg2_read_protection(void *priv, uint32_t root_level,
 static int cg2_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup2 *cg = priv;
+	int r;
 
 	if (!cg->has_reclaim && cg->limits_write_err)
 		return cg->limits_write_err;
-	if (flock(cg->current_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB) == 0)
-		return 0;
-	return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	r = mri_flock(cg->current_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB);
+	return r == -EWOULDBLOCK ? -EBUSY : r;
 }
 
 /* memory.pressure (4.20, CONFIG_PSI): absent, empty or EOPNOTSUPP is
@@ -795,7 +796,7 @@ static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 	if (fd < 0)
 		return fd;
 	r = mri_psi_read(fd, out);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -814,7 +815,7 @@ static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 		return dirfd;
 	r = mri_psi_trigger_open(dirfd, "memory.pressure", kind, stall_us,
 				 window_us);
-	mri_fops->close(dirfd);
+	mri_close(dirfd);
 	return r;
 }
 

@@ -85,7 +85,7 @@ struct mri_cgroup2 {
 };
 
 /* Opens the directory of ancestor i (0: the parent .. nanc - 1: root) by
- * path, for one use: the fd (close with mri_fops->close()), -ENOENT,
+ * path, for one use: the fd (close with mri_close()), -ENOENT,
  * -EINVAL. */
 int mri_cgroup2_open_ancestor(struct mri_cgroup2 *cg, size_t i);
 
@@ -105,7 +105,7 @@ int mri_cgroup2_read_at(struct mri_cgroup2 *cg, int dirfd, const char *name,
 			uint64_t *out);
 /* The group's directory for one operation, opened by path and checked to
  * be the cgroup opened: a group removed and made again under its name is
- * -ENOENT, not another group's files. Closed with mri_fops->close(). */
+ * -ENOENT, not another group's files. Closed with mri_close(). */
 int mri_cgroup2_dir(struct mri_cgroup2 *cg);
 /* Opens the group's file `name` for one use (O_CLOEXEC added). */
 int mri_cgroup2_open_file(struct mri_cgroup2 *cg, const char *name,

@@ -169,7 +169,7 @@ int mri_cgroup2_read_memstat(void *priv, struct mr_memstat *out)
 	if (fd < 0)
 		return fd;
 	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_fops->close(fd);
+	mri_close(fd);
 	if (n < 0)
 		return mri_cgroup2_gone((int)n);
 	r = mri_cgroup2_parse_memstat(buf, cg->page_size, &st);
@@ -267,6 +267,6 @@ int mri_cgroup2_read_events_at(struct mri_cgroup2 *cg, const char *name,
 	if (fd < 0)
 		return fd;
 	r = mri_cgroup2_read_events_fd(cg, fd, name, out);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }

@@ -25,6 +25,7 @@
 
 #include "cgroup2.h"
 #include "fileops.h"
+#include "fds.h"
 #include "protection.h"
 
 struct prot {
@@ -94,14 +95,14 @@ static int siblings_protected(struct mri_cgroup2 *cg, int parent_fd,
 	int fd, r = 0;
 
 	*low = *min = 0;
-	fd = mri_fops->openat(parent_fd, ".", O_RDONLY | O_DIRECTORY |
+	fd = mri_openat(parent_fd, ".", O_RDONLY | O_DIRECTORY |
 			      O_CLOEXEC, 0);
 	if (fd < 0)
 		return mri_cgroup2_gone(fd);
 	d = fdopendir(fd);
 	if (!d) {
 		r = -errno;
-		mri_fops->close(fd);
+		mri_close(fd);
 		return r;
 	}
 	while ((errno = 0, de = readdir(d))) {
@@ -125,7 +126,7 @@ static int siblings_protected(struct mri_cgroup2 *cg, int parent_fd,
 	}
 	if (r == 0 && errno)
 		r = -errno;
-	closedir(d);
+	mri_closedir(d);
 	return r;
 }
 
@@ -160,7 +161,7 @@ int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg,
 			if (fd < 0)
 				return fd;
 			r = read_prot(cg, fd, ".", &cur);
-			mri_fops->close(fd);
+			mri_close(fd);
 			if (r < 0)
 				return r;
 		} else {
@@ -180,7 +181,7 @@ int mri_cgroup2_effective_protection(struct mri_cgroup2 *cg,
 			if (fd < 0)
 				return fd;
 			r = siblings_protected(cg, fd, &sl, &sm);
-			mri_fops->close(fd);
+			mri_close(fd);
 			if (r < 0)
 				return r;
 			el = mri_effective_protection(cur.usage, parent.usage,

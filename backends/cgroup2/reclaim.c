@@ -65,7 +65,7 @@ static int write_reclaim(struct mri_cgroup2 *cg, uint64_t bytes,
 	if (fd < 0)
 		return fd;
 	r = mri_write_fd(fd, buf);
-	mri_fops->close(fd);
+	mri_close(fd);
 	return r;
 }
 
@@ -152,11 +152,11 @@ int mri_cgroup2_journal_open(struct mri_cgroup2 *cg, const char *state_dir)
 	cg->journaled = true;
 	r = mri_journal_lock(&cg->journal);
 	if (r == -EBUSY) {
-		/* Another manager is in a step: the record is its own; a
-		 * stale one is settled at the start of every step. */
-		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: another manager "
-			"holds the reclaim lock; recovery left to the next "
-			"step", cg->path);
+		/* A step holds the lock (its holder is logged): the record
+		 * is its own; a stale one is settled at the start of every
+		 * step. */
+		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: the reclaim lock "
+			"is held; recovery left to the next step", cg->path);
 		return 0;
 	}
 	if (r == 0) {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cgroup2.h"
+#include "fds.h"
 #include "fileops.h"
 
 int mri_cgroup2_watch_init(struct mri_cgroup2 *cg, int dirfd,
@@ -40,7 +41,7 @@ int mri_cgroup2_watch_init(struct mri_cgroup2 *cg, int dirfd,
 	cg->events = *events;
 	cg->threshold_bytes = MR_UNLIMITED;
 	cg->watch_polled = false;
-	r = mri_fops->openat(dirfd, "memory.events",
+	r = mri_openat(dirfd, "memory.events",
 			     O_RDONLY | O_CLOEXEC, 0);
 	if (r < 0)
 		return mri_cgroup2_gone(r);
@@ -53,12 +54,14 @@ int mri_cgroup2_watch_init(struct mri_cgroup2 *cg, int dirfd,
 		return r;
 	/* Whether epoll takes the file at all: asked of a set of its own,
 	 * closed at once. */
+	mri_fd_begin();
 	ep = epoll_create1(EPOLL_CLOEXEC);
+	ep = mri_fd_end(ep < 0 ? -errno : ep);
 	if (ep < 0)
-		return -errno;
+		return ep;
 	r = epoll_ctl(ep, EPOLL_CTL_ADD, cg->watch_events_fd, &ev) < 0 ?
 	    -errno : 0;
-	close(ep);
+	mri_fd_close(ep);
 	if (r == -EPERM) {
 		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s/memory.events "
 			"cannot be polled; usage is watched by the tick "
@@ -76,15 +79,13 @@ int mri_cgroup2_watch_init(struct mri_cgroup2 *cg, int dirfd,
 void mri_cgroup2_watch_fini(struct mri_cgroup2 *cg)
 {
 	if (cg->watch_events_fd >= 0)
-		mri_fops->close(cg->watch_events_fd);
+		mri_close(cg->watch_events_fd);
 	cg->watch_events_fd = -1;
 }
 
 void mri_cgroup2_watch_forget(struct mri_cgroup2 *cg)
 {
-	/* A plain close: the context's set is the parent's as well. */
-	if (cg->watch_events_fd >= 0)
-		close(cg->watch_events_fd);
+	/* Closed by the fork handler (lib/fds.h). */
 	cg->watch_events_fd = -1;
 }
 

@@ -156,9 +156,11 @@ START_TEST(margin_worker_cuts_limit_hits)
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st),
 			 0);
 	fprintf(stderr, "%s: limit hits without the worker %" PRIu64
-		", with %" PRIu64 "; worker: %" PRIu64 " calls, %" PRIu64
-		" MiB freed\n", T->name, without, with, st.calls,
-		st.freed_bytes >> 20);
+		", with %" PRIu64 "; worker: %" PRIu64 " calls (%" PRIu64
+		" empty), %" PRIu64 " MiB freed, %" PRIu64 " us per call\n",
+		T->name, without, with, st.calls, st.empty_calls,
+		st.freed_bytes >> 20,
+		st.calls ? st.elapsed_ns / st.calls / 1000 : 0);
 	ck_assert_uint_gt(without, 0);
 	ck_assert_msg(with * 10 <= without, "limit hits: %" PRIu64
 		      " with the worker, %" PRIu64 " without", with, without);

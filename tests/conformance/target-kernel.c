@@ -262,8 +262,16 @@ static void stream(mr_ctx_t *ctx, const char *path, uint64_t file_bytes,
 		file_size = size;
 	}
 	drop_cache(file);
-	if (worker)
+	/* The worker ahead of other programs on a shared machine (nice -10;
+	 * refused without CAP_SYS_NICE, then it runs at the caller's level
+	 * with a warning): what is measured is how the library keeps the
+	 * margin, not the worker's share of a CPU among other programs'
+	 * builds. */
+	if (worker) {
+		ck_assert_int_eq(mr_ctx_set_worker_sched(ctx, MR_SCHED_NICE,
+							 -10), 0);
 		ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	}
 	wait_ok(start(path, read_file, &j));
 	if (worker)
 		ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
