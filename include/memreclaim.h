@@ -1244,7 +1244,9 @@ enum mr_charge_verdict {
 
 struct mr_charge_answer {
 	uint64_t delay_ns;      /* DELAY: the throttle delay; else 0 */
-	uint64_t reclaim_bytes; /* RECLAIM: the shortfall; else 0 */
+	uint64_t reclaim_bytes; /* RECLAIM: what to reclaim for the charge
+				   to fit with usage at limit - margin;
+				   else 0 */
 };
 
 /* Asks to charge `bytes` to the group. Served from the calling thread's
@@ -1257,10 +1259,16 @@ struct mr_charge_answer {
  *  - above it, at or below the binding limit: DELAY by the throttle curve
  *    (mr_group_set_throttle(), mr_throttle_delay_ns() for the batch),
  *    GO when the curve gives 0;
- *  - above the limit: nothing is charged; RECLAIM with the shortfall when
- *    the reclaimable memory (memory.stat's clean page cache:
- *    inactive_file + active_file - dirty - writeback, at the last
- *    refresh) covers it, else REFUSE.
+ *  - above the limit: nothing is charged; RECLAIM when the reclaimable
+ *    memory (memory.stat's clean page cache: inactive_file + active_file
+ *    - dirty - writeback, at the last refresh) covers what the estimate
+ *    exceeds the limit by, else REFUSE. RECLAIM's reclaim_bytes is sized
+ *    as mr_group_thp_advise() sizes its shortfall: what the estimate
+ *    after the charge exceeds limit - margin by (mr_group_set_margin();
+ *    0 without one), so that after the reclaim the charge fits and the
+ *    margin is kept: 2 MiB charged at 63 MiB of a 64 MiB limit with a
+ *    4 MiB margin asks 5 MiB. It may exceed the reclaimable memory; a
+ *    reclaim that frees less is short, as any.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
  * concurrent draws never pass the limit together.
@@ -1377,6 +1385,10 @@ struct mr_charge_stats {
 	uint64_t limit_bytes;      /* the binding limit in use */
 	uint64_t high_bytes;       /* the throttle high in use */
 	uint64_t reclaimable_bytes; /* the clean page cache in use */
+	/* Since 0.2 (a caller's smaller size leaves it alone). */
+	uint64_t thp_fallbacks;    /* mr_group_thp_advise() answers
+				      MR_THP_ADVICE_SMALL: huge pages wanted,
+				      small pages advised */
 };
 
 /* Reads the fast path's counters and state into *stats; the per-thread
