@@ -1464,7 +1464,9 @@ enum mr_sim_knob {
 };
 
 /* Creates the group at path ("/a", "/a/b": its parent must exist).
- * Returns 0. Errors: -EINVAL (NULL, not an absolute path in normal form),
+ * Returns 0. Errors: -EINVAL (NULL; a path mr_group_open() refuses: not
+ * absolute, a "." or ".." component, PATH_MAX or longer; or one it takes
+ * but not in its normal form: a repeated or trailing '/'),
  * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (16383 groups below
  * the root per machine), -ENOMEM. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);

@@ -83,6 +83,35 @@ static void fill(const char *path, uint64_t bytes)
 	sim_run(sim->m, SIM_UNLIMITED);
 }
 
+/* mr_sim_create_group() takes the paths mr_group_open() takes, in their
+ * normal form: "." and ".." components are refused by both, and nothing
+ * is created. */
+START_TEST(create_group_refuses_dot_components)
+{
+	static const char *const bad[] = {
+		"/a/..", "/a/.", "/a/../b", "/./a", "/a/./b", "/..", "/.",
+	};
+	mr_group_t *g = NULL;
+	size_t i;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/b"), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(mr_group_open(ctx, bad[i], "sim", &g),
+				 -EINVAL);
+		ck_assert_int_eq(mr_sim_create_group(sim, bad[i]), -EINVAL);
+		ck_assert_int_eq(mr_sim_set_knob(sim, bad[i], MR_SIM_MAX,
+						 MiB), -ENOENT);
+	}
+	ck_assert_ptr_null(g);
+	/* Names that only start with a dot are names. */
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/..b"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/.c"), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a/.c", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
 START_TEST(open_and_read)
 {
 	struct mr_limits l = { .size = sizeof(l) };
@@ -412,6 +441,7 @@ static Suite *sim_backend_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, open_and_read);
+	tcase_add_test(tc, create_group_refuses_dot_components);
 	tcase_add_test(tc, reclaim_in_virtual_time);
 	tcase_add_test(tc, proportional_batch_as_the_pure_function);
 	tcase_add_test(tc, margin_keeps_charges_off_the_limit);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "path.h"
 #include "scenario.h"
 #include "sim.h"
 
@@ -429,25 +430,6 @@ static int parse_machine(struct parser *ps)
 	return 0;
 }
 
-/* Whether path is absolute, in normal form, with no "." or "..". */
-static bool normal_path(struct tok p)
-{
-	size_t i, start = 1;
-
-	if (p.n < 2 || p.s[0] != '/' || p.s[p.n - 1] == '/')
-		return false;
-	for (i = 1; i <= p.n; i++) {
-		if (i < p.n && p.s[i] != '/')
-			continue;
-		if (i == start || (i - start == 1 && p.s[start] == '.') ||
-		    (i - start == 2 && p.s[start] == '.' &&
-		     p.s[start + 1] == '.'))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
 static int parse_group(struct parser *ps)
 {
 	static const char *const knobs[SIM_NR_KNOBS] = {
@@ -471,7 +453,7 @@ static int parse_group(struct parser *ps)
 			    "[high SIZE|none] [low SIZE] [min SIZE] "
 			    "[soft SIZE|none]'");
 	path = ps->w[1];
-	if (!normal_path(path) || path.n > 4095)
+	if (path.n < 2 || !mri_path_is_normal(path.s, path.n))
 		return fail(ps, "group '%.*s': expected an absolute path "
 			    "like /a/b, without '.', '..', '//' or a "
 			    "trailing '/'", W(path));
