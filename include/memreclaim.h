@@ -1084,7 +1084,7 @@ MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
  * 2014 memcg THP charge patch and its review (reclaim the full 512-page
  * goal vs. reclaim only clean cache). */
 enum mr_thp_policy {
-	MR_THP_RECLAIM_FULL = 0,  /* reclaim the whole shortfall */
+	MR_THP_RECLAIM_FULL = 0,  /* always reclaim the shortfall */
 	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean page cache covers it */
 	MR_THP_FALLBACK = 2,      /* use small pages at once */
 	MR_THP_BUDGET = 3,        /* reclaim if the budget covers the shortfall */
@@ -1350,8 +1350,12 @@ MR_EXPORT int mr_group_set_throttle_high(mr_group_t *group,
 /* Sets the THP-charge policy of mr_group_thp_advise(): an enum
  * mr_thp_policy, and for MR_THP_BUDGET the time the caller may spend
  * reclaiming before a huge page, budget_ns 1 .. MR_UNLIMITED (0 for the
- * other policies). The default is MR_THP_RECLAIM_FULL (today's kernel:
- * a huge-page charge reclaims its whole shortfall).
+ * other policies). The default is MR_THP_RECLAIM_FULL: always reclaim,
+ * as today's kernel does for a huge-page charge that does not fit; the
+ * kernel asks reclaim for the whole charge, 512 pages, whatever the
+ * shortfall (mm/memcontrol.c try_charge_memcg() passes nr_pages to
+ * try_to_free_mem_cgroup_pages(), since the 2014 fix), where the
+ * advice's reclaim is the shortfall.
  * Errors: -EINVAL (group NULL, unknown policy, budget_ns 0 with
  * MR_THP_BUDGET or not 0 without it), -ECHILD, and those of arming.
  * MT-safe. */
@@ -1576,9 +1580,12 @@ typedef int (*mr_sim_setup_fn)(mr_ctx_t *ctx, mr_group_t *const *groups,
  * with `seed` (every random draw of the trace: uniform and normal
  * offsets, exponential times) and the cost set `costs` ("2011" or
  * "today"; NULL: "today"). The machine behaves as today's kernel does
- * where eras differ: a huge-page charge reclaims its whole shortfall, and
- * soft limits are served by cgroup v1's soft-limit pass under machine
- * pressure.
+ * where eras differ: a huge-page charge that does not fit asks reclaim
+ * for the whole charge, 512 pages, whatever the shortfall (mm/memcontrol.c
+ * try_charge_memcg() passes nr_pages to try_to_free_mem_cgroup_pages()),
+ * retries once after draining the stocks and then falls back to small
+ * pages; and soft limits are served by cgroup v1's soft-limit pass under
+ * machine pressure.
  *
  * setup (may be NULL: the baseline, no library policy) is called with
  * setup_data before any task starts (see mr_sim_setup_fn); with a setup,
