@@ -1520,8 +1520,9 @@ static int build(struct trace_run *run)
 	size_t i;
 	int k, r;
 
-	/* Today's kernel: a huge page charge reclaims its whole shortfall
-	 * once (since the 2014 fix), and cgroup v1 soft limits are served
+	/* Today's kernel: a huge page charge that does not fit asks reclaim
+	 * for the whole 512 pages, whatever the shortfall, and tries once
+	 * more after draining the stocks (since the 2014 fix), and cgroup v1 soft limits are served
 	 * by the separate soft-limit pass that mm/memcontrol-v1.c still
 	 * has. */
 	sim_memcg_set_thp_mode(m, SIM_THP_FULL, 0);

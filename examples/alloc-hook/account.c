@@ -430,7 +430,7 @@ static void throttle_sleep(uint64_t delay_ns)
 
 /* A verdict other than GO. RECLAIM and REFUSE were judged with the limits
  * and clean cache of the last refresh: refresh and ask again first. Then
- * RECLAIM reclaims the shortfall and asks once more. Returns 0 (charged),
+ * RECLAIM reclaims what it asks (reclaim_bytes) and asks once more. Returns 0 (charged),
  * -ENOMEM (not charged) or -EIO (a library error: not charged). */
 static int charge_slow(mr_group_t *g, uint64_t bytes, int r,
 		       struct mr_charge_answer *a)
