@@ -1305,7 +1305,8 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
  * for MR_THP_BUDGET the budget in bytes is budget_ns times the reclaim
  * rate measured on the group (freed_bytes / elapsed_ns of the margin and
  * requested reclaims so far; none measured: 0, and the advice falls back).
- * Nothing is charged.
+ * Nothing is charged; a SMALL answer is counted in
+ * mr_charge_stats.thp_fallbacks.
  * length_bytes: 1 .. MR_CHARGE_MAX_BYTES.
  * Returns an enum mr_thp_advice (>= 0), or -EINVAL, -ECHILD, or the errno
  * of arming. MT-safe; async-signal-safe and allocation-free once armed. */
