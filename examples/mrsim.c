@@ -61,6 +61,7 @@
 #include <memreclaim.h>
 
 #include "policyopt.h"
+#include "tracefigs.h"
 
 #define PROG "mrsim"
 #define DEFAULT_SEED 1
@@ -547,9 +548,6 @@ static int run_one(const char *name, const struct options *o, int *verdict)
 
 /* ------------------------------------------------------------ traces */
 
-/* The two runs of a trace, as columns. */
-enum { RUN_WITHOUT, RUN_WITH, NR_RUNS };
-
 /* Reads the whole file into a malloc()ed *text. Returns 0 or -errno. */
 static int read_file(const char *path, char **text, size_t *len)
 {
@@ -587,92 +585,6 @@ static int read_file(const char *path, char **text, size_t *len)
 	*text = buf;
 	*len = n;
 	return 0;
-}
-
-/* One figure of a trace in both runs. */
-struct trace_fig {
-	char *key;                   /* "/web/failcnt_count": the policy
-				      * ("machine" or a group's path), '/',
-				      * the figure's name */
-	int policy_len;              /* of the policy, in key */
-	const char *name;            /* in key: "failcnt_count" */
-	double v[NR_RUNS];
-	bool has[NR_RUNS];
-};
-
-/* Whether f is the figure name of policy. */
-static bool same_figure(const struct trace_fig *f, const char *policy,
-			const char *name)
-{
-	return strcmp(f->name, name) == 0 &&
-	       strncmp(f->key, policy, (size_t)f->policy_len) == 0 &&
-	       policy[f->policy_len] == '\0';
-}
-
-/* The figures of the runs, in the order they came (machine first, then
- * the groups in the trace's order); one run is collected at a time. */
-struct trace_figs {
-	struct trace_fig *f;
-	size_t n, cap;
-	int run;                     /* the run being collected */
-	size_t next;                 /* where its next figure should be */
-	int err;
-};
-
-static void collect(const char *policy, const char *name, double value,
-		    void *userdata)
-{
-	struct trace_figs *t = userdata;
-	struct trace_fig *f;
-	size_t i, k;
-
-	if (t->err)
-		return;
-	/* Both runs report in the same order: look from where the
-	 * previous figure was. */
-	for (k = 0; k < t->n; k++) {
-		i = (t->next + k) % t->n;
-		if (same_figure(&t->f[i], policy, name))
-			break;
-	}
-	if (k == t->n) {
-		/* Not in the other run (a request name that ended no
-		 * request there): after the figure before it in this one. */
-		if (t->n == t->cap) {
-			f = realloc(t->f, (t->cap ? 2 * t->cap : 64) *
-					  sizeof(*f));
-			if (!f) {
-				t->err = -ENOMEM;
-				return;
-			}
-			t->f = f;
-			t->cap = t->cap ? 2 * t->cap : 64;
-		}
-		i = t->next;
-		memmove(&t->f[i + 1], &t->f[i], (t->n - i) * sizeof(*t->f));
-		t->n++;
-		f = &t->f[i];
-		*f = (struct trace_fig){ .policy_len = (int)strlen(policy) };
-		f->key = malloc(strlen(policy) + strlen(name) + 2);
-		if (!f->key) {
-			t->err = -ENOMEM;
-			return;
-		}
-		sprintf(f->key, "%s/%s", policy, name);
-		f->name = f->key + f->policy_len + 1;
-	}
-	t->f[i].v[t->run] = value;
-	t->f[i].has[t->run] = true;
-	t->next = i + 1;
-}
-
-static void free_figs(struct trace_figs *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->f[i].key);
-	free(t->f);
 }
 
 /* What one group of the trace got. */
@@ -942,7 +854,8 @@ static int print_trace_table(const struct options *o, const char *costs,
 	int gw = (int)strlen("group"), fw = (int)strlen("figure");
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
+	for (i = trace_figs_next(t, TRACE_FIGS_END); i != TRACE_FIGS_END;
+	     i = trace_figs_next(t, i)) {
 		if (!of_interest(t->f[i].name))
 			continue;
 		if (t->f[i].policy_len > gw)
@@ -958,7 +871,8 @@ static int print_trace_table(const struct options *o, const char *costs,
 	}
 	printf("%-*s  %-*s  %14s", gw, "group", fw, "figure", "without");
 	printf(with ? "  %14s\n" : "\n", "with policy");
-	for (i = 0; i < t->n; i++) {
+	for (i = trace_figs_next(t, TRACE_FIGS_END); i != TRACE_FIGS_END;
+	     i = trace_figs_next(t, i)) {
 		if (!of_interest(t->f[i].name))
 			continue;
 		format_figure(a, sizeof(a), &t->f[i], RUN_WITHOUT);
@@ -1066,7 +980,8 @@ static int print_trace_json(const struct options *o, const char *costs,
 			break;
 		p = json_object_new_object();
 		ok = add(policies, runs[run], p, p != NULL);
-		for (i = 0; ok && i < t->n; i++) {
+		for (i = trace_figs_next(t, TRACE_FIGS_END);
+		     ok && i != TRACE_FIGS_END; i = trace_figs_next(t, i)) {
 			if (!t->f[i].has[run])
 				continue;
 			/* GROUP/FIGURE: the figure follows the last '/'. */
@@ -1122,17 +1037,16 @@ static int run_trace(const struct options *o)
 	/* The policy first: a policy that does not suit the trace's groups
 	 * is refused before the baseline has taken its time. */
 	if (with) {
-		t.run = RUN_WITH;
+		trace_figs_start(&t, RUN_WITH);
 		r = mr_sim_trace_run(trace, o->seed, costs, setup_policy, &tp,
-				     collect, &t);
+				     trace_figs_collect, &t);
 		if (r == 0)
 			r = t.err;
 	}
 	if (r == 0) {
-		t.run = RUN_WITHOUT;
-		t.next = 0;
+		trace_figs_start(&t, RUN_WITHOUT);
 		r = mr_sim_trace_run(trace, o->seed, costs, NULL, NULL,
-				     collect, &t);
+				     trace_figs_collect, &t);
 		if (r == 0)
 			r = t.err;
 	}
@@ -1147,7 +1061,7 @@ static int run_trace(const struct options *o)
 		status = tp.status ? tp.status : EXIT_FAILURE_LIB;
 	}
 	free_policy(&tp);
-	free_figs(&t);
+	trace_figs_free(&t);
 	mr_sim_trace_free(trace);
 	return status;
 }

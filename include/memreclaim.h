@@ -1164,7 +1164,7 @@ MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
  * 2014 memcg THP charge patch and its review (reclaim the full 512-page
  * goal vs. reclaim only clean cache). */
 enum mr_thp_policy {
-	MR_THP_RECLAIM_FULL = 0,  /* reclaim the whole shortfall */
+	MR_THP_RECLAIM_FULL = 0,  /* always reclaim the shortfall */
 	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean page cache covers it */
 	MR_THP_FALLBACK = 2,      /* use small pages at once */
 	MR_THP_BUDGET = 3,        /* reclaim if the budget covers the shortfall */
@@ -1324,7 +1324,9 @@ enum mr_charge_verdict {
 
 struct mr_charge_answer {
 	uint64_t delay_ns;      /* DELAY: the throttle delay; else 0 */
-	uint64_t reclaim_bytes; /* RECLAIM: the shortfall; else 0 */
+	uint64_t reclaim_bytes; /* RECLAIM: what to reclaim for the charge
+				   to fit with usage at limit - margin;
+				   else 0 */
 };
 
 /* Asks to charge `bytes` to the group. Served from the calling thread's
@@ -1337,13 +1339,19 @@ struct mr_charge_answer {
  *  - above it, at or below the binding limit: DELAY by the throttle curve
  *    (mr_group_set_throttle(), mr_throttle_delay_ns() for the batch),
  *    GO when the curve gives 0;
- *  - above the limit: nothing is charged; RECLAIM with the shortfall when
- *    the reclaimable memory covers it, else REFUSE. Reclaimable, at the
- *    last refresh: memory.stat's clean page cache (inactive_file +
- *    active_file - dirty - writeback) and, when a limit reclaim of the
- *    group may swap (struct mr_limits.swap_free_bytes not 0, swappiness
- *    not 0: mm/vmscan.c, get_scan_count()), its anonymous memory
- *    (inactive_anon + active_anon) up to the free swap.
+ *  - above the limit: nothing is charged; RECLAIM when the reclaimable
+ *    memory covers what the estimate exceeds the limit by, else REFUSE.
+ *    Reclaimable, at the last refresh: memory.stat's clean page cache
+ *    (inactive_file + active_file - dirty - writeback) and, when a limit
+ *    reclaim of the group may swap (struct mr_limits.swap_free_bytes not
+ *    0, swappiness not 0: mm/vmscan.c, get_scan_count()), its anonymous
+ *    memory (inactive_anon + active_anon) up to the free swap.
+ *    RECLAIM's reclaim_bytes is sized as mr_group_thp_advise() sizes its
+ *    shortfall: what the estimate after the charge exceeds limit - margin
+ *    by (mr_group_set_margin(); 0 without one), so that after the reclaim
+ *    the charge fits and the margin is kept: 2 MiB charged at 63 MiB of a
+ *    64 MiB limit with a 4 MiB margin asks 5 MiB. It may exceed the
+ *    reclaimable memory; a reclaim that frees less is short, as any.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
  * concurrent draws never pass the limit together.
@@ -1380,7 +1388,8 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
  * for MR_THP_BUDGET the budget in bytes is budget_ns times the reclaim
  * rate measured on the group (freed_bytes / elapsed_ns of the margin and
  * requested reclaims so far; none measured: 0, and the advice falls back).
- * Nothing is charged.
+ * Nothing is charged; a SMALL answer is counted in
+ * mr_charge_stats.thp_fallbacks.
  * length_bytes: 1 .. MR_CHARGE_MAX_BYTES.
  * Returns an enum mr_thp_advice (>= 0), or -EINVAL, -ECHILD, or the errno
  * of arming. MT-safe; async-signal-safe and allocation-free once armed. */
@@ -1425,8 +1434,12 @@ MR_EXPORT int mr_group_set_throttle_high(mr_group_t *group,
 /* Sets the THP-charge policy of mr_group_thp_advise(): an enum
  * mr_thp_policy, and for MR_THP_BUDGET the time the caller may spend
  * reclaiming before a huge page, budget_ns 1 .. MR_UNLIMITED (0 for the
- * other policies). The default is MR_THP_RECLAIM_FULL (today's kernel:
- * a huge-page charge reclaims its whole shortfall).
+ * other policies). The default is MR_THP_RECLAIM_FULL: always reclaim,
+ * as today's kernel does for a huge-page charge that does not fit; the
+ * kernel asks reclaim for the whole charge, 512 pages, whatever the
+ * shortfall (mm/memcontrol.c try_charge_memcg() passes nr_pages to
+ * try_to_free_mem_cgroup_pages(), since the 2014 fix), where the
+ * advice's reclaim is the shortfall.
  * Errors: -EINVAL (group NULL, unknown policy, budget_ns 0 with
  * MR_THP_BUDGET or not 0 without it), -ECHILD, and those of arming.
  * MT-safe. */
@@ -1460,6 +1473,10 @@ struct mr_charge_stats {
 	uint64_t limit_bytes;      /* the binding limit in use */
 	uint64_t high_bytes;       /* the throttle high in use */
 	uint64_t reclaimable_bytes; /* the clean page cache in use */
+	/* Since 0.2 (a caller's smaller size leaves it alone). */
+	uint64_t thp_fallbacks;    /* mr_group_thp_advise() answers
+				      MR_THP_ADVICE_SMALL: huge pages wanted,
+				      small pages advised */
 };
 
 /* Reads the fast path's counters and state into *stats; the per-thread
@@ -1535,7 +1552,9 @@ enum mr_sim_knob {
 };
 
 /* Creates the group at path ("/a", "/a/b": its parent must exist).
- * Returns 0. Errors: -EINVAL (NULL, not an absolute path in normal form),
+ * Returns 0. Errors: -EINVAL (NULL; a path mr_group_open() refuses: not
+ * absolute, a "." or ".." component, PATH_MAX or longer; or one it takes
+ * but not in its normal form: a repeated or trailing '/'),
  * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (16383 groups below
  * the root per machine), -ENOMEM. Not MT-safe (the simulator's thread). */
 MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);
@@ -1612,8 +1631,11 @@ typedef struct mr_sim_trace mr_sim_trace_t;
 /* Parses the trace text[0 .. len) (no NUL terminator needed) and stores
  * the trace in *ret (only on success). Every check is made here (syntax,
  * units, names declared before use, offsets inside their file or region,
- * blocks and request markers balanced), so a trace that parses runs to
- * its end. On error errbuf (may be NULL with errlen 0) receives one line,
+ * blocks and request markers balanced, and each task that is not
+ * background bounded, its repeats unrolled with saturating products:
+ * at most 10^10 operations and 10^16 ns, about 116 days, of start, cpu,
+ * sleep and at times), so a trace that parses runs to its end. Parsing
+ * takes time linear in the text (names are found by hash). On error errbuf (may be NULL with errlen 0) receives one line,
  * no newline, truncated to errlen - 1: "line N: " and what was expected
  * there, e.g. "line 12: read past the end of file 'docroot' (629145600
  * bytes)"; N counts from 1, and an error found at the end of the text
@@ -1645,9 +1667,12 @@ typedef int (*mr_sim_setup_fn)(mr_ctx_t *ctx, mr_group_t *const *groups,
  * with `seed` (every random draw of the trace: uniform and normal
  * offsets, exponential times) and the cost set `costs` ("2011" or
  * "today"; NULL: "today"). The machine behaves as today's kernel does
- * where eras differ: a huge-page charge reclaims its whole shortfall, and
- * soft limits are served by cgroup v1's soft-limit pass under machine
- * pressure.
+ * where eras differ: a huge-page charge that does not fit asks reclaim
+ * for the whole charge, 512 pages, whatever the shortfall (mm/memcontrol.c
+ * try_charge_memcg() passes nr_pages to try_to_free_mem_cgroup_pages()),
+ * retries once after draining the stocks and then falls back to small
+ * pages; and soft limits are served by cgroup v1's soft-limit pass under
+ * machine pressure.
  *
  * setup (may be NULL: the baseline, no library policy) is called with
  * setup_data before any task starts (see mr_sim_setup_fn); with a setup,

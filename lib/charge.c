@@ -21,6 +21,7 @@
 
 #include "charge.h"
 #include "group.h"
+#include "policy.h"
 #include "swap.h"
 
 #define MRI_HUGE_PAGE_BYTES (2ULL << 20)
@@ -126,6 +127,20 @@ static void policy_curve(const struct mri_charge_policy *p,
 	curve->doubling_ppm = p->doubling_ppm;
 	curve->points = p->points;
 	curve->npoints = (size_t)p->npoints;
+}
+
+/* The margin the policy keeps below a binding limit (not MR_UNLIMITED):
+ * what mr_group_thp_advise() keeps free and a RECLAIM verdict reclaims
+ * down to. */
+static uint64_t policy_margin_bytes(const struct mri_charge_policy *p,
+				    uint64_t limit_bytes)
+{
+	const struct mri_policy margin = {
+		.margin_bytes = p->margin_bytes,
+		.margin_ppm = (uint32_t)p->margin_ppm,
+	};
+
+	return mri_margin_bytes(&margin, limit_bytes);
 }
 
 /* ---------------------------------------------------------------- state */
@@ -500,8 +515,11 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 	}
 	slot_add(&s->charges, 1, shared);
 	if (!fits) {
+		/* Sized as mr_group_thp_advise() sizes its shortfall: the
+		 * charge fits and usage ends at limit - margin. */
 		answer->delay_ns = 0;
-		answer->reclaim_bytes = est - limit;
+		answer->reclaim_bytes = mri_shortfall_bytes(
+			est, 0, limit, policy_margin_bytes(&p, limit));
 		if (atomic_load_explicit(&c->reclaimable_bytes,
 					 memory_order_relaxed) +
 		    atomic_load_explicit(&c->swappable_bytes,
@@ -655,7 +673,6 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 {
 	struct mri_charge *c;
 	struct mri_charge_policy p;
-	struct mri_policy margin = { 0 };
 	uint64_t huge, limit, usage, budget = 0;
 	int r, advice;
 
@@ -670,17 +687,20 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	       ~(MRI_HUGE_PAGE_BYTES - 1);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
 	usage = estimate_now(c);
-	margin.margin_bytes = p.margin_bytes;
-	margin.margin_ppm = (uint32_t)p.margin_ppm;
 	if (p.thp_policy == MR_THP_BUDGET)
 		budget = budget_bytes(g, p.budget_ns);
 	r = mr_thp_decide((int)p.thp_policy, huge, usage, limit,
 			  limit == MR_UNLIMITED ? 0 :
-			  mri_margin_bytes(&margin, limit),
+			  policy_margin_bytes(&p, limit),
 			  atomic_load_explicit(&c->reclaimable_bytes,
 					       memory_order_relaxed),
 			  budget, &advice);
-	return r < 0 ? r : advice;
+	if (r < 0)
+		return r;
+	if (advice == MR_THP_ADVICE_SMALL)
+		atomic_fetch_add_explicit(&c->thp_fallbacks, 1,
+					  memory_order_relaxed);
+	return advice;
 }
 
 /* Applies `edit` to the master policy and publishes it, after arming (so a
@@ -815,6 +835,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 	st.usage_refreshes = atomic_load(&c->usage_refreshes);
 	st.refresh_errors = atomic_load(&c->refresh_errors);
 	st.limits_refreshes = atomic_load(&c->limits_refreshes);
+	st.thp_fallbacks = atomic_load(&c->thp_fallbacks);
 	st.usage_estimate_bytes = estimate_now(c);
 	st.limit_bytes = atomic_load(&c->limit_bytes);
 	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);

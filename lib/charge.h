@@ -95,6 +95,9 @@ struct mri_charge {
 	_Atomic uint64_t swappable_bytes;
 	_Atomic uint64_t limits_ns;
 	_Atomic uint64_t limits_refreshes;
+	/* mr_group_thp_advise() answers of small pages (rare: one atomic
+	 * add, no slot). */
+	_Atomic uint64_t thp_fallbacks;
 	/* Serialises writers: creating the state, the master policy,
 	 * arming and refreshes. */
 	pthread_mutex_t lock;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "memreclaim.h"
+#include "policy.h"
 
 typedef unsigned __int128 u128;
 
@@ -196,6 +197,17 @@ MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
 	return 0;
 }
 
+uint64_t mri_shortfall_bytes(uint64_t usage_bytes, uint64_t charge_bytes,
+			     uint64_t limit_bytes, uint64_t margin_bytes)
+{
+	uint64_t room = limit_bytes > margin_bytes ?
+			limit_bytes - margin_bytes : 0;
+	u128 after = (u128)usage_bytes + charge_bytes;
+
+	return after > room ? (uint64_t)min_u128(after - room, UINT64_MAX) :
+	       0;
+}
+
 MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
 			    uint64_t usage_bytes, uint64_t limit_bytes,
 			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
@@ -215,11 +227,12 @@ MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
 		*advice = MR_THP_ADVICE_SMALL;
 		return 0;
 	}
-	if (usage_bytes <= room - huge_bytes) {
+	shortfall = mri_shortfall_bytes(usage_bytes, huge_bytes, limit_bytes,
+					margin_bytes);
+	if (!shortfall) {
 		*advice = MR_THP_ADVICE_HUGE;
 		return 0;
 	}
-	shortfall = usage_bytes - (room - huge_bytes);
 	switch (policy) {
 	case MR_THP_RECLAIM_FULL:
 		*advice = MR_THP_ADVICE_RECLAIM_THEN_HUGE;

@@ -930,6 +930,88 @@ START_TEST(reclaim_then_charge_again)
 }
 END_TEST
 
+/* A RECLAIM verdict asks what mr_group_thp_advise() takes as its
+ * shortfall: enough for the charge to fit with usage at limit - margin.
+ * 2 MiB at 63 of 64 MiB with a 4 MiB margin: 65 - 60 = 5 MiB (not the
+ * 1 MiB over the limit); the advice's CLEAN_CACHE policy reclaims for a
+ * 2 MiB page exactly when 5 MiB of clean cache are there. */
+START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
+{
+	struct fake f = { .usage = 63 * MiB, .limit = 64 * MiB,
+			  .file = 5 * MiB };
+	struct mr_charge_answer a;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 1 * MiB); /* no margin */
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_CLEAN_CACHE, 0),
+			 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 2 * MiB),
+			 MR_THP_ADVICE_RECLAIM_THEN_HUGE);
+	mr_group_close(g);
+
+	/* One byte less of clean cache: the advice falls back, the charge
+	 * (1 MiB over the limit) is still RECLAIM of 5 MiB. */
+	f.file = 5 * MiB - 1;
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_CLEAN_CACHE, 0),
+			 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 2 * MiB),
+			 MR_THP_ADVICE_SMALL);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
+	mr_group_close(g);
+
+	/* A margin in ppm of the limit (1/16: 4 MiB) counts the same. */
+	f.file = 64 * MiB;
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_set_margin(g, 0, 62500, 0), 0);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
+	ck_assert_int_eq(charge(g, 4 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 7 * MiB);
+	mr_group_close(g);
+}
+END_TEST
+
+/* Every small-page answer of mr_group_thp_advise() is a THP fallback,
+ * whatever the policy; HUGE and RECLAIM_THEN_HUGE are not. */
+START_TEST(thp_fallbacks_counted)
+{
+	struct fake f = { .usage = 90 * MiB, .limit = 100 * MiB,
+			  .file = 3 * MiB };
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_uint_eq(stats(g).thp_fallbacks, 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 10 * MiB),
+			 MR_THP_ADVICE_HUGE);
+	ck_assert_int_eq(mr_group_thp_advise(g, 12 * MiB),
+			 MR_THP_ADVICE_RECLAIM_THEN_HUGE);
+	ck_assert_uint_eq(stats(g).thp_fallbacks, 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 102 * MiB),
+			 MR_THP_ADVICE_SMALL); /* larger than the limit */
+	ck_assert_uint_eq(stats(g).thp_fallbacks, 1);
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_FALLBACK, 0), 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 12 * MiB),
+			 MR_THP_ADVICE_SMALL);
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_CLEAN_CACHE, 0),
+			 0);
+	ck_assert_int_eq(mr_group_thp_advise(g, 14 * MiB),
+			 MR_THP_ADVICE_SMALL);
+	ck_assert_int_eq(mr_group_thp_advise(g, 12 * MiB),
+			 MR_THP_ADVICE_RECLAIM_THEN_HUGE);
+	ck_assert_uint_eq(stats(g).thp_fallbacks, 3);
+	/* Errors count nothing. */
+	ck_assert_int_eq(mr_group_thp_advise(g, 0), -EINVAL);
+	ck_assert_uint_eq(stats(g).thp_fallbacks, 3);
+	mr_group_close(g);
+}
+END_TEST
+
 /* A short struct gets its fields only. */
 START_TEST(stats_sized_by_caller)
 {
@@ -945,6 +1027,14 @@ START_TEST(stats_sized_by_caller)
 	ck_assert_uint_eq(st.charges, 1);
 	ck_assert_uint_eq(st.uncharges, 0);
 	ck_assert_uint_eq(st.go, UINT64_MAX);
+	/* A caller built before thp_fallbacks was appended. */
+	ck_assert_int_eq(mr_group_thp_advise(g, 2 * MiB), MR_THP_ADVICE_HUGE);
+	memset(&st, 0xff, sizeof(st));
+	st.size = offsetof(struct mr_charge_stats, thp_fallbacks);
+	ck_assert_int_eq(mr_group_read_charge_stats(g, &st), 0);
+	ck_assert_uint_eq(st.charges, 1);
+	ck_assert_uint_eq(st.reclaimable_bytes, 0);
+	ck_assert_uint_eq(st.thp_fallbacks, UINT64_MAX);
 	mr_group_close(g);
 }
 END_TEST
@@ -1203,12 +1293,14 @@ static Suite *charge_suite(void)
 	tcase_add_test(tc, state_made_on_first_use);
 	tcase_add_test(tc, untouched_charges_not_forgotten);
 	tcase_add_test(tc, reclaim_then_charge_again);
+	tcase_add_test(tc, reclaim_sized_with_the_margin_as_thp_advice);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, thp_advice_per_policy);
 	tcase_add_test(tc, thp_advice_keeps_the_margin);
+	tcase_add_test(tc, thp_fallbacks_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -83,6 +83,35 @@ static void fill(const char *path, uint64_t bytes)
 	sim_run(sim->m, SIM_UNLIMITED);
 }
 
+/* mr_sim_create_group() takes the paths mr_group_open() takes, in their
+ * normal form: "." and ".." components are refused by both, and nothing
+ * is created. */
+START_TEST(create_group_refuses_dot_components)
+{
+	static const char *const bad[] = {
+		"/a/..", "/a/.", "/a/../b", "/./a", "/a/./b", "/..", "/.",
+	};
+	mr_group_t *g = NULL;
+	size_t i;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/b"), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(mr_group_open(ctx, bad[i], "sim", &g),
+				 -EINVAL);
+		ck_assert_int_eq(mr_sim_create_group(sim, bad[i]), -EINVAL);
+		ck_assert_int_eq(mr_sim_set_knob(sim, bad[i], MR_SIM_MAX,
+						 MiB), -ENOENT);
+	}
+	ck_assert_ptr_null(g);
+	/* Names that only start with a dot are names. */
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/..b"), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a/.c"), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a/.c", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+}
+END_TEST
+
 START_TEST(open_and_read)
 {
 	struct mr_limits l = { .size = sizeof(l) };
@@ -499,6 +528,51 @@ START_TEST(thp_clean_cache)
 }
 END_TEST
 
+/* One huge-page fault in a group 64 pages short of room for it: the
+ * kernel's charge (the model's default, trace runs included) asks reclaim
+ * for the whole charge, 512 pages (try_charge_memcg() passes nr_pages to
+ * try_to_free_mem_cgroup_pages()), not the shortfall; the library's
+ * advice (MR_THP_RECLAIM_FULL) asks for the shortfall only. */
+static void touch_one_huge(struct sim_task *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	ck_assert_int_eq(sim_anon_touch(sim->m, thp_anon, 0, 1, true), 0);
+}
+
+static uint64_t huge_fault_reclaimed(int mode)
+{
+	struct sim_memcg *g;
+
+	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 32 * MiB), 0);
+	fill("/g", 30 * MiB + 64 * 4096);
+	g = sim_memcg_find(sim->m, "/g");
+	ck_assert_uint_eq(sim_memcg_counter(g, SIM_PGSTEAL_DIRECT), 0);
+	sim_memcg_set_thp_mode(sim->m, mode, MR_THP_RECLAIM_FULL);
+	thp_anon = sim_anon_new(sim->m, SIM_HPAGE_NR);
+	ck_assert(sim_task_spawn(sim->m, "fault", g, 0, touch_one_huge,
+				 NULL));
+	sim_run(sim->m, SIM_UNLIMITED);
+	ck_assert_uint_eq(sim_memcg_counter(g, SIM_THP_FAULT_ALLOC), 1);
+	return sim_memcg_counter(g, SIM_PGSTEAL_DIRECT);
+}
+
+START_TEST(thp_charge_reclaims_the_whole_charge)
+{
+	ck_assert_uint_ge(huge_fault_reclaimed(SIM_THP_FULL), SIM_HPAGE_NR);
+}
+END_TEST
+
+START_TEST(thp_library_reclaims_the_shortfall)
+{
+	uint64_t n = huge_fault_reclaimed(SIM_THP_LIBRARY);
+
+	ck_assert_uint_ge(n, 64);
+	ck_assert_uint_lt(n, SIM_HPAGE_NR);
+}
+END_TEST
+
 static Suite *sim_backend_suite(void)
 {
 	Suite *s = suite_create("sim-backend");
@@ -508,6 +582,7 @@ static Suite *sim_backend_suite(void)
 	tcase_add_test(tc, open_and_read);
 	tcase_add_test(tc, protection_from_reclaim_root);
 	tcase_add_test(tc, reclaim_root_own_low_ignored);
+	tcase_add_test(tc, create_group_refuses_dot_components);
 	tcase_add_test(tc, reclaim_in_virtual_time);
 	tcase_add_test(tc, proportional_batch_as_the_pure_function);
 	tcase_add_test(tc, margin_keeps_charges_off_the_limit);
@@ -516,6 +591,8 @@ static Suite *sim_backend_suite(void)
 	tcase_add_test(tc, no_worker_thread_on_a_simulator);
 	tcase_add_test(tc, threshold_event);
 	tcase_add_test(tc, thp_fallback);
+	tcase_add_test(tc, thp_charge_reclaims_the_whole_charge);
+	tcase_add_test(tc, thp_library_reclaims_the_shortfall);
 	tcase_add_test(tc, thp_reclaim_full);
 	tcase_add_test(tc, thp_clean_cache);
 	suite_add_tcase(s, tc);

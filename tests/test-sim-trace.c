@@ -202,6 +202,31 @@ static const struct {
 	{ "machine ram 1G\nlimit 1G\n",
 	  "line 2: unknown statement 'limit'; expected machine, group, file, "
 	  "region or task" },
+	/* Bounds of a task, its repeats unrolled: a million hours of sleep
+	 * refused at the outer repeat's end; 2^29 passes of 2^35 ns, whose
+	 * product wraps to 0 in 64 bits; 10^9 passes of 22 operations; a
+	 * start past the bound. */
+	{ "machine ram 1G\ntask a / 0s\n  repeat 1000\n    repeat 1000\n"
+	  "      sleep 3600s\n    end\n  end\nend\n",
+	  "line 7: task 'a' would run more than 10^16 ns (about 116 days) of "
+	  "start, cpu, sleep and at times, its repeats unrolled: the repeat "
+	  "block of line 3 passes it" },
+	{ "machine ram 1G\ntask a / 0s\n  repeat 536870912\n"
+	  "    sleep 34359738368ns\n  end\nend\n",
+	  "line 5: task 'a' would run more than 10^16 ns (about 116 days) of "
+	  "start, cpu, sleep and at times, its repeats unrolled: the repeat "
+	  "block of line 3 passes it" },
+	{ "machine ram 1G\nfile f 1M\ntask a / 0s\n  repeat 1000000000\n"
+	  "    repeat 10\n      read f 0 4K\n    end\n  end\nend\n",
+	  "line 8: task 'a' would run more than 10^10 operations, its repeats "
+	  "unrolled: the repeat block of line 4 passes it" },
+	{ "machine ram 1G\ntask a / 0s\n  at 10000001s\nend\n",
+	  "line 3: task 'a' would run more than 10^16 ns (about 116 days) of "
+	  "start, cpu, sleep and at times, its repeats unrolled: this "
+	  "operation passes it" },
+	{ "machine ram 1G\ntask a / 10000001s\n  cpu 1ms\nend\n",
+	  "line 2: task 'a' starts after 10^16 ns (about 116 days), the most "
+	  "a task that is not background may run" },
 	/* The whole trace is good but for its last line: nothing runs. */
 	{ "machine ram 1G\nfile f 1M\ntask a / 0s\n  read f 0 1M\nend\n"
 	  "task b / 0s\n  read f 0 1M\nend\n?\n",
@@ -219,6 +244,39 @@ START_TEST(parse_errors)
 	ck_assert_str_eq(err, bad[_i].err);
 	/* No trace: nothing can run, not even the good part. */
 	ck_assert_ptr_null(t);
+}
+END_TEST
+
+/* At the bounds: 10^16 ns exactly parses, a ns more does not; a req
+ * block counts what it holds; a background task is not bounded. */
+START_TEST(expanded_bounds)
+{
+	static const char *const good[] = {
+		"machine ram 1G\ntask a / 0s\n  repeat 1000000\n"
+		"    sleep 10s\n  end\nend\n",
+		"machine ram 1G\ntask a / 5000000s\n  repeat 5\n"
+		"    req r\n      sleep 1000000s\n    end\n  end\nend\n",
+		"machine ram 1G\ntask a / 0s\n  cpu 1ms\nend\n"
+		"task b / 0s background\n  repeat 1000000000\n"
+		"    repeat 1000000000\n      sleep 1s\n    end\n  end\n"
+		"end\n",
+	};
+	static const char *const over =
+		"machine ram 1G\ntask a / 1ns\n  repeat 1000000\n"
+		"    sleep 10s\n  end\nend\n";
+	mr_sim_trace_t *t = NULL;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		mr_sim_trace_free(parse(good[i]));
+	ck_assert_int_eq(mr_sim_trace_parse(over, strlen(over), &t, err,
+					    sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(t);
+	ck_assert_str_eq(err, "line 5: task 'a' would run more than 10^16 ns "
+			 "(about 116 days) of start, cpu, sleep and at "
+			 "times, its repeats unrolled: the repeat block of "
+			 "line 3 passes it");
 }
 END_TEST
 
@@ -413,6 +471,103 @@ START_TEST(request_latency)
 	ck_assert_double_eq(get(&f, "machine", "req_r_p50_ms"), 3);
 	ck_assert_double_eq(get(&f, "machine", "req_r_max_ms"), 10);
 	ck_assert_double_eq(get(&f, "machine", "elapsed_s"), 0.015);
+}
+END_TEST
+
+/* Figures of 2040 groups, 40 parents of 50 children each: every
+ * subtree's requests and times are its own and its descendants'. */
+#define PARENTS 40
+#define CHILDREN 50
+
+struct many {
+	/* [p][0]: /pP; [p][1 + c]: /pP/cC; [PARENTS][0]: the machine. */
+	double count[PARENTS + 1][CHILDREN + 1];
+	double p50[PARENTS + 1][CHILDREN + 1];
+	double mean[PARENTS + 1][CHILDREN + 1];
+	double max[PARENTS + 1][CHILDREN + 1];
+	double elapsed[PARENTS + 1][CHILDREN + 1];
+	size_t figures;
+};
+
+static void collect_many(const char *policy, const char *name,
+			 double value, void *userdata)
+{
+	struct many *m = userdata;
+	int p = PARENTS, c = -1, n = 0;
+
+	m->figures++;
+	if (strcmp(policy, "machine") != 0 &&
+	    sscanf(policy, "/p%d%n/c%d%n", &p, &n, &c, &n) < 1)
+		ck_abort_msg("policy %s", policy);
+	ck_assert(p >= 0 && p <= PARENTS && c >= -1 && c < CHILDREN);
+	if (strcmp(name, "req_r_count") == 0)
+		m->count[p][c + 1] = value;
+	else if (strcmp(name, "req_r_p50_ms") == 0)
+		m->p50[p][c + 1] = value;
+	else if (strcmp(name, "req_r_mean_ms") == 0)
+		m->mean[p][c + 1] = value;
+	else if (strcmp(name, "req_r_max_ms") == 0)
+		m->max[p][c + 1] = value;
+	else if (strcmp(name, "elapsed_s") == 0)
+		m->elapsed[p][c + 1] = value;
+}
+
+START_TEST(figures_of_many_groups)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *text = malloc(cap);
+	struct many *m = calloc(1, sizeof(*m));
+	mr_sim_trace_t *t = NULL;
+	char err[256];
+	int p, c;
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(m);
+#define PUT(...) (len += (size_t)snprintf(text + len, cap - len, __VA_ARGS__))
+	PUT("machine ram 1G cpus 4\n");
+	for (p = 0; p < PARENTS; p++) {
+		PUT("group /p%d\n", p);
+		for (c = 0; c < CHILDREN; c++)
+			PUT("group /p%d/c%d\n", p, c);
+	}
+	/* Tasks in reverse, so that no order of declaration is relied on:
+	 * a child's request takes c + 1 ms, a parent's own 100 ms. */
+	for (p = PARENTS; p-- > 0;) {
+		for (c = CHILDREN; c-- > 0;)
+			PUT("task t%d.%d /p%d/c%d 0s\n  req r\n    sleep %dms\n"
+			    "  end\nend\n", p, c, p, c, c + 1);
+		PUT("task t%d /p%d 0s\n  req r\n    sleep 100ms\n  end\nend\n",
+		    p, p);
+	}
+#undef PUT
+	ck_assert_uint_lt(len, cap);
+	ck_assert_int_eq(mr_sim_trace_parse(text, len, &t, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(mr_sim_trace_run(t, 1, NULL, NULL, NULL,
+					  collect_many, m), 0);
+	/* 13 figures and 8 of the request per group and the machine. */
+	ck_assert_uint_eq(m->figures, (PARENTS * (CHILDREN + 1) + 1) * 21);
+	for (p = 0; p < PARENTS; p++) {
+		for (c = 0; c < CHILDREN; c++) {
+			ck_assert_double_eq(m->count[p][c + 1], 1);
+			ck_assert_double_eq(m->max[p][c + 1], c + 1);
+			ck_assert_double_eq(m->elapsed[p][c + 1],
+					    (c + 1) / 1000.0);
+		}
+		/* 1 .. 50 ms and 100 ms: the 26th of 51 is 26 ms. */
+		ck_assert_double_eq(m->count[p][0], CHILDREN + 1);
+		ck_assert_double_eq(m->p50[p][0], 26);
+		ck_assert_double_eq_tol(m->mean[p][0], 1375.0 / 51, 1e-9);
+		ck_assert_double_eq(m->max[p][0], 100);
+		ck_assert_double_eq(m->elapsed[p][0], 0.1);
+	}
+	ck_assert_double_eq(m->count[PARENTS][0], PARENTS * (CHILDREN + 1));
+	ck_assert_double_eq(m->p50[PARENTS][0], 26);
+	ck_assert_double_eq(m->max[PARENTS][0], 100);
+	ck_assert_double_eq(m->elapsed[PARENTS][0], 0.1);
+	mr_sim_trace_free(t);
+	free(text);
+	free(m);
 }
 END_TEST
 
@@ -616,6 +771,7 @@ static Suite *sim_trace_suite(void)
 	tcase_add_loop_test(tc, parse_errors, 0,
 			    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, parse_misuse);
+	tcase_add_test(tc, expanded_bounds);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("run");
 	tcase_set_timeout(tc, 60);
@@ -625,6 +781,7 @@ static Suite *sim_trace_suite(void)
 	tcase_add_test(tc, limit_exceeded);
 	tcase_add_test(tc, oom_and_free);
 	tcase_add_test(tc, request_latency);
+	tcase_add_test(tc, figures_of_many_groups);
 	tcase_add_test(tc, at_and_background);
 	tcase_add_test(tc, setup_margin);
 	tcase_add_test(tc, setup_error);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model.h"
 
@@ -21,17 +22,19 @@ static int broken(char *buf, size_t len, const char *fmt, ...)
 
 int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 {
-	uint64_t *self, *lru, charged = 0, hier, pgscan, pgsteal;
-	const struct sim_memcg *g, *c;
+	uint64_t *self, *lru, *hier, charged = 0, pgscan, pgsteal;
+	const struct sim_memcg *g;
 	const struct sim_page *p;
 	unsigned i, k;
 	uint64_t pfn;
 	int r = 0;
 
 	self = calloc(m->nmemcg, sizeof(*self));
+	hier = calloc(m->nmemcg, sizeof(*hier));
 	lru = calloc((size_t)m->nmemcg * SIM_NR_LRU, sizeof(*lru));
-	if (!self || !lru) {
+	if (!self || !hier || !lru) {
 		free(self);
+		free(hier);
 		free(lru);
 		return -ENOMEM;
 	}
@@ -48,6 +51,13 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 			   (unsigned long long)charged,
 			   (unsigned long long)m->nr_free,
 			   (unsigned long long)m->cfg.ram_pages);
+	/* Each group's subtree: a parent is created before its children,
+	 * so one pass from the last group up sums them. */
+	memcpy(hier, self, m->nmemcg * sizeof(*hier));
+	for (i = m->nmemcg; i-- > 0;) {
+		if (m->memcg[i]->parent)
+			hier[m->memcg[i]->parent->id] += hier[i];
+	}
 	for (i = 0; i < m->nmemcg && !r; i++) {
 		g = m->memcg[i];
 		if (g->self_usage != self[i])
@@ -62,17 +72,11 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 					   (unsigned long long)
 					   lru[i * SIM_NR_LRU + k]);
 		}
-		hier = 0;
-		for (k = 0; k < m->nmemcg; k++) {
-			c = m->memcg[k];
-			if (sim_memcg_is_ancestor(g, c))
-				hier += self[k];
-		}
-		if (!r && g->usage != hier)
+		if (!r && g->usage != hier[i])
 			r = broken(buf, len, "%s: usage %llu, sum of charged "
 				   "pages %llu", g->path,
 				   (unsigned long long)g->usage,
-				   (unsigned long long)hier);
+				   (unsigned long long)hier[i]);
 		/* Charges are exact (no per-CPU stock): max holds always. */
 		if (!r && g->knob[SIM_KNOB_MAX] != SIM_UNLIMITED &&
 		    g->usage > g->knob[SIM_KNOB_MAX])
@@ -87,6 +91,7 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 				   (unsigned long long)pgscan);
 	}
 	free(self);
+	free(hier);
 	free(lru);
 	return r;
 }

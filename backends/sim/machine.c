@@ -189,14 +189,10 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg)
 
 static void task_free(struct sim_machine *m, struct sim_task *t)
 {
-	struct sim_task **p;
-
-	for (p = &m->all_tasks; *p; p = &(*p)->all_next) {
-		if (*p == t) {
-			*p = t->all_next;
-			break;
-		}
-	}
+	*t->all_pprev = t->all_next;
+	if (t->all_next)
+		t->all_next->all_pprev = t->all_pprev;
+	m->ntasks--;
 	free(t->stack);
 	free(t);
 }
@@ -299,23 +295,14 @@ static void trampoline(unsigned hi, unsigned lo)
 	/* uc_link returns to the scheduler. */
 }
 
-struct sim_task *sim_task_spawn(struct sim_machine *m, const char *name,
-				struct sim_memcg *g, uint64_t start_ns,
-				sim_task_fn fn, void *arg)
+/* A zeroed task with its stack and the context getcontext() gives, or
+ * NULL. (getcontext() may return twice, as setjmp() does, so t is kept
+ * in memory across it; this one never does: makecontext() replaces the
+ * context before anything resumes it.) */
+static struct sim_task *task_new(void)
 {
-	struct sim_task *t, **heap;
-	size_t ntasks = 1;
+	struct sim_task *volatile t = calloc(1, sizeof(*t));
 
-	for (t = m->all_tasks; t; t = t->all_next)
-		ntasks++;
-	if (ntasks > m->heap_cap) {
-		heap = realloc(m->heap, 2 * ntasks * sizeof(*heap));
-		if (!heap)
-			return NULL;
-		m->heap = heap;
-		m->heap_cap = 2 * ntasks;
-	}
-	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->stack = malloc(TASK_STACK_BYTES);
@@ -324,6 +311,37 @@ struct sim_task *sim_task_spawn(struct sim_machine *m, const char *name,
 		free(t);
 		return NULL;
 	}
+	return t;
+}
+
+/* Puts t first in the machine's list of tasks. */
+static void task_link(struct sim_machine *m, struct sim_task *t)
+{
+	t->all_next = m->all_tasks;
+	if (t->all_next)
+		t->all_next->all_pprev = &t->all_next;
+	t->all_pprev = &m->all_tasks;
+	m->all_tasks = t;
+	m->ntasks++;
+}
+
+struct sim_task *sim_task_spawn(struct sim_machine *m, const char *name,
+				struct sim_memcg *g, uint64_t start_ns,
+				sim_task_fn fn, void *arg)
+{
+	struct sim_task *t, **heap;
+	size_t ntasks = m->ntasks + 1;
+
+	if (ntasks > m->heap_cap) {
+		heap = realloc(m->heap, 2 * ntasks * sizeof(*heap));
+		if (!heap)
+			return NULL;
+		m->heap = heap;
+		m->heap_cap = 2 * ntasks;
+	}
+	t = task_new();
+	if (!t)
+		return NULL;
 	t->m = m;
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	t->memcg = g ? g : sim_root(m);
@@ -335,8 +353,7 @@ struct sim_task *sim_task_spawn(struct sim_machine *m, const char *name,
 	t->uc.uc_link = &m->main_uc;
 	makecontext(&t->uc, (void (*)(void))trampoline, 2,
 		    (unsigned)((uintptr_t)t >> 32), (unsigned)(uintptr_t)t);
-	t->all_next = m->all_tasks;
-	m->all_tasks = t;
+	task_link(m, t);
 	sim_memcg_psi_change(t->memcg, 0, 1);
 	heap_push(m, t, start_ns > m->now ? start_ns : m->now);
 	return t;

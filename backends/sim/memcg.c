@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "path.h"
 #include "protection.h"
 
 /* mm/memcontrol.c MAX_RECLAIM_RETRIES (5 before 5.9, 16 since). */
@@ -71,8 +72,9 @@ int sim_memcg_create(struct sim_machine *m, const char *path,
 	if (sim_memcg_find(m, path))
 		return -EEXIST;
 	if (m->nmemcg) {
+		/* The check of mr_group_open(), and its normal form. */
 		len = strlen(path);
-		if (len < 2 || path[len - 1] == '/' || strstr(path, "//"))
+		if (len < 2 || !mri_path_is_normal(path, len))
 			return -EINVAL;
 		slash = strrchr(path, '/');
 		len = (size_t)(slash - path);

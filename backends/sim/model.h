@@ -161,7 +161,8 @@ struct sim_task {
 	uint64_t charge_stock;
 	uint64_t nr_pages_over_high;
 	struct sim_task_stats stats;
-	struct sim_task *all_next;
+	/* In the machine's list of tasks: unlinked in O(1). */
+	struct sim_task *all_next, **all_pprev;
 };
 
 /* ------------------------------------------------------------- machine */
@@ -178,6 +179,7 @@ struct sim_machine {
 	struct sim_task *current;
 	uint64_t run_until;       /* the bound of the sim_run() running */
 	struct sim_task *all_tasks;
+	size_t ntasks;            /* in all_tasks */
 	ucontext_t main_uc;
 	unsigned cpu_busy;        /* tasks in sim_cpu() now */
 	uint64_t disk_free_ns;    /* the disk is busy until then */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "path.h"
 #include "scenario.h"
 #include "sim.h"
 
@@ -29,6 +30,11 @@
  * overflows. */
 #define MAX_VALUE (1ULL << 60)
 #define FOREVER UINT64_MAX
+/* The most a task that is not background may expand to, its repeats
+ * unrolled: its declared time (start, cpu, sleep, exponential ones by
+ * their mean, at) and its operations. */
+#define MAX_TASK_NS 10000000000000000ULL  /* 10^16 ns, about 116 days */
+#define MAX_TASK_OPS 10000000000ULL       /* 10^10 */
 #define ROOT (-1)             /* the root group "/", as a group index */
 
 enum op_kind {
@@ -172,10 +178,27 @@ struct block {
 	uint32_t req;         /* BLK_REQ */
 	bool forever;
 	bool takes_time;      /* holds an op that advances the clock */
+	unsigned open_reqs;   /* requests begun in it and not ended */
+	/* One pass of the block, nested repeats unrolled (saturating):
+	 * its operations and declared time. */
+	uint64_t ops, ns;
+};
+
+/* The names declared so far of one kind (groups, objects, requests), by
+ * hash: each entry's name is the trace's copy. Open addressing, at most
+ * half full, so a lookup is O(1) and a trace of N names parses in O(N). */
+struct name_index {
+	struct name_entry {
+		const char *name;     /* NULL: empty */
+		size_t len;
+		size_t index;
+	} *e;
+	size_t nslots, n;
 };
 
 struct parser {
 	struct mr_sim_trace *t;
+	struct name_index groups, objs, reqs, tasks;
 	unsigned line;
 	struct tok w[MAX_WORDS];
 	size_t nw;
@@ -224,6 +247,68 @@ static bool is(struct tok t, const char *s)
 static char *dup_tok(struct tok t)
 {
 	return strndup(t.s, t.n);
+}
+
+/* FNV-1a. */
+static size_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* The entry of name, or the empty one where it would go. */
+static struct name_entry *index_slot(const struct name_index *x,
+				     const char *s, size_t n)
+{
+	size_t mask = x->nslots - 1, i = hash_bytes(s, n) & mask;
+
+	while (x->e[i].name && (x->e[i].len != n ||
+				memcmp(x->e[i].name, s, n) != 0))
+		i = (i + 1) & mask;
+	return &x->e[i];
+}
+
+/* The index of the name t, or -1. */
+static long index_find(const struct name_index *x, struct tok t)
+{
+	const struct name_entry *e;
+
+	if (!x->nslots)
+		return -1;
+	e = index_slot(x, t.s, t.n);
+	return e->name ? (long)e->index : -1;
+}
+
+/* Adds name (not in x yet, kept by the trace) with its index. Returns 0
+ * or -ENOMEM. */
+static int index_add(struct name_index *x, const char *name, size_t index)
+{
+	struct name_index bigger;
+	struct name_entry *e;
+	size_t i;
+
+	if (2 * (x->n + 1) > x->nslots) {
+		bigger.nslots = x->nslots ? 2 * x->nslots : 64;
+		bigger.n = x->n;
+		bigger.e = calloc(bigger.nslots, sizeof(*bigger.e));
+		if (!bigger.e)
+			return -ENOMEM;
+		for (i = 0; i < x->nslots; i++) {
+			if (x->e[i].name)
+				*index_slot(&bigger, x->e[i].name,
+					    x->e[i].len) = x->e[i];
+		}
+		free(x->e);
+		*x = bigger;
+	}
+	e = index_slot(x, name, strlen(name));
+	*e = (struct name_entry){ name, strlen(name), index };
+	x->n++;
+	return 0;
 }
 
 /* Decimal with an optional fraction, times a unit: "1.5" * mult. The
@@ -343,28 +428,21 @@ static int check_name(struct parser *ps, struct tok t, const char *what,
 	return 0;
 }
 
-static int find_group(const struct mr_sim_trace *t, struct tok p)
+/* A declared group's index, ROOT for "/", or -2. */
+static int find_group(const struct parser *ps, struct tok p)
 {
-	size_t i;
+	long i;
 
 	if (is(p, "/"))
 		return ROOT;
-	for (i = 0; i < t->ngroups; i++) {
-		if (is(p, t->groups[i].path))
-			return (int)i;
-	}
-	return -2;
+	i = index_find(&ps->groups, p);
+	return i < 0 ? -2 : (int)i;
 }
 
-static int find_obj(const struct mr_sim_trace *t, struct tok n)
+/* A declared object's index, or -1. */
+static int find_obj(const struct parser *ps, struct tok n)
 {
-	size_t i;
-
-	for (i = 0; i < t->nobjs; i++) {
-		if (is(n, t->objs[i].name))
-			return (int)i;
-	}
-	return -1;
+	return (int)index_find(&ps->objs, n);
 }
 
 /* ---------------------------------------------------------------- header */
@@ -429,25 +507,6 @@ static int parse_machine(struct parser *ps)
 	return 0;
 }
 
-/* Whether path is absolute, in normal form, with no "." or "..". */
-static bool normal_path(struct tok p)
-{
-	size_t i, start = 1;
-
-	if (p.n < 2 || p.s[0] != '/' || p.s[p.n - 1] == '/')
-		return false;
-	for (i = 1; i <= p.n; i++) {
-		if (i < p.n && p.s[i] != '/')
-			continue;
-		if (i == start || (i - start == 1 && p.s[start] == '.') ||
-		    (i - start == 2 && p.s[start] == '.' &&
-		     p.s[start + 1] == '.'))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
 static int parse_group(struct parser *ps)
 {
 	static const char *const knobs[SIM_NR_KNOBS] = {
@@ -471,11 +530,11 @@ static int parse_group(struct parser *ps)
 			    "[high SIZE|none] [low SIZE] [min SIZE] "
 			    "[soft SIZE|none]'");
 	path = ps->w[1];
-	if (!normal_path(path) || path.n > 4095)
+	if (path.n < 2 || !mri_path_is_normal(path.s, path.n))
 		return fail(ps, "group '%.*s': expected an absolute path "
 			    "like /a/b, without '.', '..', '//' or a "
 			    "trailing '/'", W(path));
-	if (find_group(t, path) != -2)
+	if (find_group(ps, path) != -2)
 		return fail(ps, "group '%.*s' declared twice", W(path));
 	if (t->ngroups + 1 >= SIM_MAX_GROUPS)
 		return fail(ps, "more than %d groups", SIM_MAX_GROUPS - 1);
@@ -484,7 +543,7 @@ static int parse_group(struct parser *ps)
 		parent.n--;
 	if (parent.n > 1)
 		parent.n--;
-	if (find_group(t, parent) == -2)
+	if (find_group(ps, parent) == -2)
 		return fail(ps, "group '%.*s': its parent '%.*s' is not "
 			    "declared before it", W(path), W(parent));
 	r = grow(&t->groups, &t->groups_cap, t->ngroups,
@@ -493,7 +552,7 @@ static int parse_group(struct parser *ps)
 		return r;
 	g = &t->groups[t->ngroups];
 	memset(g, 0, sizeof(*g));
-	g->parent = find_group(t, parent);
+	g->parent = find_group(ps, parent);
 	g->knob[SIM_KNOB_MAX] = SIM_UNLIMITED;
 	g->knob[SIM_KNOB_HIGH] = SIM_UNLIMITED;
 	g->knob[SIM_KNOB_SOFT] = SIM_UNLIMITED;
@@ -524,6 +583,10 @@ static int parse_group(struct parser *ps)
 	g->path = dup_tok(path);
 	if (!g->path)
 		return -ENOMEM;
+	if (index_add(&ps->groups, g->path, t->ngroups) < 0) {
+		free(g->path);
+		return -ENOMEM;
+	}
 	t->ngroups++;
 	return 0;
 }
@@ -547,7 +610,7 @@ static int parse_object(struct parser *ps, bool anon)
 	r = check_name(ps, ps->w[1], what, MAX_NAME);
 	if (r < 0)
 		return r;
-	if (find_obj(t, ps->w[1]) >= 0)
+	if (find_obj(ps, ps->w[1]) >= 0)
 		return fail(ps, "'%.*s' declared twice (files and regions "
 			    "share their names)", W(ps->w[1]));
 	r = parse_size(ps, ps->w[2], "a size", &v);
@@ -571,6 +634,10 @@ static int parse_object(struct parser *ps, bool anon)
 	o->name = dup_tok(ps->w[1]);
 	if (!o->name)
 		return -ENOMEM;
+	if (index_add(&ps->objs, o->name, t->nobjs) < 0) {
+		free(o->name);
+		return -ENOMEM;
+	}
 	t->nobjs++;
 	return 0;
 }
@@ -581,7 +648,6 @@ static int parse_task(struct parser *ps)
 {
 	struct mr_sim_trace *t = ps->t;
 	struct ttask *task;
-	size_t i;
 	int g, r;
 
 	if (ps->stage == STAGE_START)
@@ -593,12 +659,9 @@ static int parse_task(struct parser *ps)
 	r = check_name(ps, ps->w[1], "task", MAX_TASK_NAME);
 	if (r < 0)
 		return r;
-	for (i = 0; i < t->ntasks; i++) {
-		if (is(ps->w[1], t->tasks[i].name))
-			return fail(ps, "task '%.*s' declared twice",
-				    W(ps->w[1]));
-	}
-	g = find_group(t, ps->w[2]);
+	if (index_find(&ps->tasks, ps->w[1]) >= 0)
+		return fail(ps, "task '%.*s' declared twice", W(ps->w[1]));
+	g = find_group(ps, ps->w[2]);
 	if (g == -2)
 		return fail(ps, "task '%.*s': no group '%.*s' (declare it "
 			    "with 'group', or use /)", W(ps->w[1]),
@@ -614,19 +677,64 @@ static int parse_task(struct parser *ps)
 		return r;
 	task->group = g;
 	task->background = ps->nw == 5;
+	if (!task->background && task->start_ns > MAX_TASK_NS)
+		return fail(ps, "task '%.*s' starts after 10^16 ns (about 116 "
+			    "days), the most a task that is not background "
+			    "may run", W(ps->w[1]));
 	task->name = dup_tok(ps->w[1]);
 	if (!task->name)
 		return -ENOMEM;
+	if (index_add(&ps->tasks, task->name, t->ntasks) < 0) {
+		free(task->name);
+		return -ENOMEM;
+	}
 	t->ntasks++;
 	ps->task = task;
 	ps->depth = 0;
-	ps->blk[0] = (struct block){ .kind = BLK_TASK, .line = ps->line };
+	ps->blk[0] = (struct block){ .kind = BLK_TASK, .line = ps->line,
+				     .ns = task->start_ns };
 	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* Whether block `to` of a task that is not background has grown past
+ * MAX_TASK_OPS or MAX_TASK_NS (a background task is stopped when the
+ * others end): the error, naming the block that made it so (blk, NULL:
+ * the operation of this line). Every count reaches the task's block
+ * through the blocks around it, so checking each as it grows is
+ * enough. */
+static int check_expanded(struct parser *ps, const struct block *to,
+			  const struct block *blk)
+{
+	char what[64] = "this operation";
+
+	if (ps->task->background ||
+	    (to->ops <= MAX_TASK_OPS && to->ns <= MAX_TASK_NS))
+		return 0;
+	if (blk)
+		snprintf(what, sizeof(what), "the %s block of line %u",
+			 blk->kind == BLK_REPEAT ? "repeat" : "req",
+			 blk->line);
+	return fail(ps, "task '%s' would run more than %s, its repeats "
+		    "unrolled: %s passes it", ps->task->name,
+		    to->ops > MAX_TASK_OPS ? "10^10 operations" :
+		    "10^16 ns (about 116 days) of start, cpu, sleep and at "
+		    "times", what);
 }
 
 static int add_op(struct parser *ps, const struct op *op)
 {
 	struct ttask *task = ps->task;
+	struct block *b;
 	int r;
 
 	if (task->nops >= UINT32_MAX)
@@ -636,7 +744,12 @@ static int add_op(struct parser *ps, const struct op *op)
 	if (r < 0)
 		return r;
 	task->ops[task->nops++] = *op;
-	return 0;
+	/* An at waits at most its time from wherever the task is. */
+	b = &ps->blk[ps->depth];
+	b->ops = sat_add(b->ops, 1);
+	if (op->kind == OP_CPU || op->kind == OP_SLEEP || op->kind == OP_AT)
+		b->ns = sat_add(b->ns, op->len);
+	return check_expanded(ps, b, NULL);
 }
 
 /* The index of request name n, added if new. */
@@ -644,6 +757,7 @@ static int req_index(struct parser *ps, struct tok n, uint32_t *out)
 {
 	struct mr_sim_trace *t = ps->t;
 	size_t i, cap = ps->open_cap;
+	long k;
 	int r;
 
 	if (n.n > MAX_REQ_NAME)
@@ -658,11 +772,10 @@ static int req_index(struct parser *ps, struct tok n, uint32_t *out)
 			return fail(ps, "request name '%.*s': only letters, "
 				    "digits, '_', '.' and '-'", W(n));
 	}
-	for (i = 0; i < t->nreqs; i++) {
-		if (is(n, t->reqs[i])) {
-			*out = (uint32_t)i;
-			return 0;
-		}
+	k = index_find(&ps->reqs, n);
+	if (k >= 0) {
+		*out = (uint32_t)k;
+		return 0;
 	}
 	r = grow(&t->reqs, &t->reqs_cap, t->nreqs,
 		 sizeof(*t->reqs));
@@ -682,6 +795,10 @@ static int req_index(struct parser *ps, struct tok n, uint32_t *out)
 	t->reqs[t->nreqs] = dup_tok(n);
 	if (!t->reqs[t->nreqs])
 		return -ENOMEM;
+	if (index_add(&ps->reqs, t->reqs[t->nreqs], t->nreqs) < 0) {
+		free(t->reqs[t->nreqs]);
+		return -ENOMEM;
+	}
 	ps->open_line[t->nreqs] = 0;
 	*out = (uint32_t)t->nreqs++;
 	return 0;
@@ -720,6 +837,7 @@ static int begin_req(struct parser *ps, struct tok name, uint32_t *req)
 			    W(name), ps->open_line[*req]);
 	ps->open_line[*req] = ps->line;
 	ps->open_depth[*req] = ps->depth;
+	ps->blk[ps->depth].open_reqs++;
 	op.arg = *req;
 	return add_op(ps, &op);
 }
@@ -729,20 +847,16 @@ static int finish_req(struct parser *ps, uint32_t req)
 	struct op op = { .kind = OP_FINISH, .arg = req };
 
 	ps->open_line[req] = 0;
+	ps->blk[ps->open_depth[req]].open_reqs--;
 	return add_op(ps, &op);
 }
 
 /* end NAME: the marker. */
 static int end_marker(struct parser *ps, struct tok name)
 {
-	const struct mr_sim_trace *t = ps->t;
-	size_t i;
+	long i = index_find(&ps->reqs, name);
 
-	for (i = 0; i < t->nreqs; i++) {
-		if (is(name, t->reqs[i]))
-			break;
-	}
-	if (i == t->nreqs || !ps->open_line[i])
+	if (i < 0 || !ps->open_line[i])
 		return fail(ps, "'end %.*s' without 'begin %.*s'", W(name),
 			    W(name));
 	if (ps->open_depth[i] != ps->depth)
@@ -767,12 +881,13 @@ static const char *block_name(const struct parser *ps, int d)
 static int end_block(struct parser *ps)
 {
 	struct mr_sim_trace *t = ps->t;
-	struct block *b = &ps->blk[ps->depth];
+	struct block *b = &ps->blk[ps->depth], *to;
+	uint64_t n;
 	struct op op = { 0 };
 	size_t i;
 	int r;
 
-	for (i = 0; i < t->nreqs; i++) {
+	for (i = 0; b->open_reqs && i < t->nreqs; i++) {
 		if (ps->open_line[i] && ps->open_depth[i] == ps->depth)
 			return fail(ps, "request '%s' begun at line %u is not "
 				    "ended in this %s (line %u)", t->reqs[i],
@@ -809,7 +924,14 @@ static int end_block(struct parser *ps)
 	ps->depth--;
 	if (b->takes_time)
 		takes_time(ps);
-	return 0;
+	/* A forever block is a background task's: not bounded. */
+	if (b->forever)
+		return 0;
+	n = b->kind == BLK_REPEAT ? ps->task->ops[b->op].len : 1;
+	to = &ps->blk[ps->depth];
+	to->ops = sat_add(to->ops, sat_mul(b->ops, n));
+	to->ns = sat_add(to->ns, sat_mul(b->ns, n));
+	return check_expanded(ps, to, b);
 }
 
 /* OFF LEN of read, write and anon, from word i on; the object is o. */
@@ -909,7 +1031,7 @@ static int parse_plain_op(struct parser *ps, const struct opdef *d)
 	}
 	if (ps->nw < 2)
 		return fail(ps, "expected '%s'", d->usage);
-	k = find_obj(ps->t, ps->w[1]);
+	k = find_obj(ps, ps->w[1]);
 	if (k < 0)
 		return fail(ps, "%s: no %s '%.*s'", d->name,
 			    d->anon ? "region" : "file", W(ps->w[1]));
@@ -1118,6 +1240,10 @@ MR_EXPORT int mr_sim_trace_parse(const char *text, size_t len,
 	}
 	free(ps.open_line);
 	free(ps.open_depth);
+	free(ps.groups.e);
+	free(ps.objs.e);
+	free(ps.reqs.e);
+	free(ps.tasks.e);
 	if (r == -ENOMEM && errbuf && errlen)
 		snprintf(errbuf, errlen, "line %u: out of memory", ps.line);
 	if (r < 0) {
@@ -1170,14 +1296,101 @@ struct trace_run {
 	int err;
 };
 
-/* Whether group g (an index, or ROOT) is within group a's subtree. */
-static bool within(const struct mr_sim_trace *t, int g, int a)
+/* The groups numbered in preorder, so that every subtree is one range of
+ * numbers: group g has pre[g] + 1 (0 is the root), its subtree
+ * [pre[g] + 1, pre[g] + 1 + size[g]). Found in two passes over the
+ * groups, which are declared parents first. */
+struct preorder {
+	size_t *pre, *size;
+};
+
+static int preorder_make(const struct mr_sim_trace *t, struct preorder *o)
 {
-	for (; g != ROOT; g = t->groups[g].parent) {
-		if (g == a)
-			return true;
+	size_t n = t->ngroups, i, root_next = 0, *next;
+	int p;
+
+	o->pre = calloc(n + 1, sizeof(*o->pre));
+	o->size = calloc(n + 1, sizeof(*o->size));
+	next = calloc(n + 1, sizeof(*next));
+	if (!o->pre || !o->size || !next) {
+		free(next);
+		return -ENOMEM;
 	}
-	return a == ROOT;
+	for (i = n; i-- > 0;) {
+		o->size[i] += 1;
+		if (t->groups[i].parent != ROOT)
+			o->size[t->groups[i].parent] += o->size[i];
+	}
+	for (i = 0; i < n; i++) {
+		p = t->groups[i].parent;
+		if (p == ROOT) {
+			o->pre[i] = root_next;
+			root_next += o->size[i];
+		} else {
+			o->pre[i] = next[p];
+			next[p] += o->size[i];
+		}
+		next[i] = o->pre[i] + 1;
+	}
+	free(next);
+	return 0;
+}
+
+static void preorder_free(struct preorder *o)
+{
+	free(o->pre);
+	free(o->size);
+}
+
+/* A sample's place in preorder: 0 for the root's own tasks. */
+static size_t pre_key(const struct preorder *o, int g)
+{
+	return g == ROOT ? 0 : o->pre[g] + 1;
+}
+
+/* The samples of v (n, sorted by pre_key()) whose key is at least key. */
+static size_t first_at(const struct preorder *o, const struct latency *v,
+		       size_t n, size_t key)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pre_key(o, v[mid].group) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Sorts the n samples of v by pre_key(), keeping their order otherwise
+ * (a counting sort: O(n + groups)). Returns 0 or -ENOMEM. */
+static int sort_preorder(const struct mr_sim_trace *t,
+			 const struct preorder *o, struct latency *v,
+			 size_t n)
+{
+	size_t *at = calloc(t->ngroups + 2, sizeof(*at)), i, k, sum = 0;
+	struct latency *out = malloc((n ? n : 1) * sizeof(*out));
+
+	if (!at || !out) {
+		free(at);
+		free(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		at[pre_key(o, v[i].group)]++;
+	for (k = 0; k <= t->ngroups; k++) {
+		i = at[k];
+		at[k] = sum;
+		sum += i;
+	}
+	for (i = 0; i < n; i++)
+		out[at[pre_key(o, v[i].group)]++] = v[i];
+	memcpy(v, out, n * sizeof(*v));
+	free(at);
+	free(out);
+	return 0;
 }
 
 static int cmp_latency(const void *a, const void *b)
@@ -1206,10 +1419,12 @@ static int add_req(struct trace_run *run, const char *policy,
 	return sim_report_add(&run->rep, policy, name, value);
 }
 
-/* The request figures of group a's subtree (ROOT: the machine); tmp
- * holds any request's samples. */
+/* The request figures of group a's subtree (ROOT: the machine), from the
+ * samples sorted in preorder (report()); tmp holds any request's
+ * samples. */
 static int report_requests(struct trace_run *run, const char *policy,
-			   int a, struct latency *tmp)
+			   int a, const struct preorder *o,
+			   struct latency *tmp)
 {
 	static const struct {
 		unsigned pct;
@@ -1222,20 +1437,21 @@ static int report_requests(struct trace_run *run, const char *policy,
 	const struct samples *s;
 	const char *req;
 	uint64_t sum;
-	size_t i, j, n;
+	size_t i, j, n, from;
 	int r = 0;
 
 	for (i = 0; r == 0 && i < t->nreqs; i++) {
 		s = &run->lat[i];
 		req = t->reqs[i];
-		for (j = n = sum = 0; j < s->n; j++) {
-			if (within(t, s->v[j].group, a)) {
-				tmp[n++] = s->v[j];
-				sum += s->v[j].ns;
-			}
-		}
+		from = a == ROOT ? 0 : first_at(o, s->v, s->n, o->pre[a] + 1);
+		n = (a == ROOT ? s->n :
+		     first_at(o, s->v, s->n, o->pre[a] + 1 + o->size[a])) -
+		    from;
 		if (!n)
 			continue;
+		memcpy(tmp, s->v + from, n * sizeof(*tmp));
+		for (j = sum = 0; j < n; j++)
+			sum += tmp[j].ns;
 		qsort(tmp, n, sizeof(*tmp), cmp_latency);
 		r = add_req(run, policy, req, "count", (double)n);
 		if (r == 0)
@@ -1251,52 +1467,69 @@ static int report_requests(struct trace_run *run, const char *policy,
 	return r;
 }
 
-/* What the figures of one group's subtree (or the machine's) add up. */
+/* What the figures of one group's subtree (or the machine's) add up: the
+ * tasks' of the subtree, the margin keeper's of the group alone (of all
+ * groups for the machine) and the group's PSI. */
 struct tally {
 	uint64_t elapsed_ns, reclaim_ns, oom;
 	uint64_t calls, freed_bytes, margin_ns;
 	uint64_t some_ns, full_ns;
 };
 
-static int add_tally(struct trace_run *run, int a, struct sim_memcg *g,
-		     struct tally *tl)
+static void tally_tasks(struct tally *to, const struct tally *from)
+{
+	if (from->elapsed_ns > to->elapsed_ns)
+		to->elapsed_ns = from->elapsed_ns;
+	to->reclaim_ns += from->reclaim_ns;
+	to->oom += from->oom;
+}
+
+/* Every group's tally (tl[0 .. ngroups - 1]) and the machine's
+ * (tl[ngroups]), in one pass over the tasks and two over the groups. */
+static int tally_all(struct trace_run *run, struct tally *tl)
 {
 	const struct mr_sim_trace *t = run->t;
+	struct tally *machine = &tl[t->ngroups];
 	struct mr_reclaim_stats st;
 	const struct run_task *rt;
+	struct tally own;
 	size_t i;
-	int r = 0;
+	int r;
 
-	memset(tl, 0, sizeof(*tl));
 	for (i = 0; i < t->ntasks; i++) {
 		rt = &run->tasks[i];
-		if (!within(t, rt->tt->group, a))
-			continue;
-		if (rt->end_ns > tl->elapsed_ns)
-			tl->elapsed_ns = rt->end_ns;
-		tl->reclaim_ns += rt->reclaim_ns;
-		tl->oom += rt->killed;
+		own = (struct tally){ .elapsed_ns = rt->end_ns,
+				      .reclaim_ns = rt->reclaim_ns,
+				      .oom = rt->killed };
+		tally_tasks(rt->tt->group == ROOT ? machine :
+			    &tl[rt->tt->group], &own);
 	}
-	/* The margin keeper's own statistics: the group's, or all. */
-	for (i = 0; r == 0 && i < t->ngroups; i++) {
-		if (a != ROOT && (int)i != a)
-			continue;
+	for (i = t->ngroups; i-- > 0;)
+		tally_tasks(t->groups[i].parent == ROOT ? machine :
+			    &tl[t->groups[i].parent], &tl[i]);
+	for (i = 0; i < t->ngroups; i++) {
 		st = (struct mr_reclaim_stats){ .size = sizeof(st) };
 		r = mr_group_read_reclaim_stats(run->handle[i],
 						MR_REASON_MARGIN, &st);
-		tl->calls += st.calls;
-		tl->freed_bytes += st.freed_bytes;
-		tl->margin_ns += st.elapsed_ns;
+		if (r < 0)
+			return r;
+		tl[i].calls = st.calls;
+		tl[i].freed_bytes = st.freed_bytes;
+		tl[i].margin_ns = st.elapsed_ns;
+		machine->calls += st.calls;
+		machine->freed_bytes += st.freed_bytes;
+		machine->margin_ns += st.elapsed_ns;
+		sim_memcg_psi(run->g[i], &tl[i].some_ns, &tl[i].full_ns);
 	}
-	sim_memcg_psi(g, &tl->some_ns, &tl->full_ns);
-	return r;
+	sim_memcg_psi(sim_root(run->m), &machine->some_ns, &machine->full_ns);
+	return 0;
 }
 
 /* The figures of group a's subtree (ROOT: the machine), whose model
  * group is g. */
 static int report_policy(struct trace_run *run, const char *policy, int a,
 			 struct sim_memcg *g, const struct tally *tl,
-			 struct latency *tmp)
+			 const struct preorder *o, struct latency *tmp)
 {
 	const struct {
 		const char *name;
@@ -1326,16 +1559,21 @@ static int report_policy(struct trace_run *run, const char *policy, int a,
 	for (i = 0; r == 0 && i < sizeof(f) / sizeof(f[0]); i++)
 		r = sim_report_add(&run->rep, policy, f[i].name, f[i].value);
 	if (r == 0)
-		r = report_requests(run, policy, a, tmp);
+		r = report_requests(run, policy, a, o, tmp);
 	return r;
 }
 
-/* Every figure, the machine's then each group's, as they are now. */
+/* Every figure, the machine's then each group's, as they are now. The
+ * samples of each request are sorted in preorder of their groups, so a
+ * subtree's are one range, found by bisection: the time is O(S) for S
+ * samples plus the sorts by latency of each subtree's (each sample once
+ * per level above it), never groups times samples. */
 static void report(struct trace_run *run)
 {
 	const struct mr_sim_trace *t = run->t;
+	struct preorder o = { NULL, NULL };
 	struct latency *tmp;
-	struct tally tl;
+	struct tally *tl;
 	size_t i, most = 1;
 	int r;
 
@@ -1344,20 +1582,20 @@ static void report(struct trace_run *run)
 			most = run->lat[i].n;
 	}
 	tmp = malloc(most * sizeof(*tmp));
-	if (!tmp) {
-		run->err = -ENOMEM;
-		return;
-	}
-	r = add_tally(run, ROOT, sim_root(run->m), &tl);
+	tl = calloc(t->ngroups + 1, sizeof(*tl));
+	r = tmp && tl ? preorder_make(t, &o) : -ENOMEM;
+	for (i = 0; r == 0 && i < t->nreqs; i++)
+		r = sort_preorder(t, &o, run->lat[i].v, run->lat[i].n);
 	if (r == 0)
-		r = report_policy(run, "machine", ROOT, sim_root(run->m), &tl,
-				  tmp);
-	for (i = 0; r == 0 && i < t->ngroups; i++) {
-		r = add_tally(run, (int)i, run->g[i], &tl);
-		if (r == 0)
-			r = report_policy(run, t->groups[i].path, (int)i,
-					  run->g[i], &tl, tmp);
-	}
+		r = tally_all(run, tl);
+	if (r == 0)
+		r = report_policy(run, "machine", ROOT, sim_root(run->m),
+				  &tl[t->ngroups], &o, tmp);
+	for (i = 0; r == 0 && i < t->ngroups; i++)
+		r = report_policy(run, t->groups[i].path, (int)i, run->g[i],
+				  &tl[i], &o, tmp);
+	preorder_free(&o);
+	free(tl);
 	free(tmp);
 	if (r < 0)
 		run->err = r;
@@ -1538,8 +1776,9 @@ static int build(struct trace_run *run)
 	size_t i;
 	int k, r;
 
-	/* Today's kernel: a huge page charge reclaims its whole shortfall
-	 * once (since the 2014 fix), and cgroup v1 soft limits are served
+	/* Today's kernel: a huge page charge that does not fit asks reclaim
+	 * for the whole 512 pages, whatever the shortfall, and tries once
+	 * more after draining the stocks (since the 2014 fix), and cgroup v1 soft limits are served
 	 * by the separate soft-limit pass that mm/memcontrol-v1.c still
 	 * has. */
 	sim_memcg_set_thp_mode(m, SIM_THP_FULL, 0);

@@ -87,7 +87,8 @@ static struct {
 	_Atomic uint64_t refreshes;       /* mr_group_charge_refresh() calls */
 	_Atomic uint64_t sleeps;          /* DELAY verdicts slept */
 	_Atomic uint64_t slept_ns;
-	_Atomic uint64_t thp_advice[3];   /* by enum mr_thp_advice */
+	_Atomic uint64_t thp_advice[2];   /* HUGE, RECLAIM_THEN_HUGE (SMALL:
+					     the library's thp_fallbacks) */
 	_Atomic uint64_t madvise_huge;    /* MADV_HUGEPAGE applied */
 	_Atomic uint64_t madvise_nohuge;  /* MADV_NOHUGEPAGE applied */
 	_Atomic uint64_t madvise_errors;
@@ -429,7 +430,7 @@ static void throttle_sleep(uint64_t delay_ns)
 
 /* A verdict other than GO. RECLAIM and REFUSE were judged with the limits
  * and clean cache of the last refresh: refresh and ask again first. Then
- * RECLAIM reclaims the shortfall and asks once more. Returns 0 (charged),
+ * RECLAIM reclaims what it asks (reclaim_bytes) and asks once more. Returns 0 (charged),
  * -ENOMEM (not charged) or -EIO (a library error: not charged). */
 static int charge_slow(mr_group_t *g, uint64_t bytes, int r,
 		       struct mr_charge_answer *a)
@@ -533,25 +534,10 @@ void hook_count_untracked(void)
 
 /* ------------------------------------------------------------ THP */
 
-/* RECLAIM_THEN_HUGE: reclaim what the huge pages would exceed the limit
- * by, as mr_group_thp_advise() judged it (the hook keeps no margin). */
-static void thp_reclaim(mr_group_t *g, size_t len)
-{
-	struct mr_charge_stats st = { .size = sizeof(st) };
-	uint64_t huge, need;
-
-	if (mr_group_read_charge_stats(g, &st) < 0 ||
-	    st.limit_bytes == MR_UNLIMITED)
-		return;
-	huge = ((uint64_t)len + hook_huge_bytes - 1) &
-	       ~((uint64_t)hook_huge_bytes - 1);
-	if (st.usage_estimate_bytes + huge <= st.limit_bytes)
-		return;
-	need = st.usage_estimate_bytes + huge - st.limit_bytes;
-	reclaim(g, need);
-	refresh(g, 0);
-}
-
+/* RECLAIM_THEN_HUGE needs no reclaim of its own here: the region's charge,
+ * which follows, is answered RECLAIM with the bytes to reclaim (sized by
+ * the library as the advice's shortfall, margin included) and
+ * charge_slow() reclaims them. */
 int hook_thp_prepare(size_t len)
 {
 	mr_group_t *g;
@@ -567,10 +553,8 @@ int hook_thp_prepare(size_t len)
 		lib_error(advice);
 		return -1;
 	}
-	if (advice <= MR_THP_ADVICE_SMALL)
+	if (advice < MR_THP_ADVICE_SMALL)
 		inc(&cnt.thp_advice[advice], 1);
-	if (advice == MR_THP_ADVICE_RECLAIM_THEN_HUGE)
-		thp_reclaim(g, len);
 	return advice;
 }
 
@@ -703,7 +687,7 @@ static void hook_exit(void)
 	    C(slept_ns), C(refused_enomem), C(refused_allowed),
 	    C(thp_advice[MR_THP_ADVICE_HUGE]),
 	    C(thp_advice[MR_THP_ADVICE_RECLAIM_THEN_HUGE]),
-	    C(thp_advice[MR_THP_ADVICE_SMALL]), C(madvise_huge),
+	    st.thp_fallbacks, C(madvise_huge),
 	    C(madvise_nohuge), C(madvise_errors), C(untracked_maps),
 	    C(reopens), C(errors), hook_arena_used());
 	in_lib--;
