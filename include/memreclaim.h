@@ -153,13 +153,24 @@ typedef struct mr_group mr_group_t;
  * The group starts with no margin (the worker leaves it alone) and a fixed
  * batch of MR_SWAP_CLUSTER_MAX_BYTES.
  *
+ * The fd budget: an open group keeps 1 fd on cgroup v1 (2 while it keeps
+ * a margin, see mr_group_set_margin()), 2 on cgroup v2, 1 on the
+ * simulator; a worker pass, a reclaim and a threshold registration open
+ * up to 16 more for a moment (one directory per level above the group,
+ * the step's files). An open is refused with -EMFILE, and a warning in
+ * the log, unless its kept fds and those 16 after them are free below the
+ * process's soft RLIMIT_NOFILE: with a limit of 1024 and nothing else
+ * open, about 1000 v1 groups open, or 500 that keep a margin. The groups
+ * already open are served as before. Raise RLIMIT_NOFILE for more.
+ *
  * Errors: -EINVAL (ctx, path or ret NULL; path not absolute, containing
  * "." or ".." components, or longer than PATH_MAX; unknown backend name),
  * -ENOENT (no such directory, or no such simulated group), -ENOTDIR (a
  * file, e.g. a control file, not the group's directory), -ENODEV (no
  * backend recognises the path, or the named backend does not; "sim" on a
  * context bound to no simulator), -EACCES/-EPERM (cannot open its files),
- * -ENOMEM, -EIO (a control file could not be parsed, or the group's journal
+ * -ENOMEM, -EMFILE (the fd budget above: nothing is opened), -EIO (a
+ * control file could not be parsed, or the group's journal
  * holds an invalid record or another group's: it is kept for a person to
  * inspect, and the group is not opened), -ELOOP (the state directory or
  * the journal is a symlink), -EPERM (the state directory is not owned by
@@ -680,13 +691,22 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  * reclaim as their own and take each other's transient limits for the
  * real one.
  *
+ * On cgroup v1 turning a margin on opens the eventfd of the group's usage
+ * threshold (kept until the margin is off or the group closed: 2 fds for
+ * the group in all), under the fd budget of mr_group_open(): -EMFILE, and
+ * a warning in the log, when it and 16 more fds are not free. The worker
+ * registers the threshold (cgroup.event_control) after serving the groups
+ * above their marks, one registration per round (each waits for an RCU
+ * grace period in the kernel, about 10 ms); until then it compares the
+ * group's usage with its mark at every round.
+ *
  * Errors: -EINVAL (group NULL; both margin_bytes and margin_ppm set;
  * margin_ppm >= 1000000), -ERANGE (the group has a limit now and the
  * margin is at or above it, or the margin plus hysteresis is above it),
  * -EBUSY (another handle, in this process or another, keeps a margin on
  * this group; or a reclaim step of another manager held the group for
- * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM.
- * On error nothing changes.
+ * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM,
+ * -EMFILE (the fd budget). On error nothing changes.
  *
  * "The limit" is the binding limit of struct mr_limits, or on cgroup v2
  * the lower of it and the binding memory.high (above high the kernel

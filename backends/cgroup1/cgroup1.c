@@ -700,14 +700,23 @@ static int cg1_set_swappiness(void *priv, int swappiness)
 /* The keeper's lock belongs to the cgroup: flock(LOCK_EX) on its
  * memory.usage_in_bytes through the kept usage fd (flock needs no write
  * access), apart from the flock()s of steps and readers, which are taken
- * on directories. */
+ * on directories. A keeper holds its threshold's eventfd from the claim
+ * on (threshold.c). */
 static int cg1_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup1 *cg = priv;
+	int r;
 
-	if (flock(cg->usage_fd, (claim ? LOCK_EX : LOCK_UN) | LOCK_NB) == 0)
-		return 0;
-	return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	if (!claim) {
+		mri_cgroup1_threshold_spare(cg, false);
+		return flock(cg->usage_fd, LOCK_UN) == 0 ? 0 : -errno;
+	}
+	if (flock(cg->usage_fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	r = mri_cgroup1_threshold_spare(cg, true);
+	if (r < 0)
+		flock(cg->usage_fd, LOCK_UN);
+	return r;
 }
 
 /* In a child after fork(): close everything, touch nothing. Its copies of
@@ -858,8 +867,10 @@ out:
 
 const struct mri_backend mri_backend_cgroup1 = {
 	.name = "cgroup1",
-	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD | MRI_CAP_SLOW_THRESHOLD,
 	.priv_size = sizeof(struct mri_cgroup1),
+	.open_fds = 1,
+	.margin_fds = 1,
 	.probe = cg1_probe,
 	.open = cg1_open,
 	.close = cg1_close,
