@@ -15,7 +15,14 @@
  * /sys/fs/cgroup/memory): fds and memory per open group, plain and with a
  * margin's threshold armed, over REAL_GROUPS groups the program creates
  * under a parent of its own and removes; and how many groups the hard
- * RLIMIT_NOFILE allows at that count. Exits 77 after the simulator's
+ * RLIMIT_NOFILE allows at that count. Then the first seconds of a worker
+ * with FIRST_GROUPS groups that keep a margin, one of them (opened last)
+ * above its mark: how long its first round takes to serve that group,
+ * and how long until every threshold is registered (cgroup.event_control
+ * waits for an RCU grace period per registration, in the kernel's
+ * __mem_cgroup_usage_register_event()); and, in a child at RLIMIT_NOFILE
+ * 1024, how many such groups open before the fd budget refuses one, and
+ * that the busy group is served then. Exits 77 after the simulator's
  * figures when that part cannot run.
  */
 #include "config.h"
@@ -27,7 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -40,6 +50,11 @@
 #define UPDATE_ROUNDS 200
 #define REAL_GROUPS 300
 #define SNAPSHOT_ROUNDS 2000
+#define FIRST_GROUPS 1000
+#define FIRST_LIMIT (64 * MiB)
+#define FIRST_MARGIN (16 * MiB)
+#define FIRST_CACHE (56 * MiB) /* above FIRST_LIMIT - FIRST_MARGIN */
+#define COMMON_NOFILE 1024
 #define V1_ROOT "/sys/fs/cgroup/memory"
 #define MiB (1024ULL * 1024)
 
@@ -346,9 +361,217 @@ out:
 	return n ? 0 : 77;
 }
 
+/* ------------------------------------------- first seconds, cgroup v1 */
+
+static char first_parent[128];
+static char data_file[64];
+
+/* FIRST_CACHE of clean page cache charged to `path`: a file written
+ * (at the first call), dropped from the cache, then read whole by a child
+ * moved there. The file stays until the groups are removed (its removal
+ * would uncharge its cache). */
+static void charge_cache(mr_ctx_t *ctx, const char *path)
+{
+	static char buf[1 << 20];
+	int fd, go[2], status;
+	uint64_t done;
+	pid_t pid;
+	char c;
+
+	if (!data_file[0]) {
+		snprintf(data_file, sizeof(data_file),
+			 "/var/tmp/mr-bench-scale-XXXXXX");
+		fd = mkstemp(data_file);
+		if (fd < 0)
+			die("mkstemp", -errno);
+		memset(buf, 0x5a, sizeof(buf));
+		for (done = 0; done < FIRST_CACHE; done += sizeof(buf))
+			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				die("write", -EIO);
+		if (fsync(fd) < 0)
+			die("fsync", -errno);
+		close(fd);
+	}
+	/* Dropped from a new fd, once written back (as bench-reclaim). */
+	fd = open(data_file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+		die("posix_fadvise", -EIO);
+	close(fd);
+	if (pipe2(go, O_CLOEXEC) < 0)
+		die("pipe2", -errno);
+	pid = fork();
+	if (pid < 0)
+		die("fork", -errno);
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		fd = open(data_file, O_RDONLY | O_CLOEXEC);
+		while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+			;
+		_exit(fd < 0 ? 3 : 0);
+	}
+	close(go[0]);
+	if (mr_cgroup_attach(ctx, path, pid) < 0 || write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		die("the reader", -EIO);
+}
+
+static void first_path(char *path, size_t len, unsigned i)
+{
+	snprintf(path, len, "%s/g%u", first_parent, i);
+}
+
+static uint64_t margin_calls(mr_group_t *g)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+
+	check("mr_group_read_reclaim_stats",
+	      mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st));
+	return st.calls;
+}
+
+/* In a child (a new context: the parent's handles answer -ECHILD there)
+ * at RLIMIT_NOFILE COMMON_NOFILE: opens the busy group, then the others,
+ * each with a margin, until the fd budget refuses one; then runs the
+ * worker's rounds until every threshold is registered. Emits the count;
+ * exits 1 if the refusal was not -EMFILE or the busy group went
+ * unserved. */
+static void budget_child(unsigned busy, unsigned n)
+{
+	struct rlimit rl = { COMMON_NOFILE, COMMON_NOFILE };
+	mr_group_t *g, *first = NULL;
+	char path[192];
+	unsigned i, opened = 0;
+	mr_ctx_t *ctx;
+	int r = 0, refused;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || mr_ctx_new(&ctx) < 0)
+		_exit(1);
+	for (i = 0; i <= n && r == 0; i++) {
+		first_path(path, sizeof(path), i == 0 ? busy : i - 1);
+		if (i > 0 && i - 1 == busy)
+			continue;
+		r = mr_group_open(ctx, path, "cgroup1", &g);
+		if (r == 0) {
+			r = mr_group_set_margin(g, FIRST_MARGIN, 0, 0);
+			if (r < 0)
+				mr_group_close(g);
+		}
+		if (r == 0 && !first)
+			first = g;
+		opened += r == 0;
+	}
+	refused = r;
+	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+	while (r == 1)
+		r = mr_ctx_worker_dispatch(ctx, 0);
+	bench_emit(BENCH, "cgroup1: groups with a margin opened at "
+		   "RLIMIT_NOFILE 1024 before -EMFILE", opened, "groups",
+		   "the busy one's margin calls after", first ?
+		   (double)margin_calls(first) : 0, "calls");
+	fflush(stdout);
+	_exit(refused == -EMFILE && first && margin_calls(first) > 0 &&
+	      r == 0 ? 0 : 1);
+}
+
+static void bench_v1_first(void)
+{
+	mr_group_t **g = calloc(FIRST_GROUPS, sizeof(*g));
+	const unsigned busy = FIRST_GROUPS - 1;
+	uint64_t t0, t1, t2, calls;
+	unsigned i, n, rounds = 1;
+	char path[192];
+	mr_ctx_t *ctx;
+	int r, status;
+	pid_t pid;
+
+	if (!g)
+		die("calloc", -ENOMEM);
+	snprintf(state_dir, sizeof(state_dir), "/tmp/memreclaim-bench-XXXXXX");
+	if (!mkdtemp(state_dir))
+		die("mkdtemp", -errno);
+	setenv("MEMRECLAIM_STATE_DIR", state_dir, 1);
+	check("mr_ctx_new", mr_ctx_new(&ctx));
+	snprintf(first_parent, sizeof(first_parent),
+		 "%s/memreclaim-bench-first-%d", V1_ROOT, (int)getpid());
+	check("mr_cgroup_create", mr_cgroup_create(ctx, first_parent,
+						   FIRST_LIMIT * FIRST_GROUPS));
+	for (n = 0; n < FIRST_GROUPS; n++) {
+		first_path(path, sizeof(path), n);
+		if (mr_cgroup_create(ctx, path, FIRST_LIMIT) < 0)
+			break;
+	}
+	if (n < FIRST_GROUPS) {
+		fprintf(stderr, "bench-scale: created %u of %u groups\n", n,
+			FIRST_GROUPS);
+		goto out;
+	}
+	first_path(path, sizeof(path), busy);
+	charge_cache(ctx, path);
+	for (i = 0; i < n; i++) {
+		first_path(path, sizeof(path), i);
+		check("mr_group_open", mr_group_open(ctx, path, "cgroup1",
+						     &g[i]));
+		check("mr_group_set_margin",
+		      mr_group_set_margin(g[i], FIRST_MARGIN, 0, 0));
+	}
+	/* The worker's first round serves every group (the busy one is
+	 * last) and registers one threshold; the rounds after register one
+	 * each, looking at the groups still waiting. */
+	t0 = bench_now_ns();
+	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+	t1 = bench_now_ns();
+	calls = margin_calls(g[busy]);
+	while (r == 1) {
+		r = mr_ctx_worker_dispatch(ctx, 0);
+		rounds++;
+	}
+	t2 = bench_now_ns();
+	check("dispatch", r);
+	bench_emit(BENCH, "cgroup1: first worker round, 1000 groups with a "
+		   "margin (the busy group, opened last, served)",
+		   (double)(t1 - t0) / 1e6, "ms", "every threshold registered",
+		   (double)(t2 - t0) / 1e6, "ms");
+	bench_emit(BENCH, "cgroup1: one threshold registration (a round "
+		   "after the first)", (double)(t2 - t1) / 1e6 / (rounds - 1),
+		   "ms", NULL, 0, NULL);
+	if (calls == 0)
+		fprintf(stderr, "bench-scale: the busy group was not served "
+			"by the first round\n");
+	/* The child's groups claim the keeper's locks these hold. */
+	for (i = 0; i < n; i++) {
+		mr_group_close(g[i]);
+		g[i] = NULL;
+	}
+	first_path(path, sizeof(path), busy);
+	charge_cache(ctx, path);
+	pid = fork();
+	if (pid == 0)
+		budget_child(busy, n);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "bench-scale: the fd budget child failed\n");
+out:
+	for (i = 0; i < n; i++) {
+		first_path(path, sizeof(path), i);
+		mr_cgroup_remove(ctx, path);
+	}
+	mr_cgroup_remove(ctx, first_parent);
+	if (data_file[0])
+		unlink(data_file);
+	mr_ctx_free(ctx);
+	rmdir(state_dir);
+	free(g);
+}
+
 int main(void)
 {
 	struct rlimit rl;
+	int r;
 
 	/* One fd per simulated group at least: the hard limit's worth. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -358,5 +581,8 @@ int main(void)
 	bench_sim();
 	if (!v1_usable())
 		return 77;
-	return bench_v1();
+	r = bench_v1();
+	if (r == 0)
+		bench_v1_first();
+	return r;
 }
