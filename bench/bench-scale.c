@@ -536,9 +536,11 @@ static void bench_v1_first(void)
 		   "margin (the busy group, opened last, served)",
 		   (double)(t1 - t0) / 1e6, "ms", "every threshold registered",
 		   (double)(t2 - t0) / 1e6, "ms");
-	bench_emit(BENCH, "cgroup1: one threshold registration (a round "
-		   "after the first)", (double)(t2 - t1) / 1e6 / (rounds - 1),
-		   "ms", NULL, 0, NULL);
+	if (rounds > 1)
+		bench_emit(BENCH, "cgroup1: one threshold registration (a "
+			   "round after the first)",
+			   (double)(t2 - t1) / 1e6 / (rounds - 1), "ms", NULL,
+			   0, NULL);
 	if (calls == 0)
 		fprintf(stderr, "bench-scale: the busy group was not served "
 			"by the first round\n");
