@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "fdbudget.h"
 #include "group.h"
 
 #define BENCH "scale"
@@ -206,6 +207,20 @@ static double update_ns(struct sim_set *s, double *round_ns)
 	return (double)call / UPDATE_ROUNDS;
 }
 
+/* Mean ns of the fd budget's check an open makes (lib/fdbudget.c: one
+ * kept fd and the reserve duplicated and closed). */
+static double budget_ns(struct sim_set *s)
+{
+	uint64_t t;
+	unsigned i;
+
+	t = bench_now_ns();
+	for (i = 0; i < UPDATE_ROUNDS; i++)
+		check("mri_fd_budget", mri_fd_budget(NULL, s->ctx->epfd, 1,
+						     "bench", "an open"));
+	return (double)(bench_now_ns() - t) / UPDATE_ROUNDS;
+}
+
 static void bench_sim(void)
 {
 	struct sim_set many, few;
@@ -235,6 +250,9 @@ static void bench_sim(void)
 	bench_emit(BENCH, "registry lookup (10000 groups open)", look_many,
 		   "ns/lookup", "10 groups open", look_few, "ns/lookup");
 
+	bench_emit(BENCH, "fd budget check of one open (10000 groups open)",
+		   budget_ns(&many), "ns/check", "10 groups open",
+		   budget_ns(&few), "ns/check");
 	upd_few = update_ns(&few, &round_few);
 	upd_many = update_ns(&many, &round_many);
 	bench_emit(BENCH, "sim: mr_group_set_margin (10000 groups open)",
