@@ -992,9 +992,9 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
 
 /* Runs one round of the margin worker in the calling thread, without
  * waiting for events: what the worker thread does each time it wakes up.
- * Serves the groups whose events are pending, and every group when the
- * context was woken, when the last round left a group above its margin,
- * or when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
+ * Serves the groups whose events are pending and those queued for it (a
+ * group opened, its policy changed, or left above its mark by the last
+ * round), and every group when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
  * polls readable, and with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS, the
  * caller's safety tick (it catches a limit changed by someone else and a
  * group that stayed above its mark because nothing was reclaimable, as
@@ -1009,8 +1009,16 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * and the call never changes the calling thread's class (no SCHED_IDLE
  * boost).
  *
- * Returns 1 when a group is still above its margin after its pass (call
- * again soon: the next call serves that group again), 0 when none is.
+ * cgroup v1 thresholds are registered here too, after the groups with
+ * work are served: one per call, each waiting for an RCU grace period in
+ * the kernel (about 10 ms; mm/memcontrol-v1.c,
+ * __mem_cgroup_usage_register_event()), while the groups still waiting
+ * are looked at by one usage read each and served when above their mark
+ * (see mr_group_set_margin()).
+ *
+ * Returns 1 when a group is still above its margin after its pass or
+ * thresholds are left to register (call again soon: the next call serves
+ * that group again, or registers the next), 0 when neither.
  * Errors: -EINVAL (ctx NULL, unknown flags), -ECHILD, -EBUSY (the worker
  * thread of mr_ctx_worker_start() runs, or another dispatch on ctx does:
  * one worker per context), or the errno of a failed epoll_wait(). While

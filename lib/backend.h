@@ -176,9 +176,11 @@ struct mri_backend {
 
 	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: the event
 	 * fd (struct mri_event_sink) becomes readable when usage crosses it
-	 * in either direction. MR_UNLIMITED disarms. Replaces the previous
-	 * threshold; may replace the event fd (reported before the old one
-	 * is closed). */
+	 * in either direction. MR_UNLIMITED disarms (never slow). Replaces
+	 * the previous threshold; may replace the event fd (reported before
+	 * the old one is closed). With MRI_CAP_SLOW_THRESHOLD an arming may
+	 * block for a kernel grace period, and the worker calls it only from
+	 * its registration step (lib/worker.c). */
 	int (*set_usage_threshold)(void *priv, uint64_t bytes);
 
 	/* MRI_CAP_THRESHOLD. Consumes pending events so the event fd stops

@@ -240,7 +240,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		const atomic_bool *stop, uint64_t *freed_bytes);
 
 /* The margin pass of the worker for one group (lib/worker.c); caller
- * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early.
+ * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early. A
+ * threshold of a MRI_CAP_SLOW_THRESHOLD backend is not armed here: the
+ * group is put on ctx->registering for the round's registration step.
  * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
  * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
  * is the caller's own. Returns true if usage is still above the margin

@@ -6,7 +6,11 @@
  * and a wake-up eventfd) and serve the groups they name. A round runs
  * either on the context's own thread, which sleeps in epoll_wait between
  * rounds with a timeout that is only a safety net, never a poll loop, or
- * in a caller's event loop through mr_ctx_worker_dispatch().
+ * in a caller's event loop through mr_ctx_worker_dispatch(). Usage
+ * thresholds whose registration blocks (cgroup v1: a kernel grace period
+ * each) are registered at the end of a round, one a round, after the
+ * groups with work are served; the groups waiting for theirs are looked
+ * at every round by one usage read.
  */
 #include "config.h"
 
