@@ -449,7 +449,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	on = a->bytes || a->ppm;
 	/* Keeping a margin keeps more fds (cgroup v1: the threshold's
 	 * eventfd, opened by the claim below). */
-	if (on && !was_on) {
+	if (on && !was_on && g->be->margin_fds) {
 		r = mri_fd_budget(&g->ctx->log, g->ctx->epfd,
 				  g->be->margin_fds, g->path,
 				  "keeping a margin");

@@ -15,6 +15,7 @@
  *   served; a group that rises above its mark meanwhile is served before
  *   the next registration, which is its own; once released, every group
  *   is registered once.
+ * - A group keeps its usage fd and, with a margin, one eventfd.
  * - The fd budget: with RLIMIT_NOFILE lowered, opens and margins are
  *   refused with -EMFILE before the fds the worker's passes need are
  *   gone, and the groups already open are served.
@@ -48,7 +49,7 @@
 #define MAX_FDS 4096
 #define LIMIT (200 * MiB)
 #define MARGIN (32 * MiB)
-#define ANON (60 * MiB)
+#define ANON ((uint64_t)(60 * MiB))
 
 static char tmp[64];
 
@@ -135,13 +136,17 @@ static const char *base_name(const char *path)
 
 static void remember(int fd, const char *dir, const char *name)
 {
+	char d[PATH_MAX];
+
 	if (fd < 0 || fd >= MAX_FDS)
 		return;
-	if (dir)
+	if (dir) {
+		snprintf(d, sizeof(d), "%s", dir);
 		snprintf(fdpath[fd], sizeof(fdpath[fd]), "%.2000s/%.1000s",
-			 dir, name);
-	else
+			 d, name);
+	} else {
 		snprintf(fdpath[fd], sizeof(fdpath[fd]), "%s", name);
+	}
 }
 
 static int h_open(const char *path, int flags, mode_t mode)
@@ -442,6 +447,48 @@ static int count_fds(void)
 	return n - 1;
 }
 
+/* Drains the worker's rounds: every group served, every threshold
+ * registered. */
+static void drain_rounds(void)
+{
+	int r, rounds = 0;
+
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	while ((r = mr_ctx_worker_dispatch(ctx, 0)) == 1)
+		ck_assert_int_lt(++rounds, 4 * MAX_GROUPS);
+	ck_assert_int_eq(r, 0);
+}
+
+/* The margin's eventfd is opened when the margin is set (the fd budget
+ * is met there), taken by the registration, and not opened again when
+ * the margin is turned off and on before the worker disarmed: a group
+ * keeps its usage fd and one eventfd. */
+START_TEST(margin_fds)
+{
+	static const int none[] = { -1 };
+	int base;
+
+	make_tree(1, none);
+	base = count_fds();
+	ck_assert_int_eq(open_group(0), 0);
+	ck_assert_int_eq(count_fds(), base + 1);
+	ck_assert_int_eq(mr_group_set_margin(g[0], MARGIN, 0, 0), 0);
+	ck_assert_int_eq(count_fds(), base + 2);
+	drain_rounds();
+	ck_assert(registered(0));
+	ck_assert_int_eq(count_fds(), base + 2);
+	ck_assert_int_eq(mr_group_set_margin(g[0], 0, 0, 0), 0);
+	ck_assert_int_eq(mr_group_set_margin(g[0], MARGIN, 0, 0), 0);
+	ck_assert_int_eq(count_fds(), base + 2);
+	drain_rounds();
+	ck_assert_int_eq(count_fds(), base + 2);
+	ck_assert(registered(0));
+	ck_assert_int_eq(mr_group_close(g[0]), 0);
+	g[0] = NULL;
+	ck_assert_int_eq(count_fds(), base);
+}
+END_TEST
+
 #define NBUDGET MAX_GROUPS
 #define SPARE_FDS 40
 
@@ -451,7 +498,7 @@ START_TEST(fd_budget)
 {
 	static const int busy[] = { 0, -1 };
 	struct rlimit rl;
-	int i, n, r = 0, fds, rounds;
+	int i, n, r = 0, fds;
 
 	make_tree(NBUDGET, busy);
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -480,9 +527,7 @@ START_TEST(fd_budget)
 
 	/* The groups open are served: the busy one reclaimed, every one
 	 * registered. */
-	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
-	for (rounds = 0; mr_ctx_worker_dispatch(ctx, 0) == 1; rounds++)
-		ck_assert_int_lt(rounds, 4 * NBUDGET);
+	drain_rounds();
 	ck_assert_uint_ge(margin_calls(0), 1);
 	for (i = 0; i < n; i++)
 		ck_assert_msg(registered(i), "g%d not registered", i);
@@ -500,9 +545,12 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, registration_after_service);
 	tcase_add_test(tc, registration_dropped);
+	tcase_add_test(tc, margin_fds);
 	tcase_add_test(tc, fd_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
+	/* fd_budget lowers RLIMIT_NOFILE for its own process alone. */
+	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -42,7 +42,9 @@ struct mri_cgroup1 {
 	char *root;              /* the hierarchy's top as visible here */
 	uint64_t page_size;
 	int usage_fd;            /* memory.usage_in_bytes, O_RDONLY */
-	int eventfd;             /* the armed threshold's eventfd, or -1 */
+	/* The armed threshold's eventfd, or -1; written under the core's
+	 * reclaim_lock, read by claim_keeper(true) without it. */
+	atomic_int eventfd;
 	/* The keeper's eventfd not yet registered, or -1: taken by the
 	 * worker's registration while the caller's thread may release it
 	 * (claim_keeper(false)), hence atomic. */
@@ -117,7 +119,9 @@ void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg);
 /* In a child after fork(): closes the fds only (see cg1_forget()). */
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg);
 /* The keeper's spare eventfd: opened (keep true; 0, or -errno such as
- * -EMFILE) or closed (keep false; 0). */
+ * -EMFILE), unless a threshold is armed, whose eventfd is the keeper's
+ * (a margin turned off and on before the worker disarmed), or closed
+ * (keep false; 0). */
 int mri_cgroup1_threshold_spare(struct mri_cgroup1 *cg, bool keep);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
 int mri_cgroup1_event_ack(void *priv);

@@ -44,7 +44,7 @@
 void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
 				const struct mri_event_sink *events)
 {
-	cg->eventfd = -1;
+	atomic_init(&cg->eventfd, -1);
 	atomic_init(&cg->spare_eventfd, -1);
 	cg->events = *events;
 }
@@ -59,6 +59,8 @@ int mri_cgroup1_threshold_spare(struct mri_cgroup1 *cg, bool keep)
 			close(efd);
 		return 0;
 	}
+	if (atomic_load(&cg->eventfd) >= 0)
+		return 0;
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (efd < 0)
 		return -errno;
