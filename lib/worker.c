@@ -530,17 +530,26 @@ static void *worker_main(void *arg)
 {
 	mr_ctx_t *ctx = arg;
 	struct epoll_event ev;
+	uint64_t last_all_ns = 0;
 	bool all = true;
 	int r, err = 0;
 
 	apply_sched(ctx);
 	while (!atomic_load(&ctx->worker_stop)) {
+		if (all)
+			last_all_ns = mri_now_ns();
 		r = worker_round(ctx, all, true);
-		all = false;
 		if (r < 0) {
 			err = r;
 			break;
 		}
+		/* The safety net (a limit changed by someone else, a group
+		 * that stayed above its mark because nothing was
+		 * reclaimable, a threshold that did not fire) every
+		 * MR_WORKER_SAFETY_NS, busy or not: rounds that follow one
+		 * another (registrations, a group above its mark, steady
+		 * events) never sleep into the timeout below. */
+		all = mri_now_ns() - last_all_ns >= MR_WORKER_SAFETY_NS;
 		/* A group still above its margin (queued again by its pass)
 		 * or a registration left: the next round at once. And no
 		 * sleep when the worker is to stop: the round may have taken
@@ -548,16 +557,15 @@ static void *worker_main(void *arg)
 		if (r > 0 || atomic_load(&ctx->worker_stop))
 			continue;
 		/* Sleeps until an event or a wake-up is pending (the round
-		 * takes it: the set is level-triggered) or the safety net:
-		 * a limit changed by someone else, a group that stayed
-		 * above its mark because nothing was reclaimable. */
+		 * takes it: the set is level-triggered) or the safety net. */
 		r = epoll_wait(ctx->epfd, &ev, 1,
 			       (int)(MR_WORKER_SAFETY_NS / 1000000));
 		if (r < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
-		all = r == 0;
+		all |= r == 0 ||
+		       mri_now_ns() - last_all_ns >= MR_WORKER_SAFETY_NS;
 	}
 	if (err)
 		mri_log(&ctx->log, MR_LOG_ERR, "worker: epoll_wait: %s",

@@ -16,11 +16,13 @@
  *   the next registration, which is its own; once released, every group
  *   is registered once.
  * - A group keeps its usage fd and, with a margin, one eventfd.
+ * - The safety net runs while events keep the worker busy.
  * - The fd budget: with RLIMIT_NOFILE lowered, opens and margins are
  *   refused with -EMFILE before the fds the worker's passes need are
  *   gone, and the groups already open are served.
  *
- * No timer and no sleep: the test waits on the fake's condition.
+ * No timer and no sleep but in safety_net_while_busy, whose events come a
+ * millisecond apart: the others wait on the fake's condition.
  */
 #include "config.h"
 
@@ -38,6 +40,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileops.h"
@@ -489,6 +492,40 @@ START_TEST(margin_fds)
 }
 END_TEST
 
+/* The safety net runs while events keep the worker busy: a group whose
+ * limit someone else lowered below its usage (no threshold fires for
+ * that) is served while another group's event fd keeps signalling. The
+ * bound is generous, not a timing: the net comes every
+ * MR_WORKER_SAFETY_NS. */
+START_TEST(safety_net_while_busy)
+{
+	static const int none[] = { -1 };
+	struct timespec ms = { 0, 1000 * 1000 };
+	uint64_t one = 1;
+	int i, efd;
+
+	make_tree(2, none);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(open_group(i), 0);
+		ck_assert_int_eq(mr_group_set_margin(g[i], MARGIN, 0, 0), 0);
+	}
+	drain_rounds();
+	ck_assert(registered(0) && registered(1));
+	efd = g[0]->event_fd;
+	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	pthread_mutex_lock(&lock);
+	fg[1].limit = 110 * MiB; /* mark 78 MiB, usage 100 MiB */
+	sync_group(1);
+	pthread_mutex_unlock(&lock);
+	for (i = 0; margin_calls(1) == 0; i++) {
+		ck_assert_msg(i < 30000, "g1 not served in 30000 events");
+		ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
+		nanosleep(&ms, NULL);
+	}
+	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
+}
+END_TEST
+
 #define NBUDGET MAX_GROUPS
 #define SPARE_FDS 40
 
@@ -543,9 +580,12 @@ int main(void)
 	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	/* safety_net_while_busy waits for the net, 1 s at least. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, registration_after_service);
 	tcase_add_test(tc, registration_dropped);
 	tcase_add_test(tc, margin_fds);
+	tcase_add_test(tc, safety_net_while_busy);
 	tcase_add_test(tc, fd_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
