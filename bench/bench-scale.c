@@ -16,8 +16,10 @@
  * margin's threshold armed, over REAL_GROUPS groups the program creates
  * under a parent of its own and removes; and how many groups the hard
  * RLIMIT_NOFILE allows at that count. Then the first seconds of a worker
- * with FIRST_GROUPS groups that keep a margin, one of them (opened last)
- * above its mark: how long its first round takes to serve that group,
+ * with FIRST_GROUPS groups that keep a margin: its thread's, while a
+ * reader streams through the group opened last (that group's margin
+ * calls and limit hits in the first 1 and 5 s); then, with that group
+ * above its mark, how long the first round takes to serve it,
  * and how long until every threshold is registered (cgroup.event_control
  * waits for an RCU grace period per registration, in the kernel's
  * __mem_cgroup_usage_register_event()); and, in a child at RLIMIT_NOFILE
@@ -56,6 +58,8 @@
 #define FIRST_MARGIN (16 * MiB)
 #define FIRST_CACHE (56 * MiB) /* above FIRST_LIMIT - FIRST_MARGIN */
 #define COMMON_NOFILE 1024
+#define STREAM_BYTES (4 * FIRST_LIMIT) /* read over and over: 4x the limit */
+#define STREAM_S 5
 #define V1_ROOT "/sys/fs/cgroup/memory"
 #define MiB (1024ULL * 1024)
 
@@ -382,36 +386,43 @@ out:
 /* ------------------------------------------- first seconds, cgroup v1 */
 
 static char first_parent[128];
-static char data_file[64];
+static char data_file[64], stream_file[64];
 
-/* FIRST_CACHE of clean page cache charged to `path`: a file written
- * (at the first call), dropped from the cache, then read whole by a child
- * moved there. The file stays until the groups are removed (its removal
- * would uncharge its cache). */
-static void charge_cache(mr_ctx_t *ctx, const char *path)
+/* A file of `bytes` in /var/tmp, written back (its name into `name`,
+ * 64 bytes). It stays until the groups are removed: its removal would
+ * uncharge its cache. */
+static void make_file(char *name, uint64_t bytes)
 {
 	static char buf[1 << 20];
-	int fd, go[2], status;
 	uint64_t done;
+	int fd;
+
+	snprintf(name, 64, "/var/tmp/mr-bench-scale-XXXXXX");
+	fd = mkstemp(name);
+	if (fd < 0)
+		die("mkstemp", -errno);
+	memset(buf, 0x5a, sizeof(buf));
+	for (done = 0; done < bytes; done += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("write", -EIO);
+	if (fsync(fd) < 0)
+		die("fsync", -errno);
+	close(fd);
+}
+
+/* A child moved into `path` that reads `file` whole, once or (loop) over
+ * and over until killed; the file's cache is dropped first (from a new
+ * fd, once written back, as bench-reclaim), so the reads charge the
+ * group. Returns the child's pid. */
+static pid_t start_reader(mr_ctx_t *ctx, const char *path, const char *file,
+			  bool loop)
+{
+	static char buf[1 << 20];
+	int fd, go[2];
 	pid_t pid;
 	char c;
 
-	if (!data_file[0]) {
-		snprintf(data_file, sizeof(data_file),
-			 "/var/tmp/mr-bench-scale-XXXXXX");
-		fd = mkstemp(data_file);
-		if (fd < 0)
-			die("mkstemp", -errno);
-		memset(buf, 0x5a, sizeof(buf));
-		for (done = 0; done < FIRST_CACHE; done += sizeof(buf))
-			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
-				die("write", -EIO);
-		if (fsync(fd) < 0)
-			die("fsync", -errno);
-		close(fd);
-	}
-	/* Dropped from a new fd, once written back (as bench-reclaim). */
-	fd = open(data_file, O_RDONLY | O_CLOEXEC);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
 		die("posix_fadvise", -EIO);
 	close(fd);
@@ -424,15 +435,32 @@ static void charge_cache(mr_ctx_t *ctx, const char *path)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
-		fd = open(data_file, O_RDONLY | O_CLOEXEC);
-		while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-			;
-		_exit(fd < 0 ? 3 : 0);
+		do {
+			fd = open(file, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				_exit(3);
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+			close(fd);
+		} while (loop);
+		_exit(0);
 	}
 	close(go[0]);
 	if (mr_cgroup_attach(ctx, path, pid) < 0 || write(go[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
 	close(go[1]);
+	return pid;
+}
+
+/* FIRST_CACHE of clean page cache charged to `path`. */
+static void charge_cache(mr_ctx_t *ctx, const char *path)
+{
+	int status;
+	pid_t pid;
+
+	if (!data_file[0])
+		make_file(data_file, FIRST_CACHE);
+	pid = start_reader(ctx, path, data_file, false);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
 		die("the reader", -EIO);
@@ -496,6 +524,74 @@ static void budget_child(unsigned busy, unsigned n)
 	      r == 0 ? 0 : 1);
 }
 
+/* Opens the n groups, each with a margin of FIRST_MARGIN. */
+static void open_first(mr_ctx_t *ctx, mr_group_t **g, unsigned n)
+{
+	char path[192];
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		first_path(path, sizeof(path), i);
+		check("mr_group_open", mr_group_open(ctx, path, "cgroup1",
+						     &g[i]));
+		check("mr_group_set_margin",
+		      mr_group_set_margin(g[i], FIRST_MARGIN, 0, 0));
+	}
+}
+
+static void close_first(mr_group_t **g, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		mr_group_close(g[i]);
+		g[i] = NULL;
+	}
+}
+
+/* The worker's thread started on n groups that keep a margin, nothing
+ * registered yet, while a reader streams STREAM_BYTES over and over
+ * through the busy group: its margin calls and limit hits in the first
+ * second and in STREAM_S seconds, and the thresholds registered by then. */
+static void first_seconds_stream(mr_ctx_t *ctx, mr_group_t **g, unsigned n,
+				 unsigned busy)
+{
+	struct mr_limits l0 = { .size = sizeof(l0) }, l1 = l0;
+	struct timespec one = { 1, 0 };
+	uint64_t calls_1s = 0, calls;
+	unsigned i, armed = 0;
+	char path[192];
+	int status, s;
+	pid_t pid;
+
+	if (!stream_file[0])
+		make_file(stream_file, STREAM_BYTES);
+	first_path(path, sizeof(path), busy);
+	check("mr_group_read_limits", mr_group_read_limits(g[busy], &l0));
+	pid = start_reader(ctx, path, stream_file, true);
+	check("mr_ctx_worker_start", mr_ctx_worker_start(ctx));
+	for (s = 0; s < STREAM_S; s++) {
+		nanosleep(&one, NULL);
+		if (s == 0)
+			calls_1s = margin_calls(g[busy]);
+	}
+	calls = margin_calls(g[busy]);
+	check("mr_group_read_limits", mr_group_read_limits(g[busy], &l1));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	check("mr_ctx_worker_stop", mr_ctx_worker_stop(ctx));
+	for (i = 0; i < n; i++)
+		armed += g[i]->armed_threshold_bytes != MR_UNLIMITED;
+	bench_emit(BENCH, "cgroup1: streaming group's margin calls in the "
+		   "worker's first 5 s, 1000 groups with a margin",
+		   (double)calls, "calls", "in the first 1 s",
+		   (double)calls_1s, "calls");
+	bench_emit(BENCH, "cgroup1: streaming group's limit hits in the "
+		   "worker's first 5 s", (double)(l1.limit_hits -
+						   l0.limit_hits),
+		   "hits", "thresholds registered by then", armed, "groups");
+}
+
 static void bench_v1_first(void)
 {
 	mr_group_t **g = calloc(FIRST_GROUPS, sizeof(*g));
@@ -528,15 +624,12 @@ static void bench_v1_first(void)
 			FIRST_GROUPS);
 		goto out;
 	}
+	open_first(ctx, g, n);
+	first_seconds_stream(ctx, g, n, busy);
+	close_first(g, n);
 	first_path(path, sizeof(path), busy);
 	charge_cache(ctx, path);
-	for (i = 0; i < n; i++) {
-		first_path(path, sizeof(path), i);
-		check("mr_group_open", mr_group_open(ctx, path, "cgroup1",
-						     &g[i]));
-		check("mr_group_set_margin",
-		      mr_group_set_margin(g[i], FIRST_MARGIN, 0, 0));
-	}
+	open_first(ctx, g, n);
 	/* The worker's first round serves every group (the busy one is
 	 * last) and registers one threshold; the rounds after register one
 	 * each, looking at the groups still waiting. */
@@ -568,10 +661,7 @@ static void bench_v1_first(void)
 		fprintf(stderr, "bench-scale: the busy group was not served "
 			"by the first round\n");
 	/* The child's groups claim the keeper's locks these hold. */
-	for (i = 0; i < n; i++) {
-		mr_group_close(g[i]);
-		g[i] = NULL;
-	}
+	close_first(g, n);
 	first_path(path, sizeof(path), busy);
 	charge_cache(ctx, path);
 	pid = fork();
@@ -588,6 +678,8 @@ out:
 	mr_cgroup_remove(ctx, first_parent);
 	if (data_file[0])
 		unlink(data_file);
+	if (stream_file[0])
+		unlink(stream_file);
 	mr_ctx_free(ctx);
 	rmdir(state_dir);
 	free(g);
