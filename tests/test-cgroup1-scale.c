@@ -63,6 +63,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static struct fgroup {
 	uint64_t cache, limit;
 	int registrations;
+	int stat_reads; /* of memory.stat: a pass read its limits */
 } fg[MAX_GROUPS];
 static int ngroups;
 /* Registrations in the order they were written (group numbers), how
@@ -233,6 +234,18 @@ static ssize_t h_pwrite(int fd, const void *buf, size_t len, off_t off)
 	return mri_file_ops_real.pwrite(fd, buf, len, off);
 }
 
+static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
+{
+	int i = fd >= 0 && fd < MAX_FDS ? group_of(fdpath[fd]) : -1;
+
+	if (i >= 0 && strcmp(base_name(fdpath[fd]), "memory.stat") == 0) {
+		pthread_mutex_lock(&lock);
+		fg[i].stat_reads++;
+		pthread_mutex_unlock(&lock);
+	}
+	return mri_file_ops_real.pread(fd, buf, len, off);
+}
+
 static int h_statfs(const char *path, struct statfs *st)
 {
 	int r = mri_file_ops_real.statfs(path, st);
@@ -245,12 +258,11 @@ static int h_statfs(const char *path, struct statfs *st)
 static const struct mri_file_ops fake_ops = {
 	.open = h_open,
 	.openat = h_openat,
-	.pread = NULL, /* set in setup: the real one */
+	.pread = h_pread,
 	.pwrite = h_pwrite,
 	.close = h_close,
 	.statfs = h_statfs,
 };
-static struct mri_file_ops ops;
 
 static mr_ctx_t *ctx;
 static mr_group_t *g[MAX_GROUPS];
@@ -294,9 +306,7 @@ static void setup(void)
 	nreg = released = 0;
 	hold = false;
 	logbuf[0] = '\0';
-	ops = fake_ops;
-	ops.pread = mri_file_ops_real.pread;
-	mri_file_ops_set(&ops);
+	mri_file_ops_set(&fake_ops);
 	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
 	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
 }
@@ -502,7 +512,7 @@ START_TEST(safety_net_while_busy)
 	static const int none[] = { -1 };
 	struct timespec ms = { 0, 1000 * 1000 };
 	uint64_t one = 1;
-	int i, efd;
+	int i, efd, reads;
 
 	make_tree(2, none);
 	for (i = 0; i < 2; i++) {
@@ -512,11 +522,24 @@ START_TEST(safety_net_while_busy)
 	drain_rounds();
 	ck_assert(registered(0) && registered(1));
 	efd = g[0]->event_fd;
+	reads = fg[1].stat_reads;
 	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
-	pthread_mutex_lock(&lock);
-	fg[1].limit = 110 * MiB; /* mark 78 MiB, usage 100 MiB */
-	sync_group(1);
-	pthread_mutex_unlock(&lock);
+	/* Events from now on; once the thread's first round (over every
+	 * group) has read g1's limits, someone else lowers it: mark 78 MiB,
+	 * usage 100 MiB, and no threshold fires for that. */
+	for (i = 0; ; i++) {
+		ck_assert_msg(i < 30000, "no first round in 30000 events");
+		ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
+		nanosleep(&ms, NULL);
+		pthread_mutex_lock(&lock);
+		if (fg[1].stat_reads > reads) {
+			fg[1].limit = 110 * MiB;
+			sync_group(1);
+			pthread_mutex_unlock(&lock);
+			break;
+		}
+		pthread_mutex_unlock(&lock);
+	}
 	for (i = 0; margin_calls(1) == 0; i++) {
 		ck_assert_msg(i < 30000, "g1 not served in 30000 events");
 		ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
