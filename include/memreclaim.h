@@ -970,7 +970,9 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
  * worker is the parent's). MT-safe. */
 MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx);
 
-/* The worker's safety-net wake-up period. */
+/* The worker's safety-net period: its thread serves every group at least
+ * this often, busy or idle (a limit changed by someone else, a group left
+ * above its mark with no crossing to signal). */
 #define MR_WORKER_SAFETY_NS 1000000000ULL
 
 /* The worker in the caller's own event loop, instead of its thread: for
