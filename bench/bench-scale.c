@@ -15,7 +15,16 @@
  * /sys/fs/cgroup/memory): fds and memory per open group, plain and with a
  * margin's threshold armed, over REAL_GROUPS groups the program creates
  * under a parent of its own and removes; and how many groups the hard
- * RLIMIT_NOFILE allows at that count. Exits 77 after the simulator's
+ * RLIMIT_NOFILE allows at that count. Then the first seconds of a worker
+ * with FIRST_GROUPS groups that keep a margin: its thread's, while a
+ * reader streams through the group opened last (that group's margin
+ * calls and limit hits in the first 1 and 5 s); then, with that group
+ * above its mark, how long the first round takes to serve it,
+ * and how long until every threshold is registered (cgroup.event_control
+ * waits for an RCU grace period per registration, in the kernel's
+ * __mem_cgroup_usage_register_event()); and, in a child at RLIMIT_NOFILE
+ * 1024, how many such groups open before the fd budget refuses one, and
+ * that the busy group is served then. Exits 77 after the simulator's
  * figures when that part cannot run.
  */
 #include "config.h"
@@ -27,10 +36,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "fdbudget.h"
 #include "group.h"
 
 #define BENCH "scale"
@@ -40,6 +53,13 @@
 #define UPDATE_ROUNDS 200
 #define REAL_GROUPS 300
 #define SNAPSHOT_ROUNDS 2000
+#define FIRST_GROUPS 1000
+#define FIRST_LIMIT (64 * MiB)
+#define FIRST_MARGIN (16 * MiB)
+#define FIRST_CACHE (56 * MiB) /* above FIRST_LIMIT - FIRST_MARGIN */
+#define COMMON_NOFILE 1024
+#define STREAM_BYTES (4 * FIRST_LIMIT) /* read over and over: 4x the limit */
+#define STREAM_S 5
 #define V1_ROOT "/sys/fs/cgroup/memory"
 #define MiB (1024ULL * 1024)
 
@@ -191,6 +211,20 @@ static double update_ns(struct sim_set *s, double *round_ns)
 	return (double)call / UPDATE_ROUNDS;
 }
 
+/* Mean ns of the fd budget's check an open makes (lib/fdbudget.c: one
+ * kept fd and the reserve duplicated and closed). */
+static double budget_ns(struct sim_set *s)
+{
+	uint64_t t;
+	unsigned i;
+
+	t = bench_now_ns();
+	for (i = 0; i < UPDATE_ROUNDS; i++)
+		check("mri_fd_budget", mri_fd_budget(NULL, s->ctx->epfd, 1,
+						     "bench", "an open"));
+	return (double)(bench_now_ns() - t) / UPDATE_ROUNDS;
+}
+
 static void bench_sim(void)
 {
 	struct sim_set many, few;
@@ -220,6 +254,9 @@ static void bench_sim(void)
 	bench_emit(BENCH, "registry lookup (10000 groups open)", look_many,
 		   "ns/lookup", "10 groups open", look_few, "ns/lookup");
 
+	bench_emit(BENCH, "fd budget check of one open (10000 groups open)",
+		   budget_ns(&many), "ns/check", "10 groups open",
+		   budget_ns(&few), "ns/check");
 	upd_few = update_ns(&few, &round_few);
 	upd_many = update_ns(&many, &round_many);
 	bench_emit(BENCH, "sim: mr_group_set_margin (10000 groups open)",
@@ -346,9 +383,312 @@ out:
 	return n ? 0 : 77;
 }
 
+/* ------------------------------------------- first seconds, cgroup v1 */
+
+static char first_parent[128];
+static char data_file[64], stream_file[64];
+
+/* A file of `bytes` in /var/tmp, written back (its name into `name`,
+ * 64 bytes). It stays until the groups are removed: its removal would
+ * uncharge its cache. */
+static void make_file(char *name, uint64_t bytes)
+{
+	static char buf[1 << 20];
+	uint64_t done;
+	int fd;
+
+	snprintf(name, 64, "/var/tmp/mr-bench-scale-XXXXXX");
+	fd = mkstemp(name);
+	if (fd < 0)
+		die("mkstemp", -errno);
+	memset(buf, 0x5a, sizeof(buf));
+	for (done = 0; done < bytes; done += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("write", -EIO);
+	if (fsync(fd) < 0)
+		die("fsync", -errno);
+	close(fd);
+}
+
+/* A child moved into `path` that reads `file` whole, once or (loop) over
+ * and over until killed; the file's cache is dropped first (from a new
+ * fd, once written back, as bench-reclaim), so the reads charge the
+ * group. Returns the child's pid. */
+static pid_t start_reader(mr_ctx_t *ctx, const char *path, const char *file,
+			  bool loop)
+{
+	static char buf[1 << 20];
+	int fd, go[2];
+	pid_t pid;
+	char c;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+		die("posix_fadvise", -EIO);
+	close(fd);
+	if (pipe2(go, O_CLOEXEC) < 0)
+		die("pipe2", -errno);
+	pid = fork();
+	if (pid < 0)
+		die("fork", -errno);
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		do {
+			fd = open(file, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				_exit(3);
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+			close(fd);
+		} while (loop);
+		_exit(0);
+	}
+	close(go[0]);
+	if (mr_cgroup_attach(ctx, path, pid) < 0 || write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[1]);
+	return pid;
+}
+
+/* FIRST_CACHE of clean page cache charged to `path`. */
+static void charge_cache(mr_ctx_t *ctx, const char *path)
+{
+	int status;
+	pid_t pid;
+
+	if (!data_file[0])
+		make_file(data_file, FIRST_CACHE);
+	pid = start_reader(ctx, path, data_file, false);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		die("the reader", -EIO);
+}
+
+static void first_path(char *path, size_t len, unsigned i)
+{
+	snprintf(path, len, "%s/g%u", first_parent, i);
+}
+
+static uint64_t margin_calls(mr_group_t *g)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+
+	check("mr_group_read_reclaim_stats",
+	      mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st));
+	return st.calls;
+}
+
+/* In a child (a new context: the parent's handles answer -ECHILD there)
+ * at RLIMIT_NOFILE COMMON_NOFILE: opens the busy group, then the others,
+ * each with a margin, until the fd budget refuses one; then runs the
+ * worker's rounds until every threshold is registered. Emits the count;
+ * exits 1 if the refusal was not -EMFILE or the busy group went
+ * unserved. */
+static void budget_child(unsigned busy, unsigned n)
+{
+	struct rlimit rl = { COMMON_NOFILE, COMMON_NOFILE };
+	mr_group_t *g, *first = NULL;
+	char path[192];
+	unsigned i, opened = 0;
+	mr_ctx_t *ctx;
+	int r = 0, refused;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || mr_ctx_new(&ctx) < 0)
+		_exit(1);
+	for (i = 0; i <= n && r == 0; i++) {
+		first_path(path, sizeof(path), i == 0 ? busy : i - 1);
+		if (i > 0 && i - 1 == busy)
+			continue;
+		r = mr_group_open(ctx, path, "cgroup1", &g);
+		if (r == 0) {
+			r = mr_group_set_margin(g, FIRST_MARGIN, 0, 0);
+			if (r < 0)
+				mr_group_close(g);
+		}
+		if (r == 0 && !first)
+			first = g;
+		opened += r == 0;
+	}
+	refused = r;
+	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+	while (r == 1)
+		r = mr_ctx_worker_dispatch(ctx, 0);
+	bench_emit(BENCH, "cgroup1: groups with a margin opened at "
+		   "RLIMIT_NOFILE 1024 before -EMFILE", opened, "groups",
+		   "the busy one's margin calls after", first ?
+		   (double)margin_calls(first) : 0, "calls");
+	fflush(stdout);
+	_exit(refused == -EMFILE && first && margin_calls(first) > 0 &&
+	      r == 0 ? 0 : 1);
+}
+
+/* Opens the n groups, each with a margin of FIRST_MARGIN. */
+static void open_first(mr_ctx_t *ctx, mr_group_t **g, unsigned n)
+{
+	char path[192];
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		first_path(path, sizeof(path), i);
+		check("mr_group_open", mr_group_open(ctx, path, "cgroup1",
+						     &g[i]));
+		check("mr_group_set_margin",
+		      mr_group_set_margin(g[i], FIRST_MARGIN, 0, 0));
+	}
+}
+
+static void close_first(mr_group_t **g, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		mr_group_close(g[i]);
+		g[i] = NULL;
+	}
+}
+
+/* The worker's thread started on n groups that keep a margin, nothing
+ * registered yet, while a reader streams STREAM_BYTES over and over
+ * through the busy group: its margin calls and limit hits in the first
+ * second and in STREAM_S seconds, and the thresholds registered by then. */
+static void first_seconds_stream(mr_ctx_t *ctx, mr_group_t **g, unsigned n,
+				 unsigned busy)
+{
+	struct mr_limits l0 = { .size = sizeof(l0) }, l1 = l0;
+	struct timespec one = { 1, 0 };
+	uint64_t calls_1s = 0, calls;
+	unsigned i, armed = 0;
+	char path[192];
+	int status, s;
+	pid_t pid;
+
+	if (!stream_file[0])
+		make_file(stream_file, STREAM_BYTES);
+	first_path(path, sizeof(path), busy);
+	check("mr_group_read_limits", mr_group_read_limits(g[busy], &l0));
+	pid = start_reader(ctx, path, stream_file, true);
+	check("mr_ctx_worker_start", mr_ctx_worker_start(ctx));
+	for (s = 0; s < STREAM_S; s++) {
+		nanosleep(&one, NULL);
+		if (s == 0)
+			calls_1s = margin_calls(g[busy]);
+	}
+	calls = margin_calls(g[busy]);
+	check("mr_group_read_limits", mr_group_read_limits(g[busy], &l1));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	check("mr_ctx_worker_stop", mr_ctx_worker_stop(ctx));
+	for (i = 0; i < n; i++)
+		armed += g[i]->armed_threshold_bytes != MR_UNLIMITED;
+	bench_emit(BENCH, "cgroup1: streaming group's margin calls in the "
+		   "worker's first 5 s, 1000 groups with a margin",
+		   (double)calls, "calls", "in the first 1 s",
+		   (double)calls_1s, "calls");
+	bench_emit(BENCH, "cgroup1: streaming group's limit hits in the "
+		   "worker's first 5 s", (double)(l1.limit_hits -
+						   l0.limit_hits),
+		   "hits", "thresholds registered by then", armed, "groups");
+}
+
+static void bench_v1_first(void)
+{
+	mr_group_t **g = calloc(FIRST_GROUPS, sizeof(*g));
+	const unsigned busy = FIRST_GROUPS - 1;
+	uint64_t t0, t1, t2, c1, c2, calls;
+	unsigned i, n, rounds = 1;
+	char path[192];
+	mr_ctx_t *ctx;
+	int r, status;
+	pid_t pid;
+
+	if (!g)
+		die("calloc", -ENOMEM);
+	snprintf(state_dir, sizeof(state_dir), "/tmp/memreclaim-bench-XXXXXX");
+	if (!mkdtemp(state_dir))
+		die("mkdtemp", -errno);
+	setenv("MEMRECLAIM_STATE_DIR", state_dir, 1);
+	check("mr_ctx_new", mr_ctx_new(&ctx));
+	snprintf(first_parent, sizeof(first_parent),
+		 "%s/memreclaim-bench-first-%d", V1_ROOT, (int)getpid());
+	check("mr_cgroup_create", mr_cgroup_create(ctx, first_parent,
+						   FIRST_LIMIT * FIRST_GROUPS));
+	for (n = 0; n < FIRST_GROUPS; n++) {
+		first_path(path, sizeof(path), n);
+		if (mr_cgroup_create(ctx, path, FIRST_LIMIT) < 0)
+			break;
+	}
+	if (n < FIRST_GROUPS) {
+		fprintf(stderr, "bench-scale: created %u of %u groups\n", n,
+			FIRST_GROUPS);
+		goto out;
+	}
+	open_first(ctx, g, n);
+	first_seconds_stream(ctx, g, n, busy);
+	close_first(g, n);
+	first_path(path, sizeof(path), busy);
+	charge_cache(ctx, path);
+	open_first(ctx, g, n);
+	/* The worker's first round serves every group (the busy one is
+	 * last) and registers one threshold; the rounds after register one
+	 * each, looking at the groups still waiting. */
+	t0 = bench_now_ns();
+	r = mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL);
+	t1 = bench_now_ns();
+	c1 = bench_cpu_ns();
+	calls = margin_calls(g[busy]);
+	while (r == 1) {
+		r = mr_ctx_worker_dispatch(ctx, 0);
+		rounds++;
+	}
+	t2 = bench_now_ns();
+	c2 = bench_cpu_ns();
+	check("dispatch", r);
+	bench_emit(BENCH, "cgroup1: first worker round, 1000 groups with a "
+		   "margin (the busy group, opened last, served)",
+		   (double)(t1 - t0) / 1e6, "ms", "every threshold registered",
+		   (double)(t2 - t0) / 1e6, "ms");
+	/* The CPU a round spends besides the kernel's wait: the usage
+	 * reads of the groups still waiting, and the registration. */
+	if (rounds > 1)
+		bench_emit(BENCH, "cgroup1: one threshold registration (a "
+			   "round after the first)",
+			   (double)(t2 - t1) / 1e6 / (rounds - 1), "ms",
+			   "CPU of the round", (double)(c2 - c1) / 1e6 /
+			   (rounds - 1), "ms");
+	if (calls == 0)
+		fprintf(stderr, "bench-scale: the busy group was not served "
+			"by the first round\n");
+	/* The child's groups claim the keeper's locks these hold. */
+	close_first(g, n);
+	first_path(path, sizeof(path), busy);
+	charge_cache(ctx, path);
+	pid = fork();
+	if (pid == 0)
+		budget_child(busy, n);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "bench-scale: the fd budget child failed\n");
+out:
+	for (i = 0; i < n; i++) {
+		first_path(path, sizeof(path), i);
+		mr_cgroup_remove(ctx, path);
+	}
+	mr_cgroup_remove(ctx, first_parent);
+	if (data_file[0])
+		unlink(data_file);
+	if (stream_file[0])
+		unlink(stream_file);
+	mr_ctx_free(ctx);
+	rmdir(state_dir);
+	free(g);
+}
+
 int main(void)
 {
 	struct rlimit rl;
+	int r;
 
 	/* One fd per simulated group at least: the hard limit's worth. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -358,5 +698,8 @@ int main(void)
 	bench_sim();
 	if (!v1_usable())
 		return 77;
-	return bench_v1();
+	r = bench_v1();
+	if (r == 0)
+		bench_v1_first();
+	return r;
 }

@@ -156,13 +156,24 @@ typedef struct mr_group mr_group_t;
  * The group starts with no margin (the worker leaves it alone) and a fixed
  * batch of MR_SWAP_CLUSTER_MAX_BYTES.
  *
+ * The fd budget: an open group keeps 1 fd on cgroup v1 (2 while it keeps
+ * a margin, see mr_group_set_margin()), 2 on cgroup v2, 1 on the
+ * simulator; a worker pass, a reclaim and a threshold registration open
+ * up to 16 more for a moment (one directory per level above the group,
+ * the step's files). An open is refused with -EMFILE, and a warning in
+ * the log, unless its kept fds and those 16 after them are free below the
+ * process's soft RLIMIT_NOFILE: with a limit of 1024 and nothing else
+ * open, about 1000 v1 groups open, or 500 that keep a margin. The groups
+ * already open are served as before. Raise RLIMIT_NOFILE for more.
+ *
  * Errors: -EINVAL (ctx, path or ret NULL; path not absolute, containing
  * "." or ".." components, or longer than PATH_MAX; unknown backend name),
  * -ENOENT (no such directory, or no such simulated group), -ENOTDIR (a
  * file, e.g. a control file, not the group's directory), -ENODEV (no
  * backend recognises the path, or the named backend does not; "sim" on a
  * context bound to no simulator), -EACCES/-EPERM (cannot open its files),
- * -ENOMEM, -EIO (a control file could not be parsed, or the group's journal
+ * -ENOMEM, -EMFILE (the fd budget above: nothing is opened), -EIO (a
+ * control file could not be parsed, or the group's journal
  * holds an invalid record or another group's: it is kept for a person to
  * inspect, and the group is not opened), -ELOOP (the state directory or
  * the journal is a symlink), -EPERM (the state directory is not owned by
@@ -755,14 +766,23 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  * reclaim as their own and take each other's transient limits for the
  * real one.
  *
+ * On cgroup v1 turning a margin on opens the eventfd of the group's usage
+ * threshold (kept until the margin is off or the group closed: 2 fds for
+ * the group in all), under the fd budget of mr_group_open(): -EMFILE, and
+ * a warning in the log, when it and 16 more fds are not free. The worker
+ * registers the threshold (cgroup.event_control) after serving the groups
+ * above their marks, one registration per round (each waits for an RCU
+ * grace period in the kernel, about 10 ms); until then it compares the
+ * group's usage with its mark at every round.
+ *
  * Errors: -EINVAL (group NULL; both margin_bytes and margin_ppm set;
  * margin_bytes 1 .. MR_MARGIN_MIN_BYTES - 1; margin_ppm >= 1000000),
  * -ERANGE (the group has a limit now and the margin is at or above it,
  * or the margin plus hysteresis is above it),
  * -EBUSY (another handle, in this process or another, keeps a margin on
  * this group; or a reclaim step of another manager held the group for
- * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM.
- * On error nothing changes.
+ * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM,
+ * -EMFILE (the fd budget). On error nothing changes.
  *
  * "The limit" is the binding limit of struct mr_limits, or on cgroup v2
  * the lower of it and the binding memory.high (above high the kernel
@@ -1030,7 +1050,9 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
  * worker is the parent's). MT-safe. */
 MR_EXPORT int mr_ctx_worker_stop(mr_ctx_t *ctx);
 
-/* The worker's safety-net wake-up period. */
+/* The worker's safety-net period: its thread serves every group at least
+ * this often, busy or idle (a limit changed by someone else, a group left
+ * above its mark with no crossing to signal). */
 #define MR_WORKER_SAFETY_NS 1000000000ULL
 
 /* The worker in the caller's own event loop, instead of its thread: for
@@ -1052,9 +1074,9 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
 
 /* Runs one round of the margin worker in the calling thread, without
  * waiting for events: what the worker thread does each time it wakes up.
- * Serves the groups whose events are pending, and every group when the
- * context was woken, when the last round left a group above its margin,
- * or when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
+ * Serves the groups whose events are pending and those queued for it (a
+ * group opened, its policy changed, or left above its mark by the last
+ * round), and every group when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
  * polls readable, and with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS, the
  * caller's safety tick (it catches a limit changed by someone else and a
  * group that stayed above its mark because nothing was reclaimable, as
@@ -1069,8 +1091,16 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * and the call never changes the calling thread's class (no SCHED_IDLE
  * boost).
  *
- * Returns 1 when a group is still above its margin after its pass (call
- * again soon: the next call serves that group again), 0 when none is.
+ * cgroup v1 thresholds are registered here too, after the groups with
+ * work are served: one per call, each waiting for an RCU grace period in
+ * the kernel (about 10 ms; mm/memcontrol-v1.c,
+ * __mem_cgroup_usage_register_event()), while the groups still waiting
+ * are looked at by one usage read each and served when above their mark
+ * (see mr_group_set_margin()).
+ *
+ * Returns 1 when a group is still above its margin after its pass or
+ * thresholds are left to register (call again soon: the next call serves
+ * that group again, or registers the next), 0 when neither.
  * Errors: -EINVAL (ctx NULL, unknown flags), -ECHILD, -EBUSY (the worker
  * thread of mr_ctx_worker_start() runs, or another dispatch on ctx does:
  * one worker per context), or the errno of a failed epoll_wait(). While

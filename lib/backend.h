@@ -16,6 +16,22 @@
 /* Capability bits of a backend. */
 #define MRI_CAP_RECLAIM     (1u << 0) /* reclaim() works */
 #define MRI_CAP_THRESHOLD   (1u << 1) /* set_usage_threshold(), event fd */
+/* set_usage_threshold() may block for long: cgroup v1's registration
+ * waits for an RCU grace period in the kernel (mm/memcontrol-v1.c,
+ * __mem_cgroup_usage_register_event(): synchronize_rcu() after swapping
+ * the thresholds array in). The worker registers such thresholds after
+ * serving the groups with work, a slice at a time (lib/worker.c), and
+ * polls the groups waiting for theirs. */
+#define MRI_CAP_SLOW_THRESHOLD (1u << 2)
+
+/* The fds one margin pass of the worker, or one mr_group_reclaim(), opens
+ * for a moment beyond those the group keeps (cgroup v1: a reader's
+ * directory per level up to the hierarchy's root and one file; a step's
+ * two directories, journal, limit file and memory.stat; a registration's
+ * directory and cgroup.event_control). An open, or a margin's fds, is
+ * refused while fewer than this many would stay free below RLIMIT_NOFILE
+ * (lib/fdbudget.c): 16 covers a group 14 levels below the root. */
+#define MRI_FD_RESERVE 16
 
 /* What the core hands a backend when it opens a group. Valid until close. */
 struct mri_hybrid_psi;
@@ -91,6 +107,13 @@ struct mri_backend {
 	const char *name;
 	uint32_t caps;
 	size_t priv_size;
+	/* The fds a group keeps while open (cgroup v1 1, v2 2, sim 1), and
+	 * the more it keeps while it keeps a margin, opened by
+	 * claim_keeper(true) (cgroup v1: the threshold's eventfd). The core
+	 * checks them against the fd budget (lib/fdbudget.c) before open and
+	 * before claim_keeper(true). */
+	unsigned int open_fds;
+	unsigned int margin_fds;
 
 	/* Mandatory. Returns 1 if `path` is a group this backend can open,
 	 * 0 if not (another backend may), or a negative errno (-ENOENT: no
@@ -139,7 +162,11 @@ struct mri_backend {
 
 	/* Optional. Claims (claim true) or releases the right to keep the
 	 * group's margin, exclusive among all open handles of the group in
-	 * every process: -EBUSY when another holds it. Released at close. */
+	 * every process: -EBUSY when another holds it. Claiming opens the
+	 * margin_fds fds keeping needs, so that the fd budget is met when the
+	 * margin is set, not found short later in the worker: -EMFILE and
+	 * nothing claimed when they cannot be had. Released at close. May run
+	 * concurrently with set_usage_threshold(). */
 	int (*claim_keeper)(void *priv, bool claim);
 
 	/* Mandatory. In a child after fork(), whose handler has closed
@@ -153,9 +180,11 @@ struct mri_backend {
 
 	/* MRI_CAP_THRESHOLD. Arms a usage threshold at `bytes`: the event
 	 * fd (struct mri_event_sink) becomes readable when usage crosses it
-	 * in either direction. MR_UNLIMITED disarms. Replaces the previous
-	 * threshold; may replace the event fd (reported before the old one
-	 * is closed). */
+	 * in either direction. MR_UNLIMITED disarms (never slow). Replaces
+	 * the previous threshold; may replace the event fd (reported before
+	 * the old one is closed). With MRI_CAP_SLOW_THRESHOLD an arming may
+	 * block for a kernel grace period, and the worker calls it only from
+	 * its registration step (lib/worker.c). */
 	int (*set_usage_threshold)(void *priv, uint64_t bytes);
 
 	/* MRI_CAP_THRESHOLD. Consumes pending events so the event fd stops

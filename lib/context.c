@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -156,6 +157,7 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	CDS_INIT_LIST_HEAD(&ctx->groups);
 	CDS_INIT_LIST_HEAD(&ctx->pending);
 	CDS_INIT_LIST_HEAD(&ctx->ticking);
+	CDS_INIT_LIST_HEAD(&ctx->registering);
 	mri_logger_init(&ctx->log);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
@@ -347,44 +349,90 @@ int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on)
 	return r;
 }
 
-int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
+void mri_ctx_register_later(mr_ctx_t *ctx, struct mr_group *g, bool first)
 {
-	struct mr_group *g;
+	pthread_mutex_lock(&ctx->lock);
+	/* Not for a group taken off for good (gone, closing). */
+	if (!g->retired && (first || !g->registering)) {
+		if (g->registering)
+			cds_list_del(&g->register_link);
+		else
+			ctx->nregistering++;
+		if (first)
+			cds_list_add(&g->register_link, &ctx->registering);
+		else
+			cds_list_add_tail(&g->register_link, &ctx->registering);
+		g->registering = true;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Under ctx->lock: g off ctx->registering. */
+static void unregister_locked(mr_ctx_t *ctx, struct mr_group *g)
+{
+	if (!g->registering)
+		return;
+	cds_list_del(&g->register_link);
+	g->registering = false;
+	ctx->nregistering--;
+}
+
+bool mri_ctx_next_register(mr_ctx_t *ctx, uint64_t *id)
+{
+	struct mr_group *g = NULL;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (!cds_list_empty(&ctx->registering)) {
+		g = cds_list_first_entry(&ctx->registering, struct mr_group,
+					 register_link);
+		unregister_locked(ctx, g);
+		*id = g->id;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return g != NULL;
+}
+
+/* The ids of the `count` groups on the list `head` (their link at
+ * `link_offset` in struct mr_group), under ctx->lock, in a new array. */
+static int list_ids(mr_ctx_t *ctx, struct cds_list_head *head,
+		    const size_t *count, size_t link_offset, uint64_t **ids,
+		    size_t *n)
+{
+	struct cds_list_head *pos;
 
 	*ids = NULL;
 	*n = 0;
 	pthread_mutex_lock(&ctx->lock);
-	if (ctx->nticking) {
-		*ids = malloc(ctx->nticking * sizeof(**ids));
+	if (*count) {
+		*ids = malloc(*count * sizeof(**ids));
 		if (!*ids) {
 			pthread_mutex_unlock(&ctx->lock);
 			return -ENOMEM;
 		}
 	}
-	cds_list_for_each_entry(g, &ctx->ticking, tick_link)
-		(*ids)[(*n)++] = g->id;
+	cds_list_for_each(pos, head)
+		(*ids)[(*n)++] = ((struct mr_group *)
+				  ((char *)pos - link_offset))->id;
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
 
+int mri_ctx_registering_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
+{
+	return list_ids(ctx, &ctx->registering, &ctx->nregistering,
+			offsetof(struct mr_group, register_link), ids, n);
+}
+
+int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
+{
+	return list_ids(ctx, &ctx->ticking, &ctx->nticking,
+			offsetof(struct mr_group, tick_link), ids, n);
+}
+
 int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n)
 {
-	struct mr_group *g;
-
-	*ids = NULL;
-	*n = 0;
-	pthread_mutex_lock(&ctx->lock);
-	if (ctx->ngroups) {
-		*ids = malloc(ctx->ngroups * sizeof(**ids));
-		if (!*ids) {
-			pthread_mutex_unlock(&ctx->lock);
-			return -ENOMEM;
-		}
-	}
-	cds_list_for_each_entry(g, &ctx->groups, link)
-		(*ids)[(*n)++] = g->id;
-	pthread_mutex_unlock(&ctx->lock);
-	return 0;
+	return list_ids(ctx, &ctx->groups, &ctx->ngroups,
+			offsetof(struct mr_group, link), ids, n);
 }
 
 /* Ids are handed out in sequence: as their own hash they fill the
@@ -466,6 +514,7 @@ void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g)
 		cds_list_del(&g->pending_link); /* from the queue or a batch */
 	g->pending = false;
 	tick_locked(ctx, g, false);
+	unregister_locked(ctx, g);
 	ctx->ngroups--;
 	urcu_bp_read_lock();
 	cds_lfht_del(ctx->registry, &g->node);

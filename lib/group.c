@@ -9,6 +9,7 @@
 #include <urcu-bp.h>
 
 #include "control.h"
+#include "fdbudget.h"
 #include "group.h"
 #include "path.h"
 #include "psi.h"
@@ -151,7 +152,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->be = be;
 	g->event_fd = -1;
 	g->armed_threshold_bytes = MR_UNLIMITED;
-	atomic_init(&g->reclaim_swappiness, -1);
+	atomic_init(&g->mark_bytes, MR_UNLIMITED);
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
@@ -170,6 +171,13 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	env.events.fn = group_event_fd;
 	env.events.tick = group_tick;
 	env.events.arg = g;
+	/* The fds the group keeps, and the worker's passes room to run. */
+	r = mri_fd_budget(&ctx->log, ctx->epfd, be->open_fds, g->path,
+			  "opening the group");
+	if (r < 0) {
+		group_free(g);
+		return r;
+	}
 	/* Not on the list yet: a fork() now gives the child copies of fds
 	 * that its handler closes all the same (they are tracked, fds.h). */
 	r = be->open(g->priv, g->path, &env);
@@ -463,6 +471,15 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	 * its transient limits for the real one. */
 	was_on = p->margin_bytes || p->margin_ppm;
 	on = a->bytes || a->ppm;
+	/* Keeping a margin keeps more fds (cgroup v1: the threshold's
+	 * eventfd, opened by the claim below). */
+	if (on && !was_on && g->be->margin_fds) {
+		r = mri_fd_budget(&g->ctx->log, g->ctx->epfd,
+				  g->be->margin_fds, g->path,
+				  "keeping a margin");
+		if (r < 0)
+			return r;
+	}
 	if (on != was_on && g->be->claim_keeper) {
 		r = g->be->claim_keeper(g->priv, on);
 		if (r < 0 && on)

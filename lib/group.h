@@ -71,6 +71,10 @@ struct mr_group {
 	 * (mri_event_sink_tick()), under ctx->lock. */
 	struct cds_list_head tick_link;
 	bool ticking;
+	/* On ctx->registering: its usage threshold waits to be registered
+	 * (MRI_CAP_SLOW_THRESHOLD, lib/worker.c), under ctx->lock. */
+	struct cds_list_head register_link;
+	bool registering;
 	bool retired;                     /* mri_group_unpoll() ran */
 	char *path;
 	const struct mri_backend *be;
@@ -81,6 +85,11 @@ struct mr_group {
 	 * and mr_group_reclaim()). Never taken with ctx->lock held. */
 	pthread_mutex_t reclaim_lock;
 	uint64_t armed_threshold_bytes;   /* under reclaim_lock */
+	/* limit - margin as the last pass found it, MR_UNLIMITED for none:
+	 * the threshold a slow backend's registration arms, and the mark a
+	 * group waiting for it is compared with. Written under reclaim_lock,
+	 * read without. */
+	_Atomic uint64_t mark_bytes;
 	bool margin_warned;               /* under reclaim_lock */
 	/* The margin cannot be reached by reclaiming page cache (what is not
 	 * cache is above limit - margin); warned once until it can again. */
@@ -124,6 +133,10 @@ struct mr_ctx {
 	struct cds_list_head ticking;
 	size_t nticking;
 	int tickfd;
+	/* Groups whose usage threshold waits to be registered, those found
+	 * above their mark first (mri_ctx_register_later()). */
+	struct cds_list_head registering;
+	size_t nregistering;
 	/* The open groups by id (liburcu-bp's lock-free hash table): the
 	 * worker finds an event's group in O(1) without ctx->lock. Grown by
 	 * doubling when the groups outnumber its buckets (no resize
@@ -183,6 +196,15 @@ void mri_ctx_take_pending(mr_ctx_t *ctx, struct cds_list_head *batch);
 bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
 			  uint64_t *id);
 
+/* Puts g on ctx->registering, or moves it: at the head when `first` (it
+ * has work: its registration comes next), else at the tail if it was not
+ * there. mri_ctx_next_register() takes the head off (false when none);
+ * mri_ctx_registering_ids() lists them all (0 or -ENOMEM, as
+ * mri_ctx_group_ids()). A group closed meanwhile leaves the list. */
+void mri_ctx_register_later(mr_ctx_t *ctx, struct mr_group *g, bool first);
+bool mri_ctx_next_register(mr_ctx_t *ctx, uint64_t *id);
+int mri_ctx_registering_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
+
 /* The ids of ctx's groups, in the order they were opened, in a new array
  * in *ids (NULL when there are none) and their number in *n. Returns 0 or
  * -ENOMEM. */
@@ -222,7 +244,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		const atomic_bool *stop, uint64_t *freed_bytes);
 
 /* The margin pass of the worker for one group (lib/worker.c); caller
- * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early.
+ * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early. A
+ * threshold of a MRI_CAP_SLOW_THRESHOLD backend is not armed here: the
+ * group is put on ctx->registering for the round's registration step.
  * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
  * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
  * is the caller's own. Returns true if usage is still above the margin

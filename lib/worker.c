@@ -6,7 +6,11 @@
  * and a wake-up eventfd) and serve the groups they name. A round runs
  * either on the context's own thread, which sleeps in epoll_wait between
  * rounds with a timeout that is only a safety net, never a poll loop, or
- * in a caller's event loop through mr_ctx_worker_dispatch().
+ * in a caller's event loop through mr_ctx_worker_dispatch(). Usage
+ * thresholds whose registration blocks (cgroup v1: a kernel grace period
+ * each) are registered at the end of a round, one a round, after the
+ * groups with work are served; the groups waiting for theirs are looked
+ * at every round by one usage read.
  */
 #include "config.h"
 
@@ -159,6 +163,8 @@ int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 
 static void disarm(struct mr_group *g)
 {
+	/* A registration still waiting has nothing to arm. */
+	atomic_store(&g->mark_bytes, MR_UNLIMITED);
 	if (g->armed_threshold_bytes == MR_UNLIMITED)
 		return;
 	if (g->be->set_usage_threshold(g->priv, MR_UNLIMITED) == 0)
@@ -190,6 +196,30 @@ static bool is_gone(struct mr_group *g, int r)
 		mri_group_unpoll(g);
 	}
 	return true;
+}
+
+/* Arms g's usage threshold at `mark` (a refusal is logged and leaves the
+ * old one), then reads usage into *usage: the kernel does not signal a
+ * threshold that usage passed before it was registered. 0, or the usage
+ * read's negative errno (-ENOENT: the group is given up). Caller holds
+ * g->reclaim_lock. */
+static int arm(struct mr_group *g, uint64_t mark, uint64_t *usage)
+{
+	int r;
+
+	r = g->be->set_usage_threshold(g->priv, mark);
+	if (is_gone(g, r))
+		return r;
+	if (r < 0)
+		mri_log(&g->ctx->log, MR_LOG_ERR,
+			"%s: arming threshold at %llu: %s", g->path,
+			(unsigned long long)mark, mr_strerror(r));
+	else
+		g->armed_threshold_bytes = mark;
+	r = g->be->read_usage(g->priv, usage);
+	if (r < 0)
+		is_gone(g, r);
+	return r;
 }
 
 static double mib(uint64_t bytes)
@@ -288,22 +318,18 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		return false;
 	}
 	g->margin_warned = false;
+	atomic_store(&g->mark_bytes, high_mark);
 	if (g->armed_threshold_bytes != high_mark) {
-		r = g->be->set_usage_threshold(g->priv, high_mark);
-		if (is_gone(g, r))
-			return false;
-		if (r < 0)
-			mri_log(&g->ctx->log, MR_LOG_ERR,
-				"%s: arming threshold at %llu: %s", g->path,
-				(unsigned long long)high_mark, mr_strerror(r));
-		else
-			g->armed_threshold_bytes = high_mark;
-		/* The kernel does not signal a threshold that usage passed
-		 * before it was registered: look again. */
-		r = g->be->read_usage(g->priv, &l.usage_bytes);
-		if (r < 0) {
-			is_gone(g, r);
-			return false;
+		/* A slow registration waits until the groups with work are
+		 * served (register_one()); the group is looked at every
+		 * round until then (poll_waiting()), and its registration
+		 * comes next when it has work. */
+		if (g->be->caps & MRI_CAP_SLOW_THRESHOLD) {
+			mri_ctx_register_later(g->ctx, g,
+					       l.usage_bytes > high_mark);
+		} else {
+			if (arm(g, high_mark, &l.usage_bytes) < 0)
+				return false;
 		}
 	}
 	if (l.usage_bytes <= high_mark) {
@@ -379,6 +405,62 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
 	return again;
 }
 
+/* The registration of the group `id`'s usage threshold at the mark its
+ * last pass found (MRI_CAP_SLOW_THRESHOLD: it may wait for a grace period
+ * in the kernel), if it still wants one; then a pass if usage is already
+ * above the mark. As serve() for the rest. */
+static bool register_one(mr_ctx_t *ctx, uint64_t id, bool thread)
+{
+	struct mr_group *g = mri_ctx_get_group(ctx, id);
+	bool again = false;
+	uint64_t mark, usage;
+
+	if (!g)
+		return false;
+	pthread_mutex_lock(&g->reclaim_lock);
+	mark = atomic_load(&g->mark_bytes);
+	/* Gone, its margin off or left alone (disarm()), or armed by now:
+	 * nothing to register. */
+	if (!g->gone && mark != MR_UNLIMITED &&
+	    g->armed_threshold_bytes != mark &&
+	    arm(g, mark, &usage) == 0 && usage > mark)
+		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
+					thread);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	if (again)
+		mri_ctx_queue_group(ctx, g);
+	mri_ctx_put_group(ctx, g);
+	return again;
+}
+
+/* The groups waiting for their registration, looked at without a
+ * threshold to tell: one read of usage each (the kept fd), and a pass
+ * for those above their mark. No memory for the list: the next round
+ * tries again. */
+static bool poll_waiting(mr_ctx_t *ctx, bool thread)
+{
+	struct mr_group *g;
+	uint64_t *ids, usage;
+	bool again = false, above;
+	size_t n, i;
+
+	if (mri_ctx_registering_ids(ctx, &ids, &n) < 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		g = mri_ctx_get_group(ctx, ids[i]);
+		if (!g)
+			continue;
+		/* Read ops run without reclaim_lock. */
+		above = g->be->read_usage(g->priv, &usage) == 0 &&
+			usage > atomic_load(&g->mark_bytes);
+		mri_ctx_put_group(ctx, g);
+		if (above)
+			again |= serve(ctx, ids[i], thread, false);
+	}
+	free(ids);
+	return again;
+}
+
 #define ROUND_EVENTS 32
 
 /* One round of the worker, the thread's and mr_ctx_worker_dispatch()'s
@@ -387,12 +469,17 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
  * mri_ctx_wake_group() (opened, their policy or limit changed, or still
  * above their mark after the last pass), and on the context's tick the
  * groups that asked for it (mri_event_sink_tick()); every group instead
- * when `all`
- * (the safety tick, MR_DISPATCH_ALL). The cost of a round is that of the
- * groups it serves, not of the context's size, but for `all`. Events
- * beyond ROUND_EVENTS stay pending (the epoll set is level-triggered) for
- * the next round. Returns 1 if a group is still above its margin after
- * its pass, 0 if not, or the negative errno of epoll_wait(). */
+ * when `all` (the safety tick, MR_DISPATCH_ALL). Then the groups waiting
+ * for a slow threshold registration (MRI_CAP_SLOW_THRESHOLD) are looked
+ * at (poll_waiting()), and one of them is registered: the round's last
+ * work, so that a registration, which waits for an RCU grace period in
+ * the kernel, never comes before a group with work, and delays the next
+ * round's by one registration at most. The cost of a round is that of
+ * the groups it serves and waits, not of the context's size, but for
+ * `all`. Events beyond ROUND_EVENTS stay pending (the epoll set is
+ * level-triggered) for the next round. Returns 1 if a group is still
+ * above its margin after its pass or registrations are left, 0 if not,
+ * or the negative errno of epoll_wait(). */
 static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 {
 	struct epoll_event evs[ROUND_EVENTS];
@@ -421,15 +508,7 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 			tick = true;
 		}
 	}
-	if (all) {
-		if (mri_ctx_group_ids(ctx, &ids, &n) < 0) {
-			/* No memory for the list now: the next round
-			 * tries again. */
-			ctx->serve_all = true;
-			while (mri_ctx_next_pending(ctx, &batch, &id))
-				again |= serve(ctx, id, thread, false);
-			return again;
-		}
+	if (all && mri_ctx_group_ids(ctx, &ids, &n) == 0) {
 		ctx->serve_all = false;
 		/* Every group is served: the batch is taken with them. */
 		while (mri_ctx_next_pending(ctx, &batch, &id))
@@ -437,22 +516,34 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		for (i = 0; i < n; i++)
 			again |= serve(ctx, ids[i], thread, false);
 		free(ids);
-		return again;
-	}
-	for (k = 0; k < nev; k++) {
-		if (evs[k].data.u64 != MRI_WAKE_ID &&
-		    evs[k].data.u64 != MRI_TICK_ID)
-			again |= serve(ctx, evs[k].data.u64, thread, true);
-	}
-	/* The tick: each group that asked for it, as for its own event. No
-	 * memory for the list: the next tick comes in MRI_TICK_NS. */
-	if (tick && mri_ctx_ticking_ids(ctx, &ids, &n) == 0) {
-		for (i = 0; i < n; i++)
-			again |= serve(ctx, ids[i], thread, true);
-		free(ids);
+	} else if (all) {
+		/* No memory for the list now: the next round tries again. */
+		ctx->serve_all = true;
+	} else {
+		for (k = 0; k < nev; k++) {
+			if (evs[k].data.u64 != MRI_WAKE_ID &&
+			    evs[k].data.u64 != MRI_TICK_ID)
+				again |= serve(ctx, evs[k].data.u64, thread,
+					       true);
+		}
+		/* The tick: each group that asked for it, as for its own
+		 * event. No memory for the list: the next tick comes in
+		 * MRI_TICK_NS. */
+		if (tick && mri_ctx_ticking_ids(ctx, &ids, &n) == 0) {
+			for (i = 0; i < n; i++)
+				again |= serve(ctx, ids[i], thread, true);
+			free(ids);
+		}
 	}
 	while (mri_ctx_next_pending(ctx, &batch, &id))
 		again |= serve(ctx, id, thread, false);
+	again |= poll_waiting(ctx, thread);
+	if (!(thread && atomic_load(&ctx->worker_stop)) &&
+	    mri_ctx_next_register(ctx, &id))
+		again |= register_one(ctx, id, thread);
+	pthread_mutex_lock(&ctx->lock);
+	again |= ctx->nregistering > 0;
+	pthread_mutex_unlock(&ctx->lock);
 	return again;
 }
 
@@ -460,32 +551,42 @@ static void *worker_main(void *arg)
 {
 	mr_ctx_t *ctx = arg;
 	struct epoll_event ev;
+	uint64_t last_all_ns = 0;
 	bool all = true;
 	int r, err = 0;
 
 	apply_sched(ctx);
 	while (!atomic_load(&ctx->worker_stop)) {
+		if (all)
+			last_all_ns = mri_now_ns();
 		r = worker_round(ctx, all, true);
 		if (r < 0) {
 			err = r;
 			break;
 		}
-		/* A group still above its margin: the next round, which
-		 * serves every group, at once. And no sleep when the worker
-		 * is to stop: the round may have taken the wake-up. */
+		/* The safety net (a limit changed by someone else, a group
+		 * that stayed above its mark because nothing was
+		 * reclaimable, a threshold that did not fire) every
+		 * MR_WORKER_SAFETY_NS, busy or not: rounds that follow one
+		 * another (registrations, a group above its mark, steady
+		 * events) never sleep into the timeout below. */
+		all = mri_now_ns() - last_all_ns >= MR_WORKER_SAFETY_NS;
+		/* A group still above its margin (queued again by its pass)
+		 * or a registration left: the next round at once. And no
+		 * sleep when the worker is to stop: the round may have taken
+		 * the wake-up. */
 		if (r > 0 || atomic_load(&ctx->worker_stop))
 			continue;
 		/* Sleeps until an event or a wake-up is pending (the round
-		 * takes it: the set is level-triggered) or the safety net:
-		 * a limit changed by someone else, a group that stayed
-		 * above its mark because nothing was reclaimable. */
+		 * takes it: the set is level-triggered) or the safety net. */
 		r = epoll_wait(ctx->epfd, &ev, 1,
 			       (int)(MR_WORKER_SAFETY_NS / 1000000));
 		if (r < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
-		all = r == 0;
+		all |= r == 0 ||
+		       mri_now_ns() - last_all_ns >= MR_WORKER_SAFETY_NS;
 	}
 	if (err)
 		mri_log(&ctx->log, MR_LOG_ERR, "worker: epoll_wait: %s",

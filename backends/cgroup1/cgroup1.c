@@ -726,15 +726,24 @@ static int cg1_set_swappiness(void *priv, int swappiness)
 /* The keeper's lock belongs to the cgroup: flock(LOCK_EX) on its
  * memory.usage_in_bytes through the kept usage fd (flock needs no write
  * access), apart from the flock()s of steps and readers, which are taken
- * on directories. */
+ * on directories. A keeper holds its threshold's eventfd from the claim
+ * on (threshold.c). */
 static int cg1_claim_keeper(void *priv, bool claim)
 {
 	struct mri_cgroup1 *cg = priv;
+	int r;
 
-	int r = mri_flock(cg->usage_fd,
-			  (claim ? LOCK_EX : LOCK_UN) | LOCK_NB);
-
-	return r == -EWOULDBLOCK ? -EBUSY : r;
+	if (!claim) {
+		mri_cgroup1_threshold_spare(cg, false);
+		return mri_flock(cg->usage_fd, LOCK_UN);
+	}
+	r = mri_flock(cg->usage_fd, LOCK_EX | LOCK_NB);
+	if (r < 0)
+		return r == -EWOULDBLOCK ? -EBUSY : r;
+	r = mri_cgroup1_threshold_spare(cg, true);
+	if (r < 0)
+		mri_flock(cg->usage_fd, LOCK_UN);
+	return r;
 }
 
 /* In a child after fork(), whose handler closed every fd (lib/fds.h):
@@ -892,8 +901,10 @@ out:
 
 const struct mri_backend mri_backend_cgroup1 = {
 	.name = "cgroup1",
-	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD | MRI_CAP_SLOW_THRESHOLD,
 	.priv_size = sizeof(struct mri_cgroup1),
+	.open_fds = 1,
+	.margin_fds = 1,
 	.probe = cg1_probe,
 	.open = cg1_open,
 	.close = cg1_close,

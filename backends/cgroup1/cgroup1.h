@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,9 +29,11 @@ extern unsigned int mri_cgroup1_test_pause_ms;
 /*
  * A group's private data (struct mri_backend.priv). At most two fds stay
  * open (docs/design.md, "File descriptors"): memory.usage_in_bytes, read at
- * every event and holding the keeper's lock, and the eventfd of an armed
- * threshold. Every other file is opened when used, through the group's
- * directory checked against the cgroup opened (mri_cgroup1_dir()).
+ * every event and holding the keeper's lock, and, while the group keeps a
+ * margin, one eventfd: the spare opened by claim_keeper(true), which the
+ * first registration takes, then the armed threshold's. Every other file
+ * is opened when used, through the group's directory checked against the
+ * cgroup opened (mri_cgroup1_dir()).
  */
 struct mri_cgroup1 {
 	struct mri_logger *log;
@@ -39,7 +42,13 @@ struct mri_cgroup1 {
 	char *root;              /* the hierarchy's top as visible here */
 	uint64_t page_size;
 	int usage_fd;            /* memory.usage_in_bytes, O_RDONLY */
-	int eventfd;             /* the armed threshold's eventfd, or -1 */
+	/* The armed threshold's eventfd, or -1; written under the core's
+	 * reclaim_lock, read by claim_keeper(true) without it. */
+	atomic_int eventfd;
+	/* The keeper's eventfd not yet registered, or -1: taken by the
+	 * worker's registration while the caller's thread may release it
+	 * (claim_keeper(false)), hence atomic. */
+	atomic_int spare_eventfd;
 	/* memory.limit_in_bytes, O_RDWR, during a run of reclaim steps
 	 * (cgroup1.c, step_begin()), else -1. */
 	int run_limit_fd;
@@ -110,6 +119,11 @@ void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg);
 /* In a child after fork(): drops the eventfd's number (the fork handler
  * closed it; see cg1_forget()). */
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg);
+/* The keeper's spare eventfd: opened (keep true; 0, or -errno such as
+ * -EMFILE), unless a threshold is armed, whose eventfd is the keeper's
+ * (a margin turned off and on before the worker disarmed), or closed
+ * (keep false; 0). */
+int mri_cgroup1_threshold_spare(struct mri_cgroup1 *cg, bool keep);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
 int mri_cgroup1_event_ack(void *priv);
 

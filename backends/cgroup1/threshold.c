@@ -11,8 +11,15 @@
  * (mm/memcontrol-v1.c, memcg_event_wake()).
  *
  * The eventfd itself is the group's event fd (struct mri_event_sink),
- * reported anew at each arming: no fd is kept while no threshold is
- * armed. The kernel keeps neither the cgroup.event_control fd nor the
+ * reported anew at each arming. A group that keeps a margin holds one
+ * eventfd from mr_group_set_margin() on (the spare, opened by the keeper's
+ * claim so that the fd budget is met there, lib/fdbudget.c), which its
+ * first registration takes; a re-arming opens a new one and closes the
+ * old after (an eventfd cannot be registered twice: the kernel drops a
+ * threshold only when its eventfd is released). A registration waits for
+ * an RCU grace period in the kernel (mm/memcontrol-v1.c,
+ * __mem_cgroup_usage_register_event(): synchronize_rcu()), so the backend
+ * says MRI_CAP_SLOW_THRESHOLD and the worker registers in the background. The kernel keeps neither the cgroup.event_control fd nor the
  * usage fd named in the registration, only the eventfd
  * (mm/memcontrol-v1.c, memcg_write_event_control(): fdput() of the
  * control file at the end, eventfd_ctx_fileget() of the eventfd kept in
@@ -38,8 +45,31 @@
 void mri_cgroup1_threshold_init(struct mri_cgroup1 *cg,
 				const struct mri_event_sink *events)
 {
-	cg->eventfd = -1;
+	atomic_init(&cg->eventfd, -1);
+	atomic_init(&cg->spare_eventfd, -1);
 	cg->events = *events;
+}
+
+int mri_cgroup1_threshold_spare(struct mri_cgroup1 *cg, bool keep)
+{
+	int efd, old = -1;
+
+	if (!keep) {
+		efd = atomic_exchange(&cg->spare_eventfd, -1);
+		if (efd >= 0)
+			mri_fd_close(efd);
+		return 0;
+	}
+	if (atomic_load(&cg->eventfd) >= 0)
+		return 0;
+	mri_fd_begin();
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	efd = mri_fd_end(efd < 0 ? -errno : efd);
+	if (efd < 0)
+		return efd;
+	if (!atomic_compare_exchange_strong(&cg->spare_eventfd, &old, efd))
+		mri_fd_close(efd); /* one is there already */
+	return 0;
 }
 
 /* Closing the eventfd unregisters its threshold. */
@@ -52,24 +82,30 @@ static void close_eventfd(struct mri_cgroup1 *cg)
 
 void mri_cgroup1_threshold_forget(struct mri_cgroup1 *cg)
 {
-	cg->eventfd = -1; /* closed by the fork handler */
+	/* closed by the fork handler */
+	atomic_store(&cg->eventfd, -1);
+	atomic_store(&cg->spare_eventfd, -1);
 }
 
 void mri_cgroup1_threshold_fini(struct mri_cgroup1 *cg)
 {
 	close_eventfd(cg);
+	mri_cgroup1_threshold_spare(cg, false);
 }
 
-/* Registers a threshold at `bytes` on a new eventfd: the eventfd, or a
- * negative errno. */
+/* Registers a threshold at `bytes` on the spare eventfd, or a new one:
+ * the eventfd, or a negative errno. */
 static int arm(struct mri_cgroup1 *cg, uint64_t bytes)
 {
 	char cmd[64];
 	int efd, ecfd, r;
 
-	mri_fd_begin();
-	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	efd = mri_fd_end(efd < 0 ? -errno : efd);
+	efd = atomic_exchange(&cg->spare_eventfd, -1);
+	if (efd < 0) {
+		mri_fd_begin();
+		efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		efd = mri_fd_end(efd < 0 ? -errno : efd);
+	}
 	if (efd < 0)
 		return efd;
 	ecfd = mri_cgroup1_open_file(cg, "cgroup.event_control", O_WRONLY);

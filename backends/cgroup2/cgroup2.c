@@ -823,6 +823,7 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.name = "cgroup2",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
 	.priv_size = sizeof(struct mri_cgroup2),
+	.open_fds = 2,
 	.probe = cg2_probe,
 	.open = cg2_open,
 	.close = cg2_close,

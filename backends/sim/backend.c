@@ -405,6 +405,7 @@ const struct mri_backend mri_backend_sim = {
 	.name = "sim",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
 	.priv_size = sizeof(struct sim_priv),
+	.open_fds = 1,
 	.probe = sim_probe,
 	.open = sim_open,
 	.close = sim_close,
