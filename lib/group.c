@@ -152,6 +152,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->be = be;
 	g->event_fd = -1;
 	g->armed_threshold_bytes = MR_UNLIMITED;
+	atomic_init(&g->reclaim_swappiness, -1);
 	atomic_init(&g->mark_bytes, MR_UNLIMITED);
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
