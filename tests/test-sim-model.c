@@ -417,6 +417,53 @@ START_TEST(ancestor_max_binds_child)
 }
 END_TEST
 
+/* Effective low follows the siblings' protected usage as it changes: a
+ * charge, a sibling's low set and reset, a sibling removed. /p low 192
+ * pages; /p/a low 256, /p/b low 128, 128 pages each: they claim 256 of
+ * 192, so each gets 128 * 192 / 256 = 96 (mem_cgroup_calculate_protection,
+ * children_low_usage kept by propagate_protected_usage()). */
+START_TEST(protection_follows_siblings)
+{
+	struct sim_machine *m = machine(1, 16384, 0, SIM_SWAP_NONE, "today");
+	struct sim_memcg *p = group(m, "/p"), *a = group(m, "/p/a"),
+			 *b = group(m, "/p/b");
+	sim_obj fa = sim_file_new(m, 128), fb = sim_file_new(m, 128),
+		more = sim_file_new(m, 64);
+	uint64_t elow, emin;
+
+	ck_assert_int_eq(sim_memcg_set(p, SIM_KNOB_LOW, 192), 0);
+	ck_assert_int_eq(sim_memcg_set(a, SIM_KNOB_LOW, 256), 0);
+	ck_assert_int_eq(sim_memcg_set(b, SIM_KNOB_LOW, 128), 0);
+	read_file(m, a, fa, 32);
+	read_file(m, b, fb, 32);
+	sim_memcg_protection(sim_root(m), a, &elow, &emin);
+	ck_assert_uint_eq(elow, 96);
+	ck_assert_uint_eq(emin, 0);
+	/* a charges 64 more: 192 * 192 / 320 and 128 * 192 / 320. */
+	read_file(m, a, more, 32);
+	sim_memcg_protection(sim_root(m), a, &elow, &emin);
+	ck_assert_uint_eq(elow, 115);
+	sim_memcg_protection(sim_root(m), b, &elow, &emin);
+	ck_assert_uint_eq(elow, 76);
+	/* b claims nothing: a keeps what it uses. */
+	ck_assert_int_eq(sim_memcg_set(b, SIM_KNOB_LOW, 0), 0);
+	sim_memcg_protection(sim_root(m), a, &elow, &emin);
+	ck_assert_uint_eq(elow, 192);
+	ck_assert_int_eq(sim_memcg_set(b, SIM_KNOB_LOW, 128), 0);
+	sim_memcg_protection(sim_root(m), a, &elow, &emin);
+	ck_assert_uint_eq(elow, 115);
+	assert_invariants(m);
+	/* A removed group claims nothing (its low is reset offline), though
+	 * its pages stay charged. */
+	ck_assert_int_eq(sim_memcg_remove(b), 0);
+	sim_memcg_protection(sim_root(m), a, &elow, &emin);
+	ck_assert_uint_eq(elow, 192);
+	ck_assert_uint_eq(sim_memcg_usage(p), 320);
+	assert_invariants(m);
+	sim_machine_free(m);
+}
+END_TEST
+
 START_TEST(max_below_unreclaimable_is_busy)
 {
 	struct mr_sim_config cfg = { .size = sizeof(cfg), .seed = 1,
@@ -713,6 +760,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, refault_beyond_distance_stays_inactive);
 	tcase_add_test(tc, clean_only_reclaim_leaves_dirty_pages);
 	tcase_add_test(tc, ancestor_max_binds_child);
+	tcase_add_test(tc, protection_follows_siblings);
 	tcase_add_test(tc, max_below_unreclaimable_is_busy);
 	tcase_add_test(tc, high_throttle_kernel_sleeps_zero_below_high);
 	tcase_add_test(tc, high_throttle_56_defect_sleeps_the_maximum);

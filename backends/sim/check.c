@@ -22,7 +22,7 @@ static int broken(char *buf, size_t len, const char *fmt, ...)
 
 int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 {
-	uint64_t *self, *lru, *hier, charged = 0, pgscan, pgsteal;
+	uint64_t *self, *lru, *hier, *cl, *cm, charged = 0, pgscan, pgsteal;
 	const struct sim_memcg *g;
 	const struct sim_page *p;
 	unsigned i, k;
@@ -32,11 +32,11 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 	self = calloc(m->nmemcg, sizeof(*self));
 	hier = calloc(m->nmemcg, sizeof(*hier));
 	lru = calloc((size_t)m->nmemcg * SIM_NR_LRU, sizeof(*lru));
-	if (!self || !hier || !lru) {
-		free(self);
-		free(hier);
-		free(lru);
-		return -ENOMEM;
+	cl = calloc(m->nmemcg, sizeof(*cl));
+	cm = calloc(m->nmemcg, sizeof(*cm));
+	if (!self || !hier || !lru || !cl || !cm) {
+		r = -ENOMEM;
+		goto out;
 	}
 	for (pfn = 0; pfn < m->cfg.ram_pages; pfn++) {
 		p = &m->pages[pfn];
@@ -57,6 +57,17 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 	for (i = m->nmemcg; i-- > 0;) {
 		if (m->memcg[i]->parent)
 			hier[m->memcg[i]->parent->id] += hier[i];
+	}
+	/* The protected usage of the live children, as the kernel sums it
+	 * (propagate_protected_usage()). */
+	for (i = 0; i < m->nmemcg; i++) {
+		g = m->memcg[i];
+		if (!g->parent || g->removed)
+			continue;
+		cl[g->parent->id] += hier[i] < g->knob[SIM_KNOB_LOW] ?
+				     hier[i] : g->knob[SIM_KNOB_LOW];
+		cm[g->parent->id] += hier[i] < g->knob[SIM_KNOB_MIN] ?
+				     hier[i] : g->knob[SIM_KNOB_MIN];
 	}
 	for (i = 0; i < m->nmemcg && !r; i++) {
 		g = m->memcg[i];
@@ -83,6 +94,15 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 			r = broken(buf, len, "%s: usage %llu above max %llu",
 				   g->path, (unsigned long long)g->usage,
 				   (unsigned long long)g->knob[SIM_KNOB_MAX]);
+		if (!r && (g->children_low_usage != cl[i] ||
+			   g->children_min_usage != cm[i]))
+			r = broken(buf, len, "%s: children's protected usage "
+				   "low %llu min %llu, sums %llu and %llu",
+				   g->path,
+				   (unsigned long long)g->children_low_usage,
+				   (unsigned long long)g->children_min_usage,
+				   (unsigned long long)cl[i],
+				   (unsigned long long)cm[i]);
 		pgscan = g->counter[SIM_PGSCAN];
 		pgsteal = g->counter[SIM_PGSTEAL];
 		if (!r && pgsteal > pgscan)
@@ -90,8 +110,11 @@ int sim_check_invariants(const struct sim_machine *m, char *buf, size_t len)
 				   g->path, (unsigned long long)pgsteal,
 				   (unsigned long long)pgscan);
 	}
+out:
 	free(self);
 	free(hier);
 	free(lru);
+	free(cl);
+	free(cm);
 	return r;
 }

@@ -161,6 +161,31 @@ bool sim_memcg_is_ancestor(const struct sim_memcg *a,
 	return false;
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* propagate_protected_usage() for g: its protected usage (none once it is
+ * removed: mem_cgroup_css_offline() resets low and min) is brought up to
+ * date in its parent's children_low_usage and children_min_usage. */
+static void propagate_protected(struct sim_memcg *g)
+{
+	struct sim_memcg *p = g->parent;
+	uint64_t low = 0, min = 0;
+
+	if (!p)
+		return;
+	if (!g->removed) {
+		low = min_u64(g->usage, g->knob[SIM_KNOB_LOW]);
+		min = min_u64(g->usage, g->knob[SIM_KNOB_MIN]);
+	}
+	p->children_low_usage = p->children_low_usage - g->low_usage + low;
+	p->children_min_usage = p->children_min_usage - g->min_usage + min;
+	g->low_usage = low;
+	g->min_usage = min;
+}
+
 int sim_memcg_remove(struct sim_memcg *g)
 {
 	const struct sim_machine *m = g->m;
@@ -176,6 +201,7 @@ int sim_memcg_remove(struct sim_memcg *g)
 			return -EBUSY;
 	}
 	g->removed = true;
+	propagate_protected(g);
 	psi_triggers_release(g);
 	/* cgroup v1's event_control eventfds are signalled as their group
 	 * goes (memcg_event_remove()); the watchers of memory.events too. */
@@ -198,17 +224,12 @@ uint64_t sim_memcg_get(const struct sim_memcg *g, int knob)
 	return g->knob[knob];
 }
 
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
 void sim_memcg_protection(const struct sim_memcg *root,
 			  const struct sim_memcg *g, uint64_t *elow,
 			  uint64_t *emin)
 {
-	const struct sim_memcg *p = g->parent, *c;
-	uint64_t pl, pm, sl = 0, sm = 0;
+	const struct sim_memcg *p = g->parent;
+	uint64_t pl, pm;
 
 	*elow = *emin = 0;
 	if (g == root || !p)
@@ -222,19 +243,12 @@ void sim_memcg_protection(const struct sim_memcg *root,
 	sim_memcg_protection(root, p, &pl, &pm);
 	if (!pl && !pm)
 		return;
-	/* children_low_usage and children_min_usage of the parent
-	 * (propagate_protected_usage()); a removed group's low and min are
-	 * reset as it goes offline (mem_cgroup_css_offline()). */
-	for (c = p->child; c; c = c->sibling) {
-		if (c->removed)
-			continue;
-		sl += min_u64(c->usage, c->knob[SIM_KNOB_LOW]);
-		sm += min_u64(c->usage, c->knob[SIM_KNOB_MIN]);
-	}
 	*elow = mri_effective_protection(g->usage, p->usage,
-					 g->knob[SIM_KNOB_LOW], pl, sl, false);
+					 g->knob[SIM_KNOB_LOW], pl,
+					 p->children_low_usage, false);
 	*emin = mri_effective_protection(g->usage, p->usage,
-					 g->knob[SIM_KNOB_MIN], pm, sm, false);
+					 g->knob[SIM_KNOB_MIN], pm,
+					 p->children_min_usage, false);
 }
 
 uint64_t sim_memcg_binding_max(const struct sim_memcg *g)
@@ -285,6 +299,7 @@ int sim_memcg_set(struct sim_memcg *g, int knob, uint64_t pages)
 		return -EINVAL;
 	if (knob != SIM_KNOB_MAX || pages >= g->usage) {
 		g->knob[knob] = pages;
+		propagate_protected(g);
 		return 0;
 	}
 	/* A lower max reclaims down to it first (mem_cgroup_resize_max);
@@ -704,6 +719,7 @@ static void commit_charge(struct sim_memcg *g, uint64_t n)
 		c->usage += n;
 		if (c->usage > c->peak)
 			c->peak = c->usage;
+		propagate_protected(c);
 	}
 	sim_memcg_usage_changed(g);
 }
@@ -713,8 +729,10 @@ void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n)
 	struct sim_memcg *c;
 
 	g->self_usage -= n;
-	for (c = g; c; c = c->parent)
+	for (c = g; c; c = c->parent) {
 		c->usage -= n;
+		propagate_protected(c);
+	}
 	sim_memcg_usage_changed(g);
 }
 

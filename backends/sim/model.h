@@ -99,6 +99,13 @@ struct sim_memcg {
 	uint64_t knob[SIM_NR_KNOBS];
 	uint64_t usage;           /* hierarchical, pages */
 	uint64_t self_usage;      /* own pages only */
+	/* Its part of its parent's children_low_usage and children_min_usage:
+	 * min(usage, low) and min(usage, min), 0 once removed; and those sums
+	 * over its own children, kept at every change of a child's usage,
+	 * low, min or removal (mm/page_counter.c propagate_protected_usage()),
+	 * so that effective protection reads no siblings. Pages. */
+	uint64_t low_usage, min_usage;
+	uint64_t children_low_usage, children_min_usage;
 	uint32_t lru_head[SIM_NR_LRU]; /* most recent end */
 	uint32_t lru_tail[SIM_NR_LRU]; /* oldest end */
 	uint64_t lru_size[SIM_NR_LRU];

@@ -312,7 +312,10 @@ uint64_t sim_memcg_get(const struct sim_memcg *g, int knob);
  * (an ancestor of g, or g) sees them: mm/memcontrol.c,
  * mem_cgroup_calculate_protection(root, g), without
  * memory_recursiveprot (lib/protection.c). The root gets none, its
- * children their own settings. */
+ * children their own settings. Every value is read as it is now: g's and
+ * each ancestor's usage and settings, and the parents' children_low_usage
+ * and children_min_usage, which charge, uncharge, sim_memcg_set() and
+ * sim_memcg_remove() keep (propagate_protected_usage()); O(depth). */
 void sim_memcg_protection(const struct sim_memcg *root,
 			  const struct sim_memcg *g, uint64_t *elow,
 			  uint64_t *emin);
@@ -484,7 +487,8 @@ uint64_t sim_memcg_clean_cache(const struct sim_memcg *g);
 
 /* Verifies the model's invariants (usage is the sum of charged pages at
  * every level, LRU sizes match their lists, pgsteal <= pgscan, usage
- * <= max + the kernel's slack). Returns 0 or -EIO, with the first broken
+ * <= max + the kernel's slack, each group's children_low_usage and
+ * children_min_usage are the sums over its live children). Returns 0 or -EIO, with the first broken
  * invariant in buf. */
 int sim_check_invariants(const struct sim_machine *m, char *buf,
 			 size_t len);
