@@ -27,22 +27,18 @@ static int join(char *out, const char *dir, const char *name)
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
-/* Reads dir/name, whole, into buf (size len). */
+/* Reads dir/name, whole, into buf (size len): 0 or -errno. */
 static int read_file(const char *dir, const char *name, char *buf,
 		     size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
-	int fd, r;
+	int r;
 
 	r = join(path, dir, name);
 	if (r < 0)
 		return r;
-	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	n = mri_read_fd(fd, buf, len);
-	mri_close(fd);
+	n = mri_read_file(path, buf, len);
 	return n < 0 ? (int)n : 0;
 }
 

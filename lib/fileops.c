@@ -129,6 +129,19 @@ ssize_t mri_read_fd(int fd, char *buf, size_t len)
 	return n;
 }
 
+ssize_t mri_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	n = mri_read_fd(fd, buf, len);
+	mri_close(fd);
+	return n;
+}
+
 int mri_write_fd(int fd, const char *s)
 {
 	size_t len = strlen(s);

@@ -56,6 +56,11 @@ const struct mri_file_ops *mri_file_ops_set(const struct mri_file_ops *ops);
  * -EOVERFLOW if the file did not fit. */
 ssize_t mri_read_fd(int fd, char *buf, size_t len);
 
+/* Reads the whole small file at path into buf as mri_read_fd() does,
+ * through mri_open() (O_RDONLY | O_CLOEXEC) and mri_close(). Returns the
+ * length, or the open's or the read's -errno. MT-safe. */
+ssize_t mri_read_file(const char *path, char *buf, size_t len);
+
 /* Writes the string s (without its NUL) at offset 0. Returns 0 or -errno;
  * a short write is -EIO. */
 int mri_write_fd(int fd, const char *s);

@@ -70,7 +70,7 @@ static int find_mounts(struct mri_hybrid_psi *h, const char *mountinfo,
 	struct mri_cgroup_mount v1, v2;
 	char path[PATH_MAX + 32], buf[512];
 	ssize_t n;
-	int fd, r;
+	int r;
 
 	r = mri_mount_find_memory_v1(mountinfo, &v1);
 	if (r < 0) {
@@ -85,14 +85,7 @@ static int find_mounts(struct mri_hybrid_psi *h, const char *mountinfo,
 		return r == -ENODEV ? r : -EIO;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", v2.mount_point);
-	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0) {
-		mri_log(log, MR_LOG_ERR, "hybrid PSI: %s: %s", path,
-			mr_strerror(fd));
-		return -EIO;
-	}
-	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_close(fd);
+	n = mri_read_file(path, buf, sizeof(buf));
 	if (n < 0) {
 		mri_log(log, MR_LOG_ERR, "hybrid PSI: reading %s: %s", path,
 			mr_strerror((int)n));

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 
 #include "fileops.h"
@@ -12,30 +11,16 @@
 const char *mri_swap_meminfo = "/proc/meminfo";
 const char *mri_swap_vm_swappiness = "/proc/sys/vm/swappiness";
 
-/* Reads a small /proc file whole into buf. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	n = mri_read_fd(fd, buf, len);
-	mri_close(fd);
-	return n < 0 ? (int)n : 0;
-}
-
 int mri_swap_host_free(uint64_t *bytes)
 {
 	/* /proc/meminfo is about 1.5 KiB (fs/proc/meminfo.c). */
 	char buf[8192], *p, *end;
 	uint64_t kib;
-	int r;
+	ssize_t n;
 
-	r = read_file(mri_swap_meminfo, buf, sizeof(buf));
-	if (r < 0)
-		return r;
+	n = mri_read_file(mri_swap_meminfo, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
 	/* "SwapFree:       123456 kB" */
 	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (strncmp(p, "SwapFree:", 9))
@@ -59,11 +44,11 @@ int mri_swap_vm(uint32_t *swappiness)
 {
 	char buf[32];
 	uint64_t v;
-	int r;
+	ssize_t n;
 
-	r = read_file(mri_swap_vm_swappiness, buf, sizeof(buf));
-	if (r < 0)
-		return r;
+	n = mri_read_file(mri_swap_vm_swappiness, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
 	if (mri_parse_u64(buf, &v) < 0 || v > 200)
 		return -EIO;
 	*swappiness = (uint32_t)v;

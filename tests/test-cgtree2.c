@@ -263,6 +263,39 @@ static void make_group(char *out, const char *name, const char *procs)
 	put(out, "cgroup.procs", procs);
 }
 
+/* The number of fds the process has open. */
+static int open_fds(void)
+{
+	char p[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < MAX_FDS; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n += access(p, F_OK) == 0;
+	}
+	return n;
+}
+
+/* mri_read_file(), the small-file read of cgtree2, swap and hybrid: the
+ * whole file NUL-terminated, its length, its fd closed, also when the
+ * file does not fit or is missing. */
+START_TEST(read_file_whole_and_closed)
+{
+	const char *text = "nr_descendants 0\nnr_dying_descendants 0\n";
+	char p[PATH_MAX], buf[64], small[8];
+	int before = open_fds();
+
+	path_of(p, root, "cgroup.stat");
+	ck_assert_int_eq(mri_read_file(p, buf, sizeof(buf)),
+			 (ssize_t)strlen(text));
+	ck_assert_str_eq(buf, text);
+	ck_assert_int_eq(mri_read_file(p, small, sizeof(small)), -EOVERFLOW);
+	path_of(p, root, "memory.none");
+	ck_assert_int_eq(mri_read_file(p, buf, sizeof(buf)), -ENOENT);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
 START_TEST(create_under_root)
 {
 	char g[PATH_MAX];
@@ -416,6 +449,7 @@ int main(void)
 	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, read_file_whole_and_closed);
 	tcase_add_test(tc, create_under_root);
 	tcase_add_test(tc, populated_parent_refused);
 	tcase_add_test(tc, populated_parent_moved_to_leaf);

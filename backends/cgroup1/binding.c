@@ -14,7 +14,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,16 +25,11 @@ static int read_at(const char *dir, const char *name, uint64_t *out)
 {
 	char path[PATH_MAX], buf[64];
 	ssize_t n;
-	int fd;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = mri_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return mri_cgroup1_gone(fd);
-	n = mri_read_fd(fd, buf, sizeof(buf));
-	mri_close(fd);
+	n = mri_read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
 	return mri_parse_u64(buf, out);
