@@ -568,11 +568,11 @@ static uint64_t failcnt_growth(mr_group_t *g, int with_worker)
 	 * another streaming suite beside this one), as in the conformance
 	 * suite: the run measures how the worker keeps the margin, not its
 	 * share of two busy CPUs. */
-	if (with_worker)
+	if (with_worker) {
 		ck_assert_int_eq(mr_ctx_set_worker_sched(ctx, MR_SCHED_NICE,
 							 -10), 0);
-	if (with_worker)
 		ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
+	}
 	wait_ok(start_reader(group, 1));
 	if (with_worker)
 		ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
