@@ -1379,9 +1379,13 @@ struct mr_charge_answer {
  *    RECLAIM's reclaim_bytes is sized as mr_group_thp_advise() sizes its
  *    shortfall: what the estimate after the charge exceeds limit - margin
  *    by (mr_group_set_margin(); 0 without one), so that after the reclaim
- *    the charge fits and the margin is kept: 2 MiB charged at 63 MiB of a
- *    64 MiB limit with a 4 MiB margin asks 5 MiB. It may exceed the
- *    reclaimable memory; a reclaim that frees less is short, as any.
+ *    the charge fits and the margin is kept, but at most the reclaimable
+ *    memory (never less than the excess over the limit, which it
+ *    covers): a request past it would have memory.reclaim retry and
+ *    fail with -EAGAIN (mm/memcontrol.c, memory_reclaim()). 2 MiB
+ *    charged at 63 MiB of a 64 MiB limit with a 4 MiB margin asks 5 MiB
+ *    when 5 MiB or more is reclaimable, 3 MiB when 3 MiB is, and is
+ *    REFUSE with 1 MiB reclaimable.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
  * concurrent draws never pass the limit together.

@@ -515,15 +515,25 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 	}
 	slot_add(&s->charges, 1, shared);
 	if (!fits) {
-		/* Sized as mr_group_thp_advise() sizes its shortfall: the
-		 * charge fits and usage ends at limit - margin. */
+		/* Sized as mr_group_thp_advise() sizes its shortfall (the
+		 * charge fits and usage ends at limit - margin), but never
+		 * past what the snapshot counts reclaimable beyond the bare
+		 * overrun: a larger request would have memory.reclaim retry
+		 * MAX_RECLAIM_RETRIES times and fail (mm/memcontrol.c,
+		 * memory_reclaim()). */
+		uint64_t can = atomic_load_explicit(&c->reclaimable_bytes,
+						    memory_order_relaxed) +
+			       atomic_load_explicit(&c->swappable_bytes,
+						    memory_order_relaxed);
+		uint64_t want;
+
 		answer->delay_ns = 0;
-		answer->reclaim_bytes = mri_shortfall_bytes(
-			est, 0, limit, policy_margin_bytes(&p, limit));
-		if (atomic_load_explicit(&c->reclaimable_bytes,
-					 memory_order_relaxed) +
-		    atomic_load_explicit(&c->swappable_bytes,
-					 memory_order_relaxed) >= est - limit) {
+		if (can >= est - limit) {
+			want = mri_shortfall_bytes(est, 0, limit,
+					policy_margin_bytes(&p, limit));
+			if (want > can)
+				want = can; /* at least est - limit */
+			answer->reclaim_bytes = want;
 			slot_add(&s->reclaim, 1, shared);
 			return MR_CHARGE_RECLAIM;
 		}

@@ -954,7 +954,7 @@ START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
 	mr_group_close(g);
 
 	/* One byte less of clean cache: the advice falls back, the charge
-	 * (1 MiB over the limit) is still RECLAIM of 5 MiB. */
+	 * (1 MiB over the limit) is still RECLAIM, of what is there. */
 	f.file = 5 * MiB - 1;
 	g = open_fake(&f);
 	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
@@ -963,7 +963,7 @@ START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
 	ck_assert_int_eq(mr_group_thp_advise(g, 2 * MiB),
 			 MR_THP_ADVICE_SMALL);
 	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
-	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
+	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB - 1);
 	mr_group_close(g);
 
 	/* A margin in ppm of the limit (1/16: 4 MiB) counts the same. */
@@ -974,6 +974,35 @@ START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
 	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
 	ck_assert_int_eq(charge(g, 4 * MiB, &a), MR_CHARGE_RECLAIM);
 	ck_assert_uint_eq(a.reclaim_bytes, 7 * MiB);
+	mr_group_close(g);
+}
+END_TEST
+
+/* The margin's part of a RECLAIM request is bounded by what the snapshot
+ * counts reclaimable (a request past it would make memory.reclaim retry
+ * and fail with -EAGAIN); the part over the limit is always asked. 2 MiB
+ * at 63 of 64 MiB with a 4 MiB margin: 1 MiB reclaimable asks 1 MiB, not
+ * 5 MiB; 3 MiB (cache and swappable anon together) asks 3 MiB. */
+START_TEST(reclaim_bounded_by_reclaimable)
+{
+	struct fake f = { .usage = 63 * MiB, .limit = 64 * MiB,
+			  .file = 1 * MiB };
+	struct mr_charge_answer a;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 1 * MiB);
+	mr_group_close(g);
+
+	f.anon = 10 * MiB;
+	f.has_swap = true;
+	f.swap_free = 2 * MiB;
+	f.swappiness = 60;
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 3 * MiB);
 	mr_group_close(g);
 }
 END_TEST
@@ -1294,6 +1323,7 @@ static Suite *charge_suite(void)
 	tcase_add_test(tc, untouched_charges_not_forgotten);
 	tcase_add_test(tc, reclaim_then_charge_again);
 	tcase_add_test(tc, reclaim_sized_with_the_margin_as_thp_advice);
+	tcase_add_test(tc, reclaim_bounded_by_reclaimable);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
