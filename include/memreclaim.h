@@ -298,9 +298,14 @@ struct mr_limits {
 	 * swap the group may still use, the host's free swap (SwapFree of
 	 * /proc/meminfo) and on cgroup v2 at most the headroom under
 	 * memory.swap.max of the group and of each ancestor (mm/memcontrol.c,
-	 * mem_cgroup_get_nr_swap_pages(); on v1 the memsw limit bounds
-	 * memory plus swap, which a swap-out leaves unchanged, so only the
-	 * host's swap counts there, as in the kernel); 0: none. swappiness:
+	 * mem_cgroup_get_nr_swap_pages()). On v1 with memsw accounting, at
+	 * most the swap that makes room: a swap-out leaves memsw usage as
+	 * it was, and a charge that fails on the memsw limit reclaims
+	 * without swapping (mm/memcontrol.c, try_charge_memcg()), so swap
+	 * helps only as far as the memsw headroom exceeds the memory
+	 * headroom, each the smallest over the group and the visible
+	 * ancestors whose limits bind (for the group alone: swap limit -
+	 * swap usage; memsw limit = limit: 0); 0: none. swappiness:
 	 * the group's (v1 memory.swappiness; v2 has no such file and
 	 * reclaim uses vm.swappiness); with 0 a limit reclaim takes page
 	 * cache only (mm/vmscan.c, get_scan_count()). The simulator reports
