@@ -1434,6 +1434,21 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
  * of arming. MT-safe; async-signal-safe and allocation-free once armed. */
 MR_EXPORT int mr_group_thp_advise(mr_group_t *group, uint64_t length_bytes);
 
+/* Since 0.2. mr_group_thp_advise(), and the shortfall to reclaim before
+ * the huge pages are charged: for MR_THP_ADVICE_RECLAIM_THEN_HUGE, what
+ * the estimate with the region would exceed limit - margin by, written
+ * to *reclaim_bytes (0 for the other answers). Reclaim it
+ * (mr_group_reclaim()) before charging: mr_group_charge() answers
+ * RECLAIM only above the limit, so a region charged between
+ * limit - margin and the limit is GO with nothing reclaimed, and eats
+ * the margin. Under MR_THP_RECLAIM_FULL the shortfall may exceed what is
+ * reclaimable (the policy reclaims whatever it is).
+ * Errors: those of mr_group_thp_advise(), and -EINVAL for reclaim_bytes
+ * NULL. MT-safe; async-signal-safe and allocation-free once armed. */
+MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *group,
+					  uint64_t length_bytes,
+					  uint64_t *reclaim_bytes);
+
 /* Arms the group's fast path, or refreshes it: reads the usage, the limits
  * (mr_group_read_limits()) and memory.stat now and publishes them, with
  * the margin, to the fast path. Call it once before charging from a malloc

@@ -681,12 +681,22 @@ static uint64_t budget_bytes(struct mr_group *g, uint64_t budget_ns)
 
 MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 {
+	uint64_t shortfall;
+
+	return mr_group_thp_advise_reclaim(g, length_bytes, &shortfall);
+}
+
+MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *g,
+					  uint64_t length_bytes,
+					  uint64_t *reclaim_bytes)
+{
 	struct mri_charge *c;
 	struct mri_charge_policy p;
-	uint64_t huge, limit, usage, budget = 0;
+	uint64_t huge, limit, usage, margin, budget = 0;
 	int r, advice;
 
-	if (!g || length_bytes == 0 || length_bytes > MR_CHARGE_MAX_BYTES)
+	if (!g || length_bytes == 0 || length_bytes > MR_CHARGE_MAX_BYTES ||
+	    !reclaim_bytes)
 		return -EINVAL;
 	r = enter(g);
 	if (r < 0)
@@ -699,9 +709,8 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	usage = estimate_now(c);
 	if (p.thp_policy == MR_THP_BUDGET)
 		budget = budget_bytes(g, p.budget_ns);
-	r = mr_thp_decide((int)p.thp_policy, huge, usage, limit,
-			  limit == MR_UNLIMITED ? 0 :
-			  policy_margin_bytes(&p, limit),
+	margin = limit == MR_UNLIMITED ? 0 : policy_margin_bytes(&p, limit);
+	r = mr_thp_decide((int)p.thp_policy, huge, usage, limit, margin,
 			  atomic_load_explicit(&c->reclaimable_bytes,
 					       memory_order_relaxed),
 			  budget, &advice);
@@ -710,6 +719,8 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	if (advice == MR_THP_ADVICE_SMALL)
 		atomic_fetch_add_explicit(&c->thp_fallbacks, 1,
 					  memory_order_relaxed);
+	*reclaim_bytes = advice == MR_THP_ADVICE_RECLAIM_THEN_HUGE ?
+			 mri_shortfall_bytes(usage, huge, limit, margin) : 0;
 	return advice;
 }
 

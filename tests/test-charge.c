@@ -1007,6 +1007,44 @@ START_TEST(reclaim_bounded_by_reclaimable)
 }
 END_TEST
 
+/* Between limit - margin and the limit a charge is GO with nothing
+ * reclaimed, so the advice carries its shortfall for the caller to
+ * reclaim first: 2 MiB at 61 of 64 MiB with a 4 MiB margin is 3 MiB
+ * short (63 - 60) though the charge would be GO. */
+START_TEST(thp_advice_reclaim_sized_below_the_limit)
+{
+	struct fake f = { .usage = 61 * MiB, .limit = 64 * MiB,
+			  .file = 8 * MiB };
+	struct mr_charge_answer a;
+	uint64_t shortfall = 1;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, &shortfall),
+			 MR_THP_ADVICE_RECLAIM_THEN_HUGE);
+	ck_assert_uint_eq(shortfall, 3 * MiB);
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, NULL),
+			 -EINVAL);
+	/* Room for it: HUGE, nothing to reclaim. */
+	f.usage = 50 * MiB;
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, &shortfall),
+			 MR_THP_ADVICE_HUGE);
+	ck_assert_uint_eq(shortfall, 0);
+	/* Small pages advised: nothing either. */
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_FALLBACK, 0), 0);
+	f.usage = 61 * MiB;
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	shortfall = 1;
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, &shortfall),
+			 MR_THP_ADVICE_SMALL);
+	ck_assert_uint_eq(shortfall, 0);
+	/* The charge itself is GO there: the advice is what reclaims. */
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_GO);
+	mr_group_close(g);
+}
+END_TEST
+
 /* Every small-page answer of mr_group_thp_advise() is a THP fallback,
  * whatever the policy; HUGE and RECLAIM_THEN_HUGE are not. */
 START_TEST(thp_fallbacks_counted)
@@ -1324,6 +1362,7 @@ static Suite *charge_suite(void)
 	tcase_add_test(tc, reclaim_then_charge_again);
 	tcase_add_test(tc, reclaim_sized_with_the_margin_as_thp_advice);
 	tcase_add_test(tc, reclaim_bounded_by_reclaimable);
+	tcase_add_test(tc, thp_advice_reclaim_sized_below_the_limit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");
