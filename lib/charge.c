@@ -860,6 +860,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 	st.usage_estimate_bytes = estimate_now(c);
 	st.limit_bytes = atomic_load(&c->limit_bytes);
 	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);
+	st.swappable_bytes = atomic_load(&c->swappable_bytes);
 	mri_charge_policy_read(c, &p);
 	st.high_bytes = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
 			atomic_load(&c->backend_high_bytes);

@@ -1102,6 +1102,34 @@ START_TEST(stats_sized_by_caller)
 	ck_assert_uint_eq(st.charges, 1);
 	ck_assert_uint_eq(st.reclaimable_bytes, 0);
 	ck_assert_uint_eq(st.thp_fallbacks, UINT64_MAX);
+	/* A caller built before swappable_bytes was appended. */
+	memset(&st, 0xff, sizeof(st));
+	st.size = offsetof(struct mr_charge_stats, swappable_bytes);
+	ck_assert_int_eq(mr_group_read_charge_stats(g, &st), 0);
+	ck_assert_uint_eq(st.thp_fallbacks, 0);
+	ck_assert_uint_eq(st.swappable_bytes, UINT64_MAX);
+	mr_group_close(g);
+}
+END_TEST
+
+/* swappable_bytes is the anonymous memory counted reclaimable by swap,
+ * at most the swap left; reclaimable_bytes stays the clean cache. */
+START_TEST(stats_swappable)
+{
+	struct fake f = { .usage = 100 * MiB, .limit = 100 * MiB,
+			  .file = 1 * MiB, .anon = 50 * MiB,
+			  .has_swap = true, .swap_free = 2 * MiB,
+			  .swappiness = 60 };
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_uint_eq(stats(g).reclaimable_bytes, 1 * MiB);
+	ck_assert_uint_eq(stats(g).swappable_bytes, 2 * MiB);
+	mr_group_close(g);
+	f.swappiness = 0;
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_uint_eq(stats(g).swappable_bytes, 0);
 	mr_group_close(g);
 }
 END_TEST
@@ -1357,6 +1385,7 @@ static Suite *charge_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, stats_sized_by_caller);
+	tcase_add_test(tc, stats_swappable);
 	tcase_add_test(tc, state_made_on_first_use);
 	tcase_add_test(tc, untouched_charges_not_forgotten);
 	tcase_add_test(tc, reclaim_then_charge_again);
