@@ -157,7 +157,7 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 	if (p->margin.set && !p->margin.is_ppm &&
 	    p->margin.bytes < MR_MARGIN_MIN_BYTES) {
 		fprintf(stderr,
-			"%s: --margin '%s': a margin in bytes must be at least %llu (one page: the kernel counts usage in whole pages)\n",
+			"%s: --margin '%s': a margin in bytes must be at least %llu (4 KiB, the smallest page size Linux has: the kernel counts usage in whole pages)\n",
 			prefix, p->margin_arg,
 			(unsigned long long)MR_MARGIN_MIN_BYTES);
 		return -EINVAL;

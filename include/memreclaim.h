@@ -13,10 +13,10 @@
  *    after fork(), -ERANGE a margin that does not fit below the limit,
  *    -EBUSY a lock of the group is held (another handle keeps its margin,
  *    or a reclaim step or a reader, of this process or another, held it
- *    for longer than the wait; the log names the holder) or the context's worker is busy (its thread
- *    runs, or a dispatch does), -EALREADY / -ESRCH the worker already runs /
- *    does not run, -EEXIST a group that already exists. mr_strerror()
- *    describes each.
+ *    for longer than the wait; the log names the holder) or the
+ *    context's worker is busy (its thread runs, or a dispatch does),
+ *    -EALREADY / -ESRCH the worker already runs / does not run, -EEXIST
+ *    a group that already exists. mr_strerror() describes each.
  *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller),
  *    "cgroup2" (the cgroup v2 memory controller; docs/kernels.md says which
  *    feature needs which kernel) and "sim" (the simulator, see the end of
@@ -298,9 +298,14 @@ struct mr_limits {
 	 * swap the group may still use, the host's free swap (SwapFree of
 	 * /proc/meminfo) and on cgroup v2 at most the headroom under
 	 * memory.swap.max of the group and of each ancestor (mm/memcontrol.c,
-	 * mem_cgroup_get_nr_swap_pages(); on v1 the memsw limit bounds
-	 * memory plus swap, which a swap-out leaves unchanged, so only the
-	 * host's swap counts there, as in the kernel); 0: none. swappiness:
+	 * mem_cgroup_get_nr_swap_pages()). On v1 with memsw accounting, at
+	 * most the swap that makes room: a swap-out leaves memsw usage as
+	 * it was, and a charge that fails on the memsw limit reclaims
+	 * without swapping (mm/memcontrol.c, try_charge_memcg()), so swap
+	 * helps only as far as the memsw headroom exceeds the memory
+	 * headroom, each the smallest over the group and the visible
+	 * ancestors whose limits bind (for the group alone: swap limit -
+	 * swap usage; memsw limit = limit: 0); 0: none. swappiness:
 	 * the group's (v1 memory.swappiness; v2 has no such file and
 	 * reclaim uses vm.swappiness); with 0 a limit reclaim takes page
 	 * cache only (mm/vmscan.c, get_scan_count()). The simulator reports
@@ -369,7 +374,9 @@ struct mr_protection {
  * there is no limit). out->root_level says which was used.
  * Errors: -EINVAL (NULL argument, size below the first two fields,
  * root_level above the top), -EOPNOTSUPP (cgroup v1, which has no
- * memory.low: its backend reports none), -ENOENT, -EIO, -ECHILD.
+ * memory.low: its backend reports none), -ENOENT, -EIO, -EBUSY (as
+ * mr_group_read_limits(): MR_RECLAIM_ROOT_BINDING reads the limits,
+ * which on cgroup v1 waits for reclaim steps in progress), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_read_protection(mr_group_t *group, uint32_t root_level,
 				       struct mr_protection *out);
@@ -425,7 +432,7 @@ struct mr_memstat {
 	uint64_t pgfault;                /* events */
 	uint64_t pgmajfault;             /* events */
 	uint64_t pgpgin_bytes;           /* v1 only: pages charged, as bytes */
-	uint64_t pgpgout_bytes;          /* v1 only: pages uncharged, as bytes */
+	uint64_t pgpgout_bytes;          /* v1 only: pages uncharged, bytes */
 	uint64_t pgscan_bytes;           /* v2 only */
 	uint64_t pgsteal_bytes;          /* v2 only */
 	uint64_t workingset_refault_anon_bytes;
@@ -570,7 +577,8 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
  * longer than 200 ms), -ENOENT, -EACCES/-EPERM/-EROFS (the write was
  * refused: a delegated group's own limits are its parent's to set),
  * -ECHILD, or the errno of the failed write. On error the limit is
- * unchanged (what was reclaimed towards it stays reclaimed). MT-safe: serialised with the group's reclaim. */
+ * unchanged (what was reclaimed towards it stays reclaimed).
+ * MT-safe: serialised with the group's reclaim. */
 MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
 				 uint64_t timeout_ns);
 
@@ -618,7 +626,8 @@ enum mr_control {
  * kernel's refusal (-EACCES, -EPERM — cgroup2's nsdelegate refuses at
  * write(), not open() — or -EROFS), -EOPNOTSUPP (the backend has no such
  * control, or its first use answered so: cgroup v1 has no high, and PSI
- * triggers only with a cgroup2 twin) or -EINVAL. After a refusal, the calls that would write the
+ * triggers only with a cgroup2 twin) or -EINVAL. After a refusal, the
+ * calls that would write the
  * control (mr_group_reclaim(), mr_ctx_reclaim(), mr_group_set_limit(),
  * mr_group_set_high(), mr_group_psi_trigger_open(), the margin worker)
  * answer that errno at once, without writing again: nothing retries it in
@@ -738,7 +747,9 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
 /* Policy setters                                                       */
 /* ------------------------------------------------------------------ */
 
-/* The smallest margin in bytes mr_group_set_margin() takes: a page. */
+/* The smallest margin in bytes mr_group_set_margin() takes: 4 KiB, the
+ * smallest page size Linux has (arm64 and ppc64 kernels may use 64 KiB
+ * pages, where a margin below a page cannot be kept as given). */
 #define MR_MARGIN_MIN_BYTES 4096ULL
 
 /* Sets the margin the worker keeps between usage and the binding limit
@@ -779,9 +790,11 @@ MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
  * margin_bytes 1 .. MR_MARGIN_MIN_BYTES - 1; margin_ppm >= 1000000),
  * -ERANGE (the group has a limit now and the margin is at or above it,
  * or the margin plus hysteresis is above it),
- * -EBUSY (another handle, in this process or another, keeps a margin on
- * this group; or a reclaim step of another manager held the group for
- * more than 200 ms), -ENOENT, -EIO (reading the limit), -ECHILD, -ENOMEM,
+ * -EBUSY (the group's keeper lock is held: another handle, in this
+ * process or another, keeps a margin on it; or, as in
+ * mr_group_read_limits(), cgroup v1 reclaim steps held it on for longer
+ * than 1 s while the limit was read), -ENOENT, -EIO (reading the limit),
+ * -ECHILD, -ENOMEM,
  * -EMFILE (the fd budget). On error nothing changes.
  *
  * "The limit" is the binding limit of struct mr_limits, or on cgroup v2
@@ -917,8 +930,9 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *group, uint64_t bytes,
  * (mr_group_set_soft_limit()) give first, in proportion to their excess,
  * and only what their excess cannot cover comes from all groups, in
  * proportion to what they have left (mr_soft_limit_plan(), on the usage
- * read at the start of the round). Each group's share is reclaimed as mr_group_reclaim()
- * reclaims, in the group's batches, with the same loop and bail-out for
+ * read at the start of the round). Each group's share is reclaimed as
+ * mr_group_reclaim() reclaims, in the group's batches, with the same loop and
+ * bail-out for
  * every group, one group after the other in the order they were opened,
  * counted under MR_REASON_SOFT. When groups fall short of their share
  * (nothing more reclaimable, removed, an error), one more round is
@@ -986,7 +1000,7 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *group, int reason,
 
 enum mr_sched {
 	MR_SCHED_NICE = 0, /* SCHED_OTHER at a nice level (the default: 0) */
-	MR_SCHED_IDLE = 1, /* SCHED_IDLE: runs only when a CPU is otherwise idle */
+	MR_SCHED_IDLE = 1, /* SCHED_IDLE: runs only when a CPU is else idle */
 };
 
 /* Sets the worker's scheduling, applied when it next starts. nice:
@@ -1076,8 +1090,9 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * waiting for events: what the worker thread does each time it wakes up.
  * Serves the groups whose events are pending and those queued for it (a
  * group opened, its policy changed, or left above its mark by the last
- * round), and every group when flags has MR_DISPATCH_ALL. Call it when mr_ctx_worker_fd()
- * polls readable, and with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS, the
+ * round), and every group when flags has MR_DISPATCH_ALL. Call it when
+ * mr_ctx_worker_fd() polls readable, and with MR_DISPATCH_ALL every
+ * MR_WORKER_SAFETY_NS, the
  * caller's safety tick (it catches a limit changed by someone else and a
  * group that stayed above its mark because nothing was reclaimable, as
  * the thread's timeout does). flags: 0 or MR_DISPATCH_ALL.
@@ -1156,7 +1171,8 @@ struct mr_throttle_curve {
 				     delay, 1 .. 10^12 */
 	const struct mr_throttle_point *points; /* TABLE: overage_ppm strictly
 				     increasing, delay_ns non-decreasing; an
-				     implicit (0, 0) first; flat after the last */
+				     implicit (0, 0) first; flat after the
+				     last */
 	size_t npoints;           /* TABLE: 1 .. MR_THROTTLE_MAX_POINTS */
 };
 
@@ -1195,9 +1211,9 @@ MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
  * goal vs. reclaim only clean cache). */
 enum mr_thp_policy {
 	MR_THP_RECLAIM_FULL = 0,  /* always reclaim the shortfall */
-	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean page cache covers it */
+	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean cache covers it */
 	MR_THP_FALLBACK = 2,      /* use small pages at once */
-	MR_THP_BUDGET = 3,        /* reclaim if the budget covers the shortfall */
+	MR_THP_BUDGET = 3,        /* reclaim if the budget covers shortfall */
 };
 
 enum mr_thp_advice {
@@ -1213,7 +1229,9 @@ enum mr_thp_advice {
  * even in an empty group (huge > limit - margin, a margin at or above the
  * limit included); otherwise by policy:
  * RECLAIM_FULL reclaims; CLEAN_CACHE reclaims when clean_cache_bytes (clean
- * page cache reclaimable without swap or writeback) covers the shortfall;
+ * page cache reclaimable without swap or writeback) covers the shortfall
+ * (swappable anonymous memory is not weighed here, where
+ * mr_group_charge() counts it);
  * FALLBACK never reclaims; BUDGET reclaims when budget_bytes (what the
  * caller's time budget can free at its measured reclaim rate) covers it.
  * Writes the enum mr_thp_advice to *advice.
@@ -1321,7 +1339,8 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * advice, which then reads the limits as mr_group_charge_refresh() does
  * and allocates the group's fast-path state (about 12 KiB: the policy and
  * MR_CHARGE_THREAD_SLOTS slots; a group never armed costs none of it):
- * arm the group before charging from a malloc hook or a signal handler. (One exception:
+ * arm the group before charging from a malloc hook or a signal handler.
+ * (One exception:
  * a usage file that does not parse is logged, and the log callback is
  * called under the context's log lock.)
  *
@@ -1379,9 +1398,13 @@ struct mr_charge_answer {
  *    RECLAIM's reclaim_bytes is sized as mr_group_thp_advise() sizes its
  *    shortfall: what the estimate after the charge exceeds limit - margin
  *    by (mr_group_set_margin(); 0 without one), so that after the reclaim
- *    the charge fits and the margin is kept: 2 MiB charged at 63 MiB of a
- *    64 MiB limit with a 4 MiB margin asks 5 MiB. It may exceed the
- *    reclaimable memory; a reclaim that frees less is short, as any.
+ *    the charge fits and the margin is kept, but at most the reclaimable
+ *    memory (never less than the excess over the limit, which it
+ *    covers): a request past it would have memory.reclaim retry and
+ *    fail with -EAGAIN (mm/memcontrol.c, memory_reclaim()). 2 MiB
+ *    charged at 63 MiB of a 64 MiB limit with a 4 MiB margin asks 5 MiB
+ *    when 5 MiB or more is reclaimable, 3 MiB when 3 MiB is, and is
+ *    REFUSE with 1 MiB reclaimable.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
  * concurrent draws never pass the limit together.
@@ -1414,7 +1437,10 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
  * region is taken as round_up(length_bytes, 2 MiB) of huge pages and
  * judged by mr_thp_decide() with the group's THP policy
  * (mr_group_set_thp_policy()), the usage estimate, the binding limit, the
- * margin (mr_group_set_margin()) and the clean page cache reclaimable;
+ * margin (mr_group_set_margin()) and the clean page cache reclaimable
+ * (clean cache only, as MR_THP_CLEAN_CACHE's contract is: unlike the
+ * charge's RECLAIM-or-REFUSE, which also counts the anonymous memory the
+ * group may swap out, mr_charge_stats.swappable_bytes);
  * for MR_THP_BUDGET the budget in bytes is budget_ns times the reclaim
  * rate measured on the group (freed_bytes / elapsed_ns of the margin and
  * requested reclaims so far; none measured: 0, and the advice falls back).
@@ -1424,6 +1450,21 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
  * Returns an enum mr_thp_advice (>= 0), or -EINVAL, -ECHILD, or the errno
  * of arming. MT-safe; async-signal-safe and allocation-free once armed. */
 MR_EXPORT int mr_group_thp_advise(mr_group_t *group, uint64_t length_bytes);
+
+/* Since 0.2. mr_group_thp_advise(), and the shortfall to reclaim before
+ * the huge pages are charged: for MR_THP_ADVICE_RECLAIM_THEN_HUGE, what
+ * the estimate with the region would exceed limit - margin by, written
+ * to *reclaim_bytes (0 for the other answers). Reclaim it
+ * (mr_group_reclaim()) before charging: mr_group_charge() answers
+ * RECLAIM only above the limit, so a region charged between
+ * limit - margin and the limit is GO with nothing reclaimed, and eats
+ * the margin. Under MR_THP_RECLAIM_FULL the shortfall may exceed what is
+ * reclaimable (the policy reclaims whatever it is).
+ * Errors: those of mr_group_thp_advise(), and -EINVAL for reclaim_bytes
+ * NULL. MT-safe; async-signal-safe and allocation-free once armed. */
+MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *group,
+					  uint64_t length_bytes,
+					  uint64_t *reclaim_bytes);
 
 /* Arms the group's fast path, or refreshes it: reads the usage, the limits
  * (mr_group_read_limits()) and memory.stat now and publishes them, with
@@ -1507,6 +1548,11 @@ struct mr_charge_stats {
 	uint64_t thp_fallbacks;    /* mr_group_thp_advise() answers
 				      MR_THP_ADVICE_SMALL: huge pages wanted,
 				      small pages advised */
+	/* Since 0.2, after thp_fallbacks. The anonymous memory in use as
+	 * reclaimable by swap (lib/swap.h: at most the swap left for the
+	 * group; 0 with swappiness 0): the charge's RECLAIM-or-REFUSE
+	 * counts it with reclaimable_bytes, THP advice does not. */
+	uint64_t swappable_bytes;
 };
 
 /* Reads the fast path's counters and state into *stats; the per-thread
@@ -1665,7 +1711,8 @@ typedef struct mr_sim_trace mr_sim_trace_t;
  * background bounded, its repeats unrolled with saturating products:
  * at most 10^10 operations and 10^16 ns, about 116 days, of start, cpu,
  * sleep and at times), so a trace that parses runs to its end. Parsing
- * takes time linear in the text (names are found by hash). On error errbuf (may be NULL with errlen 0) receives one line,
+ * takes time linear in the text (names are found by hash). On error
+ * errbuf (may be NULL with errlen 0) receives one line,
  * no newline, truncated to errlen - 1: "line N: " and what was expected
  * there, e.g. "line 12: read past the end of file 'docroot' (629145600
  * bytes)"; N counts from 1, and an error found at the end of the text

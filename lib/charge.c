@@ -515,15 +515,25 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 	}
 	slot_add(&s->charges, 1, shared);
 	if (!fits) {
-		/* Sized as mr_group_thp_advise() sizes its shortfall: the
-		 * charge fits and usage ends at limit - margin. */
+		/* Sized as mr_group_thp_advise() sizes its shortfall (the
+		 * charge fits and usage ends at limit - margin), but never
+		 * past what the snapshot counts reclaimable beyond the bare
+		 * overrun: a larger request would have memory.reclaim retry
+		 * MAX_RECLAIM_RETRIES times and fail (mm/memcontrol.c,
+		 * memory_reclaim()). */
+		uint64_t can = atomic_load_explicit(&c->reclaimable_bytes,
+						    memory_order_relaxed) +
+			       atomic_load_explicit(&c->swappable_bytes,
+						    memory_order_relaxed);
+		uint64_t want;
+
 		answer->delay_ns = 0;
-		answer->reclaim_bytes = mri_shortfall_bytes(
-			est, 0, limit, policy_margin_bytes(&p, limit));
-		if (atomic_load_explicit(&c->reclaimable_bytes,
-					 memory_order_relaxed) +
-		    atomic_load_explicit(&c->swappable_bytes,
-					 memory_order_relaxed) >= est - limit) {
+		if (can >= est - limit) {
+			want = mri_shortfall_bytes(est, 0, limit,
+					policy_margin_bytes(&p, limit));
+			if (want > can)
+				want = can; /* at least est - limit */
+			answer->reclaim_bytes = want;
 			slot_add(&s->reclaim, 1, shared);
 			return MR_CHARGE_RECLAIM;
 		}
@@ -671,12 +681,22 @@ static uint64_t budget_bytes(struct mr_group *g, uint64_t budget_ns)
 
 MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 {
+	uint64_t shortfall;
+
+	return mr_group_thp_advise_reclaim(g, length_bytes, &shortfall);
+}
+
+MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *g,
+					  uint64_t length_bytes,
+					  uint64_t *reclaim_bytes)
+{
 	struct mri_charge *c;
 	struct mri_charge_policy p;
-	uint64_t huge, limit, usage, budget = 0;
+	uint64_t huge, limit, usage, margin, budget = 0;
 	int r, advice;
 
-	if (!g || length_bytes == 0 || length_bytes > MR_CHARGE_MAX_BYTES)
+	if (!g || length_bytes == 0 || length_bytes > MR_CHARGE_MAX_BYTES ||
+	    !reclaim_bytes)
 		return -EINVAL;
 	r = enter(g);
 	if (r < 0)
@@ -689,9 +709,8 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	usage = estimate_now(c);
 	if (p.thp_policy == MR_THP_BUDGET)
 		budget = budget_bytes(g, p.budget_ns);
-	r = mr_thp_decide((int)p.thp_policy, huge, usage, limit,
-			  limit == MR_UNLIMITED ? 0 :
-			  policy_margin_bytes(&p, limit),
+	margin = limit == MR_UNLIMITED ? 0 : policy_margin_bytes(&p, limit);
+	r = mr_thp_decide((int)p.thp_policy, huge, usage, limit, margin,
 			  atomic_load_explicit(&c->reclaimable_bytes,
 					       memory_order_relaxed),
 			  budget, &advice);
@@ -700,6 +719,8 @@ MR_EXPORT int mr_group_thp_advise(mr_group_t *g, uint64_t length_bytes)
 	if (advice == MR_THP_ADVICE_SMALL)
 		atomic_fetch_add_explicit(&c->thp_fallbacks, 1,
 					  memory_order_relaxed);
+	*reclaim_bytes = advice == MR_THP_ADVICE_RECLAIM_THEN_HUGE ?
+			 mri_shortfall_bytes(usage, huge, limit, margin) : 0;
 	return advice;
 }
 
@@ -839,6 +860,7 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
 	st.usage_estimate_bytes = estimate_now(c);
 	st.limit_bytes = atomic_load(&c->limit_bytes);
 	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);
+	st.swappable_bytes = atomic_load(&c->swappable_bytes);
 	mri_charge_policy_read(c, &p);
 	st.high_bytes = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
 			atomic_load(&c->backend_high_bytes);

@@ -8,6 +8,21 @@
  * memory.swap.max of the group and every ancestor) and a swappiness that
  * is not 0 (mm/vmscan.c, get_scan_count(): `cgroup_reclaim(sc) &&
  * !swappiness` and `!can_reclaim_anon_pages()` scan file pages only).
+ *
+ * What this does not model:
+ * - the swappiness of descendants: a reclaim of the group walks every
+ *   descendant's lruvec with that descendant's own swappiness
+ *   (shrink_node_memcgs() -> get_scan_count(), mem_cgroup_swappiness()
+ *   of each memcg), while on cgroup v1 only the group's own
+ *   memory.swappiness is read, for the anon of the whole subtree;
+ *   a child with 0 keeps its anon, a child above 0 under a parent with 0
+ *   gives its anon;
+ * - demotion: can_reclaim_anon_pages() is true without swap where the
+ *   node can demote to a slower tier (can_demote()); with no swap this
+ *   counts no anon although the kernel may move it off the node;
+ * - MGLRU: with lru_gen on, anon is scanned only with at least
+ *   MIN_LRU_BATCH (BITS_PER_LONG) pages of swap left for the group
+ *   (get_swappiness() in mm/vmscan.c), where this counts any free swap.
  */
 #ifndef MR_SWAP_H
 #define MR_SWAP_H

@@ -69,6 +69,10 @@ static struct fake {
 	/* The host has swap with room: a lowered limit reclaims anonymous
 	 * memory after the page cache (unless memory.swappiness is 0). */
 	bool swap;
+	/* memsw accounting (0: no memsw files written): the limit, and the
+	 * anonymous memory swapped out, charged to memsw with usage. */
+	uint64_t memsw_limit, swapped;
+	uint64_t hier_memsw; /* hierarchical_memsw_limit; 0: memsw_limit */
 } fk;
 
 static struct mri_logger lg;
@@ -117,16 +121,25 @@ static void fake_sync(void)
 		 "oom_kill_disable 0\nunder_oom 0\noom_kill %" PRIu64 "\n",
 		 fk.oom_kill);
 	write_file("memory.oom_control", buf);
+	if (fk.memsw_limit) {
+		snprintf(buf, sizeof(buf), "%" PRIu64 "\n", fk.memsw_limit);
+		write_file("memory.memsw.limit_in_bytes", buf);
+		snprintf(buf, sizeof(buf), "%" PRIu64 "\n",
+			 fk.usage + fk.swapped);
+		write_file("memory.memsw.usage_in_bytes", buf);
+	}
 	snprintf(buf, sizeof(buf),
 		 "cache 0\nrss 0\ninactive_file 0\nactive_file 0\n"
 		 "hierarchical_memory_limit %" PRIu64 "\n"
-		 "hierarchical_memsw_limit 9223372036854771712\n"
+		 "hierarchical_memsw_limit %" PRIu64 "\n"
 		 "total_cache %" PRIu64 "\ntotal_rss %" PRIu64 "\n"
 		 "total_pgpgin 10\ntotal_pgpgout 4\n"
 		 "total_inactive_file %" PRIu64 "\n"
 		 "total_active_file %" PRIu64 "\n"
 		 "total_dirty %" PRIu64 "\ntotal_mapped_file %" PRIu64 "\n",
-		 fk.hier, fk.inactive_file + fk.active_file, fk.anon,
+		 fk.hier, fk.hier_memsw ? fk.hier_memsw :
+		 fk.memsw_limit ? fk.memsw_limit : UNLIMITED_4K,
+		 fk.inactive_file + fk.active_file, fk.anon,
 		 fk.inactive_file, fk.active_file, fk.dirty, fk.mapped);
 	write_file("memory.stat", buf);
 }
@@ -156,6 +169,7 @@ static void reclaim_cache(uint64_t bytes)
 	if (bytes > cache) {
 		fk.anon -= bytes - cache;
 		fk.usage -= bytes - cache;
+		fk.swapped += bytes - cache;
 		bytes = cache;
 	}
 	reclaim_file(bytes);
@@ -1732,6 +1746,49 @@ static void host_swap(uint64_t free_bytes, unsigned swappiness)
 	write_file("memory.swappiness", buf);
 }
 
+/* memsw limit = limit = 200 MiB: however much swap the host has free, a
+ * swap-out makes no room (the memsw usage stays); with 60 MiB more and
+ * 4 MiB swapped, 56 MiB; an ancestor's memsw limit binds too. The host's
+ * free swap still bounds it. */
+START_TEST(read_limits_swap_free_memsw)
+{
+	struct mr_limits l = { .size = sizeof(l) };
+	char buf[64];
+
+	host_swap(512 * MiB, 60);
+	fk.memsw_limit = 200 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert(l.present & MR_LIMITS_HAS_SWAP_FREE);
+	ck_assert_uint_eq(l.swap_free_bytes, 0);
+	ck_assert_int_eq(be->close(priv), 0);
+
+	fk.memsw_limit = 260 * MiB;
+	fk.swapped = 4 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.swap_free_bytes, 56 * MiB);
+	/* The parent's memsw limit of 230 MiB, with 10 MiB more charged
+	 * there than in the group: memsw room 230 - 114 = 116 MiB against
+	 * the group's 156 MiB, over 100 MiB of memory room: 16 MiB. */
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", 230 * MiB);
+	put_top("memory.memsw.limit_in_bytes", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n",
+		 fk.usage + fk.swapped + 10 * MiB);
+	put_top("memory.memsw.usage_in_bytes", buf);
+	fk.hier_memsw = 230 * MiB;
+	fake_sync();
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.swap_free_bytes, 16 * MiB);
+	host_swap(8 * MiB, 60);
+	ck_assert_int_eq(be->read_limits(priv, &l), 0);
+	ck_assert_uint_eq(l.swap_free_bytes, 8 * MiB);
+	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
 START_TEST(read_limits_swap_free)
 {
 	struct mr_limits l = { .size = sizeof(l) };
@@ -1799,6 +1856,36 @@ START_TEST(worker_margin_swaps_anon)
 	ck_assert_ptr_null(strstr(logbuf, "unreachable"));
 	/* The limit was restored after every step. */
 	ck_assert_uint_eq(fk.limit, 100 * MiB);
+}
+END_TEST
+
+/* On v1 with memsw accounting a swap-out leaves memsw usage as it was,
+ * and a charge that fails on the memsw counter reclaims without swapping
+ * (try_charge_memcg()): swap makes room only up to the memsw headroom
+ * beyond the memory headroom. memsw limit = limit: nothing to gain by
+ * swapping, the margin is unreachable; 50 MiB more: the worker swaps. */
+START_TEST(worker_margin_memsw_bounds_swap)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 60);
+	fk.memsw_limit = 100 * MiB;
+	ck_assert_uint_eq(anon_margin_calls(), 0);
+	ck_assert_uint_eq(fk.usage, 95 * MiB);
+	ck_assert_msg(strstr(logbuf, "margin unreachable") &&
+		      strstr(logbuf, "0.0 MiB anon (swap 0.0 MiB free)"),
+		      "%s", logbuf);
+}
+END_TEST
+
+START_TEST(worker_margin_memsw_room_swaps)
+{
+	fk.swap = true;
+	host_swap(512 * MiB, 60);
+	fk.memsw_limit = 150 * MiB;
+	ck_assert_uint_gt(anon_margin_calls(), 0);
+	ck_assert_msg(fk.usage <= 90 * MiB, "%s", logbuf);
+	ck_assert_ptr_null(strstr(logbuf, "unreachable"));
+	ck_assert_uint_eq(fk.usage + fk.swapped, 95 * MiB);
 }
 END_TEST
 
@@ -2213,7 +2300,10 @@ int main(void)
 	tcase_add_test(tc, read_limits_peak_and_swap);
 	tcase_add_test(tc, read_limits_without_swap_accounting);
 	tcase_add_test(tc, read_limits_swap_free);
+	tcase_add_test(tc, read_limits_swap_free_memsw);
 	tcase_add_test(tc, worker_margin_swaps_anon);
+	tcase_add_test(tc, worker_margin_memsw_bounds_swap);
+	tcase_add_test(tc, worker_margin_memsw_room_swaps);
 	tcase_add_test(tc, worker_margin_anon_without_swap);
 	tcase_add_test(tc, worker_margin_anon_swappiness_0);
 	tcase_add_test(tc, open_needs_peak_and_oom_control);

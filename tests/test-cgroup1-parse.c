@@ -52,14 +52,15 @@ static char *slurp(const char *name)
 START_TEST(memstat_child_of_limited)
 {
 	struct mr_memstat ms;
-	uint64_t hier = 0;
+	uint64_t hier = 0, memsw = 0;
 
 	ck_assert_int_eq(mri_cgroup1_parse_memstat(
 		slurp("v1-6.18-memory.stat.child-of-limited"), 4096, &ms,
-		&hier), 0);
+		&hier, &memsw), 0);
 	ck_assert_uint_eq(ms.size, sizeof(ms));
 	ck_assert_uint_eq(ms.present, ALL_V1_FIELDS);
 	ck_assert_uint_eq(hier, 268435456);
+	ck_assert_uint_eq(memsw, MR_UNLIMITED);
 	ck_assert_uint_eq(ms.anon_bytes, 3231744);
 	ck_assert_uint_eq(ms.file_bytes, 25608192);
 	ck_assert_uint_eq(ms.shmem_bytes, 0);
@@ -93,7 +94,7 @@ START_TEST(memstat_hierarchical_totals)
 
 	ck_assert_int_eq(mri_cgroup1_parse_memstat(
 		slurp("v1-6.18-memory.stat.limited-parent"), 4096, &ms,
-		&hier), 0);
+		&hier, NULL), 0);
 	ck_assert_uint_eq(hier, 268435456);
 	ck_assert_uint_eq(ms.file_bytes, 25612288);
 	ck_assert_uint_eq(ms.anon_bytes, 3235840);
@@ -112,7 +113,7 @@ START_TEST(memstat_fresh_unlimited)
 	uint64_t hier = 0;
 
 	ck_assert_int_eq(mri_cgroup1_parse_memstat(
-		slurp("v1-6.18-memory.stat.fresh"), 4096, &ms, &hier), 0);
+		slurp("v1-6.18-memory.stat.fresh"), 4096, &ms, &hier, NULL), 0);
 	ck_assert_uint_eq(hier, MR_UNLIMITED);
 	ck_assert_uint_eq(ms.present, ALL_V1_FIELDS);
 	ck_assert_uint_eq(ms.file_bytes, 0);
@@ -132,7 +133,7 @@ START_TEST(memstat_unknown_missing_and_pages)
 		"total_future_thing 12\nrss 999\n"
 		"total_workingset_refault_file 3\n"
 		"total_pgpgin 18446744073709551615\n"
-		"total_inactive_file 8192\n", 65536, &ms, &hier), 0);
+		"total_inactive_file 8192\n", 65536, &ms, &hier, NULL), 0);
 	ck_assert_uint_eq(hier, MR_UNLIMITED);
 	ck_assert_uint_eq(ms.present,
 			  (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_FILE) |
@@ -151,16 +152,20 @@ START_TEST(memstat_malformed)
 	uint64_t hier;
 
 	ck_assert_int_eq(mri_cgroup1_parse_memstat("total_cache x\n", 4096,
-						   &ms, &hier), -EIO);
+						   &ms, &hier, NULL), -EIO);
 	ck_assert_int_eq(mri_cgroup1_parse_memstat("total_cache -1\n", 4096,
-						   &ms, &hier), -EIO);
+						   &ms, &hier, NULL), -EIO);
 	ck_assert_int_eq(mri_cgroup1_parse_memstat(
-		"total_cache 99999999999999999999\n", 4096, &ms, &hier), -EIO);
+		"total_cache 99999999999999999999\n", 4096, &ms, &hier, NULL),
+		-EIO);
 	ck_assert_int_eq(mri_cgroup1_parse_memstat("total_cache\n", 4096,
-						   &ms, &hier), -EIO);
+						   &ms, &hier, NULL), -EIO);
 	ck_assert_int_eq(mri_cgroup1_parse_memstat(
-		"hierarchical_memory_limit \n", 4096, &ms, &hier), -EIO);
-	ck_assert_int_eq(mri_cgroup1_parse_memstat("", 4096, &ms, &hier), 0);
+		"hierarchical_memory_limit \n", 4096, &ms, &hier, NULL), -EIO);
+	ck_assert_int_eq(mri_cgroup1_parse_memstat(
+		"hierarchical_memsw_limit x\n", 4096, &ms, &hier, NULL), -EIO);
+	ck_assert_int_eq(mri_cgroup1_parse_memstat("", 4096, &ms, &hier,
+						   NULL), 0);
 	ck_assert_uint_eq(ms.present, 0);
 }
 END_TEST
@@ -186,7 +191,7 @@ START_TEST(unlimited_forms)
 		snprintf(buf, sizeof(buf), "hierarchical_memory_limit %s\n",
 			 forms[i]);
 		ck_assert_int_eq(mri_cgroup1_parse_memstat(buf, 4096, &ms,
-							   &hier), 0);
+							   &hier, NULL), 0);
 		ck_assert_uint_eq(hier, MR_UNLIMITED);
 	}
 	/* The forms, computed. */

@@ -954,7 +954,7 @@ START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
 	mr_group_close(g);
 
 	/* One byte less of clean cache: the advice falls back, the charge
-	 * (1 MiB over the limit) is still RECLAIM of 5 MiB. */
+	 * (1 MiB over the limit) is still RECLAIM, of what is there. */
 	f.file = 5 * MiB - 1;
 	g = open_fake(&f);
 	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
@@ -963,7 +963,7 @@ START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
 	ck_assert_int_eq(mr_group_thp_advise(g, 2 * MiB),
 			 MR_THP_ADVICE_SMALL);
 	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
-	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
+	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB - 1);
 	mr_group_close(g);
 
 	/* A margin in ppm of the limit (1/16: 4 MiB) counts the same. */
@@ -974,6 +974,73 @@ START_TEST(reclaim_sized_with_the_margin_as_thp_advice)
 	ck_assert_uint_eq(a.reclaim_bytes, 5 * MiB);
 	ck_assert_int_eq(charge(g, 4 * MiB, &a), MR_CHARGE_RECLAIM);
 	ck_assert_uint_eq(a.reclaim_bytes, 7 * MiB);
+	mr_group_close(g);
+}
+END_TEST
+
+/* The margin's part of a RECLAIM request is bounded by what the snapshot
+ * counts reclaimable (a request past it would make memory.reclaim retry
+ * and fail with -EAGAIN); the part over the limit is always asked. 2 MiB
+ * at 63 of 64 MiB with a 4 MiB margin: 1 MiB reclaimable asks 1 MiB, not
+ * 5 MiB; 3 MiB (cache and swappable anon together) asks 3 MiB. */
+START_TEST(reclaim_bounded_by_reclaimable)
+{
+	struct fake f = { .usage = 63 * MiB, .limit = 64 * MiB,
+			  .file = 1 * MiB };
+	struct mr_charge_answer a;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 1 * MiB);
+	mr_group_close(g);
+
+	f.anon = 10 * MiB;
+	f.has_swap = true;
+	f.swap_free = 2 * MiB;
+	f.swappiness = 60;
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_eq(a.reclaim_bytes, 3 * MiB);
+	mr_group_close(g);
+}
+END_TEST
+
+/* Between limit - margin and the limit a charge is GO with nothing
+ * reclaimed, so the advice carries its shortfall for the caller to
+ * reclaim first: 2 MiB at 61 of 64 MiB with a 4 MiB margin is 3 MiB
+ * short (63 - 60) though the charge would be GO. */
+START_TEST(thp_advice_reclaim_sized_below_the_limit)
+{
+	struct fake f = { .usage = 61 * MiB, .limit = 64 * MiB,
+			  .file = 8 * MiB };
+	struct mr_charge_answer a;
+	uint64_t shortfall = 1;
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_set_margin(g, 4 * MiB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, &shortfall),
+			 MR_THP_ADVICE_RECLAIM_THEN_HUGE);
+	ck_assert_uint_eq(shortfall, 3 * MiB);
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, NULL),
+			 -EINVAL);
+	/* Room for it: HUGE, nothing to reclaim. */
+	f.usage = 50 * MiB;
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, &shortfall),
+			 MR_THP_ADVICE_HUGE);
+	ck_assert_uint_eq(shortfall, 0);
+	/* Small pages advised: nothing either. */
+	ck_assert_int_eq(mr_group_set_thp_policy(g, MR_THP_FALLBACK, 0), 0);
+	f.usage = 61 * MiB;
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	shortfall = 1;
+	ck_assert_int_eq(mr_group_thp_advise_reclaim(g, 2 * MiB, &shortfall),
+			 MR_THP_ADVICE_SMALL);
+	ck_assert_uint_eq(shortfall, 0);
+	/* The charge itself is GO there: the advice is what reclaims. */
+	ck_assert_int_eq(charge(g, 2 * MiB, &a), MR_CHARGE_GO);
 	mr_group_close(g);
 }
 END_TEST
@@ -1035,6 +1102,34 @@ START_TEST(stats_sized_by_caller)
 	ck_assert_uint_eq(st.charges, 1);
 	ck_assert_uint_eq(st.reclaimable_bytes, 0);
 	ck_assert_uint_eq(st.thp_fallbacks, UINT64_MAX);
+	/* A caller built before swappable_bytes was appended. */
+	memset(&st, 0xff, sizeof(st));
+	st.size = offsetof(struct mr_charge_stats, swappable_bytes);
+	ck_assert_int_eq(mr_group_read_charge_stats(g, &st), 0);
+	ck_assert_uint_eq(st.thp_fallbacks, 0);
+	ck_assert_uint_eq(st.swappable_bytes, UINT64_MAX);
+	mr_group_close(g);
+}
+END_TEST
+
+/* swappable_bytes is the anonymous memory counted reclaimable by swap,
+ * at most the swap left; reclaimable_bytes stays the clean cache. */
+START_TEST(stats_swappable)
+{
+	struct fake f = { .usage = 100 * MiB, .limit = 100 * MiB,
+			  .file = 1 * MiB, .anon = 50 * MiB,
+			  .has_swap = true, .swap_free = 2 * MiB,
+			  .swappiness = 60 };
+	mr_group_t *g = open_fake(&f);
+
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_uint_eq(stats(g).reclaimable_bytes, 1 * MiB);
+	ck_assert_uint_eq(stats(g).swappable_bytes, 2 * MiB);
+	mr_group_close(g);
+	f.swappiness = 0;
+	g = open_fake(&f);
+	ck_assert_int_eq(mr_group_charge_refresh(g), 0);
+	ck_assert_uint_eq(stats(g).swappable_bytes, 0);
 	mr_group_close(g);
 }
 END_TEST
@@ -1290,10 +1385,13 @@ static Suite *charge_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, stats_sized_by_caller);
+	tcase_add_test(tc, stats_swappable);
 	tcase_add_test(tc, state_made_on_first_use);
 	tcase_add_test(tc, untouched_charges_not_forgotten);
 	tcase_add_test(tc, reclaim_then_charge_again);
 	tcase_add_test(tc, reclaim_sized_with_the_margin_as_thp_advice);
+	tcase_add_test(tc, reclaim_bounded_by_reclaimable);
+	tcase_add_test(tc, thp_advice_reclaim_sized_below_the_limit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thp");

@@ -531,22 +531,67 @@ static void swap_from_memsw(struct mr_limits *l, uint64_t memsw_usage,
 	l->present |= MR_LIMITS_HAS_SWAP;
 }
 
-/* Whether a limit reclaim of the group may swap (lib/swap.h): the host's
- * free swap, and the group's memory.swappiness (mm/memcontrol-v1.c,
- * mem_cgroup_swappiness()). The memsw limit bounds memory plus swap, which
- * a swap-out leaves as it was (the charge moves from memory to swap), so
- * it does not bound what may be swapped: the kernel counts only the
- * host's swap on v1 (mm/memcontrol.c, mem_cgroup_get_nr_swap_pages(),
- * do_memsw_account()). Either file unreadable: MR_LIMITS_HAS_SWAP_FREE
- * stays clear (the rest of the snapshot holds). */
-static void read_swap(struct mri_cgroup1 *cg, int dirfd, struct mr_limits *l)
+/* A group's memsw counters, as values (mri_cgroup1_limit_value()), and
+ * hierarchical_memsw_limit of its memory.stat. */
+struct memsw {
+	uint64_t usage, limit, hier_limit;
+};
+
+/* Reads m->usage and m->limit of a group with memsw accounting. */
+static int read_memsw(struct mri_cgroup1 *cg, int dirfd, struct memsw *m)
 {
-	uint64_t swappiness;
+	int r;
+
+	r = mri_cgroup1_read_at(cg, dirfd, "memory.memsw.usage_in_bytes",
+				&m->usage);
+	if (r == 0)
+		r = mri_cgroup1_read_at(cg, dirfd,
+					"memory.memsw.limit_in_bytes",
+					&m->limit);
+	if (r == 0)
+		m->limit = mri_cgroup1_limit_value(m->limit);
+	return r;
+}
+
+/*
+ * Whether a limit reclaim of the group may swap, and how much (lib/swap.h):
+ * the host's free swap, the group's memory.swappiness (mm/memcontrol-v1.c,
+ * mem_cgroup_swappiness()), and with memsw accounting (m not NULL) the
+ * room a swap-out makes. A swap-out moves a charge from memory to swap and
+ * leaves memsw usage as it was; when the memsw counter is the one a charge
+ * fails on, the kernel reclaims without swapping (mm/memcontrol.c,
+ * try_charge_memcg(): MEMCG_RECLAIM_MAY_SWAP cleared). So swapping helps a
+ * charge only as far as the memsw headroom exceeds the memory headroom,
+ * each the smallest over the group and the visible ancestors that bind:
+ * memory own_limit_bytes - usage_bytes and headroom_bytes (when
+ * MR_LIMITS_HAS_BINDING), memsw mri_cgroup1_memsw_headroom(). For the
+ * group alone that is swap limit - swap usage. A file unreadable:
+ * MR_LIMITS_HAS_SWAP_FREE stays clear (the rest of the snapshot holds).
+ */
+static void read_swap(struct mri_cgroup1 *cg, int dirfd,
+		      const struct memsw *m, struct mr_limits *l)
+{
+	uint64_t swappiness, mem_room, memsw_room;
 
 	if (mri_swap_host_free(&l->swap_free_bytes) < 0 ||
 	    mri_cgroup1_read_at(cg, dirfd, "memory.swappiness",
 				&swappiness) < 0 || swappiness > 200)
 		return;
+	if (m) {
+		if (mri_cgroup1_memsw_headroom(cg, m->usage, m->limit,
+					       m->hier_limit,
+					       &memsw_room) < 0)
+			return;
+		mem_room = l->own_limit_bytes == MR_UNLIMITED ? MR_UNLIMITED :
+			   l->usage_bytes < l->own_limit_bytes ?
+			   l->own_limit_bytes - l->usage_bytes : 0;
+		if (l->present & MR_LIMITS_HAS_BINDING)
+			mem_room = min_u64(mem_room, l->headroom_bytes);
+		if (memsw_room != MR_UNLIMITED)
+			l->swap_free_bytes = min_u64(l->swap_free_bytes,
+				memsw_room > mem_room ?
+				memsw_room - mem_room : 0);
+	}
 	l->swappiness = (uint32_t)swappiness;
 	l->present |= MR_LIMITS_HAS_SWAP_FREE;
 }
@@ -557,6 +602,7 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_journal_reads rd;
 	struct mr_memstat ms;
+	struct memsw m;
 	uint64_t raw, hier, memsw_usage = 0, memsw_raw = 0;
 	int r, dirfd;
 
@@ -580,7 +626,8 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 					"memory.memsw.limit_in_bytes",
 					&memsw_raw);
 	if (r == 0)
-		r = mri_cgroup1_read_stat(cg, dirfd, &ms, &hier);
+		r = mri_cgroup1_read_stat(cg, dirfd, &ms, &hier,
+					  &m.hier_limit);
 	if (r == 0) {
 		/* hierarchical_memory_limit is the smallest limit on the
 		 * path to the root, the group's own included
@@ -598,8 +645,11 @@ static int cg1_read_limits(void *priv, struct mr_limits *out)
 	if (r == 0)
 		r = mri_cgroup1_read_at(cg, dirfd, "memory.max_usage_in_bytes",
 					&l.peak_bytes);
-	if (r == 0)
-		read_swap(cg, dirfd, &l);
+	if (r == 0) {
+		m.usage = memsw_usage;
+		m.limit = mri_cgroup1_limit_value(memsw_raw);
+		read_swap(cg, dirfd, cg->memsw ? &m : NULL, &l);
+	}
 	mri_journal_reads_end(&rd);
 	if (r < 0)
 		return r;
@@ -766,7 +816,7 @@ static int cg1_read_memstat(void *priv, struct mr_memstat *out)
 	dirfd = mri_cgroup1_dir(priv);
 	if (dirfd < 0)
 		return dirfd;
-	r = mri_cgroup1_read_stat(priv, dirfd, out, &hier);
+	r = mri_cgroup1_read_stat(priv, dirfd, out, &hier, NULL);
 	mri_close(dirfd);
 	return r;
 }
@@ -790,7 +840,7 @@ static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
  * charge that reclaim cannot cover OOM-kills a task of the group, so the
  * step is at most half of what reclaim can take: the clean, unmapped page
  * cache, and where the group may swap (read_swap()) its anonymous memory
- * up to the free swap; every signal
+ * up to the swap that makes room; every signal
  * the thread can block is blocked for the step (a pending one would make
  * the restore write fail with EINTR; it is retried as well).
  */
@@ -803,6 +853,7 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	uint64_t usage, usage2, hier, raw, limit, base, step, want, can;
 	struct mr_limits sl = { .size = sizeof(sl) };
 	struct mr_memstat ms;
+	struct memsw m;
 	sigset_t all, old;
 	struct step st;
 	int r, w, c;
@@ -822,7 +873,8 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	/* Everything below is read under the lock: another manager's
 	 * lowered limit must never be taken for the original. Usage last,
 	 * just before the write, so that little is charged in between. */
-	r = mri_cgroup1_read_stat(cg, cg->journal.step_fd, &ms, &hier);
+	r = mri_cgroup1_read_stat(cg, cg->journal.step_fd, &ms, &hier,
+				  &m.hier_limit);
 	if (r < 0)
 		goto unlock;
 	r = read_limit_raw(&st, &raw);
@@ -842,7 +894,16 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	/* Where the cache alone is short, what the kernel may swap out
 	 * counts too (swap and swappiness read only then). */
 	if (can / 2 < want) {
-		read_swap(cg, cg->journal.step_fd, &sl);
+		/* The memory headroom is the group's own (the binding
+		 * walk is not repeated under the lock): an ancestor's
+		 * tighter one would count more swap room, so this errs
+		 * low. */
+		sl.usage_bytes = usage;
+		sl.own_limit_bytes = limit;
+		if (!cg->memsw)
+			read_swap(cg, cg->journal.step_fd, NULL, &sl);
+		else if (read_memsw(cg, cg->journal.step_fd, &m) == 0)
+			read_swap(cg, cg->journal.step_fd, &m, &sl);
 		can = sat_add(can, mri_swap_anon_reclaimable(&sl, &ms, -1));
 	}
 	step = min_u64(want, can / 2);

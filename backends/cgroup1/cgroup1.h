@@ -94,17 +94,21 @@ uint64_t mri_cgroup1_limit_value(uint64_t raw);
 /* Parses the content of memory.stat into *out (fully written, size set to
  * sizeof(*out)) from the hierarchical total_* keys; counts of pages
  * (pgpgin, pgpgout, workingset_refault_*) are multiplied by page_size,
- * saturating. *hier_limit receives hierarchical_memory_limit through
- * mri_cgroup1_limit_value(), or MR_UNLIMITED when absent. Unknown keys are
- * ignored. Returns 0, or -EIO when a known key has no valid value or a line
- * has no value. */
+ * saturating. *hier_limit receives hierarchical_memory_limit and
+ * *hier_memsw_limit (unless NULL) hierarchical_memsw_limit (the smallest
+ * memsw limit on the path to the root, present with memsw accounting),
+ * each through mri_cgroup1_limit_value(), or MR_UNLIMITED when absent.
+ * Unknown keys are ignored. Returns 0, or -EIO when a known key has no
+ * valid value or a line has no value. */
 int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
-			      struct mr_memstat *out, uint64_t *hier_limit);
+			      struct mr_memstat *out, uint64_t *hier_limit,
+			      uint64_t *hier_memsw_limit);
 
 /* Reads and parses memory.stat of an open group from its directory
  * dirfd (mri_cgroup1_dir()). */
 int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, int dirfd,
-			  struct mr_memstat *out, uint64_t *hier_limit);
+			  struct mr_memstat *out, uint64_t *hier_limit,
+			  uint64_t *hier_memsw_limit);
 
 /* -ENOENT for the errors a removed group gives on kept fds (ENODEV) or by
  * name (ENOENT); other values unchanged. */
@@ -145,5 +149,15 @@ int mri_cgroup1_parse_oom_kill(const char *buf, uint64_t *oom_kill);
  * walking the visible ancestors; sets MR_LIMITS_BINDING_HIDDEN instead
  * when none of them has that limit (binding.c). Returns 0, -ENOENT, -EIO. */
 int mri_cgroup1_binding(struct mri_cgroup1 *cg, struct mr_limits *l);
+
+/* The headroom under the memsw ("memory+swap") limits: own_limit - usage
+ * (the group's memory.memsw.limit_in_bytes and usage_in_bytes as values,
+ * MR_UNLIMITED: none), and, when hier_limit (hierarchical_memsw_limit) is
+ * lower, at most that limit less the memsw usage of the nearest visible
+ * ancestor that sets it; one set above what is visible is not counted
+ * (binding.c). Returns 0, -ENOENT, -EIO. */
+int mri_cgroup1_memsw_headroom(struct mri_cgroup1 *cg, uint64_t usage,
+			       uint64_t own_limit, uint64_t hier_limit,
+			       uint64_t *headroom);
 
 #endif /* MR_CGROUP1_H */

@@ -83,7 +83,8 @@ static const struct stat_key *find_key(const struct mri_kv_line *line)
 }
 
 int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
-			      struct mr_memstat *out, uint64_t *hier_limit)
+			      struct mr_memstat *out, uint64_t *hier_limit,
+			      uint64_t *hier_memsw_limit)
 {
 	const struct stat_key *k;
 	struct mri_kv_line line;
@@ -94,11 +95,20 @@ int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
 	*hier_limit = MR_UNLIMITED;
+	if (hier_memsw_limit)
+		*hier_memsw_limit = MR_UNLIMITED;
 	while ((r = mri_kv_next(&pos, &line)) > 0) {
 		if (mri_kv_is(&line, "hierarchical_memory_limit")) {
 			if (mri_kv_value(&line, &v) < 0)
 				return -EIO;
 			*hier_limit = mri_cgroup1_limit_value(v);
+			continue;
+		}
+		if (mri_kv_is(&line, "hierarchical_memsw_limit")) {
+			if (mri_kv_value(&line, &v) < 0)
+				return -EIO;
+			if (hier_memsw_limit)
+				*hier_memsw_limit = mri_cgroup1_limit_value(v);
 			continue;
 		}
 		k = find_key(&line);
@@ -116,7 +126,8 @@ int mri_cgroup1_parse_memstat(const char *buf, uint64_t page_size,
 }
 
 int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, int dirfd,
-			  struct mr_memstat *out, uint64_t *hier_limit)
+			  struct mr_memstat *out, uint64_t *hier_limit,
+			  uint64_t *hier_memsw_limit)
 {
 	/* 42 lines of at most ~50 bytes on Linux 6.18. */
 	char buf[8192];
@@ -130,7 +141,8 @@ int mri_cgroup1_read_stat(struct mri_cgroup1 *cg, int dirfd,
 	mri_close(fd);
 	if (n < 0)
 		return mri_cgroup1_gone((int)n);
-	r = mri_cgroup1_parse_memstat(buf, cg->page_size, out, hier_limit);
+	r = mri_cgroup1_parse_memstat(buf, cg->page_size, out, hier_limit,
+				      hier_memsw_limit);
 	if (r < 0)
 		mri_log(cg->log, MR_LOG_ERR, "cgroup1: %s/memory.stat: "
 			"unparsable content", cg->path);

@@ -534,12 +534,13 @@ void hook_count_untracked(void)
 
 /* ------------------------------------------------------------ THP */
 
-/* RECLAIM_THEN_HUGE needs no reclaim of its own here: the region's charge,
- * which follows, is answered RECLAIM with the bytes to reclaim (sized by
- * the library as the advice's shortfall, margin included) and
- * charge_slow() reclaims them. */
+/* RECLAIM_THEN_HUGE: the advice's shortfall (margin included, sized by
+ * the library) is reclaimed here, once, before the region is charged: the
+ * charge answers RECLAIM only above the limit, so between limit - margin
+ * and the limit it would charge the huge pages with nothing reclaimed. */
 int hook_thp_prepare(size_t len)
 {
+	uint64_t shortfall;
 	mr_group_t *g;
 	int advice;
 
@@ -548,13 +549,17 @@ int hook_thp_prepare(size_t len)
 	g = callable();
 	if (!g)
 		return -1;
-	advice = mr_group_thp_advise(g, len);
+	advice = mr_group_thp_advise_reclaim(g, len, &shortfall);
 	if (advice < 0) {
 		lib_error(advice);
 		return -1;
 	}
 	if (advice < MR_THP_ADVICE_SMALL)
 		inc(&cnt.thp_advice[advice], 1);
+	if (advice == MR_THP_ADVICE_RECLAIM_THEN_HUGE && shortfall) {
+		reclaim(g, shortfall);
+		refresh(g, 0);
+	}
 	return advice;
 }
 

@@ -105,9 +105,10 @@ bool hook_active(void);
 extern size_t hook_huge_bytes;
 
 /* Asks the library how to back a region of len bytes about to be charged
- * (mr_group_thp_advise()); for RECLAIM_THEN_HUGE the charge's RECLAIM
- * verdict does the reclaim. Returns the enum mr_thp_advice, or -1 for no
- * advice (region too small, no THP, group not callable). */
+ * (mr_group_thp_advise_reclaim()); for RECLAIM_THEN_HUGE reclaims the
+ * advice's shortfall first (mr_group_reclaim()). Returns the enum
+ * mr_thp_advice, or -1 for no advice (region too small, no THP, group not
+ * callable). */
 int hook_thp_prepare(size_t len);
 
 /* Applies the advice of hook_thp_prepare() to [addr, addr + len) with
