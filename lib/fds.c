@@ -46,7 +46,11 @@ static MRI_TLS bool fork_locked;
 
 /* holds is raised before the rdlock and lowered after the unlock: a
  * signal handler that interrupts either nests, and one that forks then
- * does not wait for the write side behind this thread's own read side. */
+ * does not wait for the write side behind this thread's own read side.
+ * held is stored after the rdlock and after the unlock, so a child forked
+ * inside either call sees the state before it: its new lock is then held
+ * for reading exactly when the resumed call or the release will unlock
+ * it, and a resumed rdlock takes it (mri_fds_child()). */
 void mri_fork_hold(void)
 {
 	if (forking || holds++ > 0)
@@ -61,8 +65,8 @@ void mri_fork_release(void)
 	if (forking)
 		return;
 	if (holds == 1 && held) {
-		held = false;
 		pthread_rwlock_unlock(&fork_lock);
+		held = false;
 	}
 	holds--;
 }
@@ -320,12 +324,14 @@ void mri_fds_child(void)
 		atomic_store(&locked_bits[k], 0);
 	}
 	/* Not unlocked: glibc would take the child's thread, whose id is not
-	 * the parent's writer's, for a reader. Made new instead, with the
-	 * read side held again if the forking thread was inside a hold (its
-	 * release comes after this). */
+	 * the parent's writer's, for a reader (and after an unguarded fork
+	 * it holds the read sides of threads the child does not have). Made
+	 * new instead, held for reading if the forking thread was inside a
+	 * hold that had the read side (after an unguarded fork): its
+	 * release, or its interrupted unlock, unlocks that. */
 	fork_lock = (pthread_rwlock_t)
 		PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 	forking = false;
 	fork_locked = false;
-	held = holds > 0 && pthread_rwlock_rdlock(&fork_lock) == 0;
+	held = held && pthread_rwlock_rdlock(&fork_lock) == 0;
 }

@@ -31,7 +31,13 @@
  *    that moment (between the syscall and its tracking, or between its
  *    untracking and the close) is copied into the child untracked, and
  *    holds no lock there (a flock is taken on a tracked fd only, and
- *    dropped before the untracking); the other fds are closed as ever;
+ *    dropped before the untracking); the other fds are closed as ever.
+ *    The child's new lock takes over the interrupted hold: read-held
+ *    for it if the hold had the read side (its release, or its
+ *    interrupted unlock, unlocks it), taken by an interrupted rdlock
+ *    itself; a signal that lands between such a call and the store of
+ *    its outcome leaves the child's lock unbalanced (its next fork() may
+ *    hang, or a release unlock a free lock);
  *  - a DIR is untracked before closedir(), which frees it before it
  *    closes the fd (glibc): a fork() between the two leaves a copy of that
  *    fd, unlocked, in the child.
@@ -117,8 +123,8 @@ unsigned mri_fds_locking(uint64_t dev, uint64_t ino);
 /* The fork handlers (lib/context.c): before fork(), take the write side
  * (unless this thread holds the read side: see above); in the parent,
  * release it; in the child, close every tracked fd without unlocking it,
- * untrack them all and make the lock new (held for reading again if the
- * forking thread was inside a hold). */
+ * untrack them all and make the lock new (held for reading if the
+ * forking thread was inside a hold that had it). */
 void mri_fds_prepare(void);
 void mri_fds_parent(void);
 void mri_fds_child(void);
