@@ -19,6 +19,29 @@
  *    exec, then holds nothing). A child never unlocks: that would drop the
  *    parent's lock.
  *
+ * Nothing is allocated under the fork lock (an allocator interposed by
+ * the program may call into the library or take locks its own fork
+ * handlers hold): the tracking is a static bitmap, and a FILE or a DIR
+ * is made from its tracked fd outside the lock.
+ *
+ * What a fork() is not guaranteed:
+ *  - one from a thread that holds the read side (from a signal handler or
+ *    a file-access hook inside an open or a close) cannot have the write
+ *    side and goes on unguarded: an fd any thread is opening or closing at
+ *    that moment (between the syscall and its tracking, or between its
+ *    untracking and the close) is copied into the child untracked, and
+ *    holds no lock there (a flock is taken on a tracked fd only, and
+ *    dropped before the untracking); the other fds are closed as ever.
+ *    The child's new lock takes over the interrupted hold: read-held
+ *    for it if the hold had the read side (its release, or its
+ *    interrupted unlock, unlocks it), taken by an interrupted rdlock
+ *    itself; a signal that lands between such a call and the store of
+ *    its outcome leaves the child's lock unbalanced (its next fork() may
+ *    hang, or a release unlock a free lock);
+ *  - a DIR is untracked before closedir(), which frees it before it
+ *    closes the fd (glibc): a fork() between the two leaves a copy of that
+ *    fd, unlocked, in the child.
+ *
  * fds up to MRI_FDS_MAX - 1 are tracked; an fd above is closed at once and
  * its open fails with -EMFILE.
  */
@@ -30,28 +53,43 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Highest fd number the library can track, plus one. */
+/* Highest fd number the library can track, plus one. Above fs.nr_open's
+ * default (2^20, fs/file.c sysctl_nr_open), which bounds RLIMIT_NOFILE;
+ * a bit per number, two bitmaps of 2 MiB of address space. */
 #define MRI_FDS_MAX (1 << 24)
 
 /* The fork lock's read side: nested holds of one thread are counted (the
  * second takes nothing). Held across an open and its tracking, a close and
- * its untracking; never across a wait. MT-safe. */
+ * its untracking; never across a wait or an allocation. No-ops for the
+ * forking thread between mri_fds_prepare() and mri_fds_parent() or
+ * mri_fds_child() (another fork handler may call the library). A signal
+ * handler's hold inside a hold of the thread it interrupted nests.
+ * MT-safe. */
 void mri_fork_hold(void);
 void mri_fork_release(void);
 
+/* Whether this thread holds the read side (tests: nothing allocates under
+ * it). MT-safe. */
+bool mri_fork_held_by_me(void);
+
 /* Around a syscall that makes an fd (open, eventfd, epoll_create1):
  * mri_fd_begin(); r = the syscall's fd or -errno; r = mri_fd_end(r).
- * mri_fd_end() tracks an fd (r >= 0) and returns it, or closes it and
- * returns -EMFILE (beyond MRI_FDS_MAX) or -ENOMEM; a negative r is
- * returned as it is. MT-safe. */
+ * mri_fd_end() tracks an fd (r >= 0) and returns it, or closes it with
+ * close() and returns -EMFILE (beyond MRI_FDS_MAX); a negative r is
+ * returned as it is. mri_fd_end_by() closes such an fd with close_fd
+ * instead (the file-access table's close for an fd its open made; NULL:
+ * close()). MT-safe. */
 void mri_fd_begin(void);
 int mri_fd_end(int r);
+int mri_fd_end_by(int r, int (*close_fd)(int fd));
 
-/* fopen(path, "re") and opendir(path), tracked: NULL with errno on
- * failure (EMFILE, ENOMEM when the fd could not be tracked); closed with
- * mri_fclose() and mri_closedir() only, which return 0 or -errno. A DIR
- * from fdopendir() of a tracked fd is closed with mri_closedir() too.
- * MT-safe. */
+/* fopen(path, "re") and opendir(path), tracked: a tracked open() with
+ * O_CLOEXEC, then the stream (fopencookie(), so that fclose() closes the
+ * fd through mri_fd_close(); fileno() of it is -1) or fdopendir(), made
+ * outside the fork lock. NULL with errno on failure (EMFILE when the fd
+ * could not be tracked); closed with mri_fclose() and mri_closedir()
+ * only, which return 0 or -errno. A DIR from fdopendir() of a tracked fd
+ * is closed with mri_closedir() too. MT-safe. */
 FILE *mri_fopen(const char *path);
 int mri_fclose(FILE *f);
 DIR *mri_opendir(const char *path);
@@ -82,9 +120,11 @@ int mri_flock(int fd, int op);
  * a lock's holder. MT-safe. */
 unsigned mri_fds_locking(uint64_t dev, uint64_t ino);
 
-/* The fork handlers (lib/context.c): before fork(), take the write side;
- * in the parent, release it; in the child, close every tracked fd without
- * unlocking it, untrack them all and make the lock new. */
+/* The fork handlers (lib/context.c): before fork(), take the write side
+ * (unless this thread holds the read side: see above); in the parent,
+ * release it; in the child, close every tracked fd without unlocking it,
+ * untrack them all and make the lock new (held for reading if the
+ * forking thread was inside a hold that had it). */
 void mri_fds_prepare(void);
 void mri_fds_parent(void);
 void mri_fds_child(void);

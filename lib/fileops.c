@@ -85,13 +85,15 @@ const struct mri_file_ops *mri_file_ops_set(const struct mri_file_ops *ops)
 int mri_open(const char *path, int flags, mode_t mode)
 {
 	mri_fd_begin();
-	return mri_fd_end(mri_fops->open(path, flags, mode));
+	return mri_fd_end_by(mri_fops->open(path, flags, mode),
+			     mri_fops->close);
 }
 
 int mri_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
 	mri_fd_begin();
-	return mri_fd_end(mri_fops->openat(dirfd, path, flags, mode));
+	return mri_fd_end_by(mri_fops->openat(dirfd, path, flags, mode),
+			     mri_fops->close);
 }
 
 int mri_close(int fd)

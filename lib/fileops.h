@@ -41,8 +41,8 @@ extern const struct mri_file_ops mri_file_ops_real;
  * closes every tracked fd, and a close unlocks a flock of the library
  * first). Every file under a cgroup mount is opened and closed through
  * these, never through the table's members directly. Return as the
- * table does; mri_open() and mri_openat() may also fail with -EMFILE or
- * -ENOMEM (the fd could not be tracked: it is closed). MT-safe. */
+ * table does; mri_open() and mri_openat() may also fail with -EMFILE
+ * (the fd could not be tracked: the table's close closed it). MT-safe. */
 int mri_open(const char *path, int flags, mode_t mode);
 int mri_openat(int dirfd, const char *path, int flags, mode_t mode);
 int mri_close(int fd);
