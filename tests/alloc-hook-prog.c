@@ -30,9 +30,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "sanitizer.h"
 
-#if MR_TEST_ASAN
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
 /* The reallocarray overflow below must fail with ENOMEM, as glibc's
  * does; AddressSanitizer's allocator reports it and aborts unless told
  * to return NULL. */

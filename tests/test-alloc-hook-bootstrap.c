@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "hook.h"
-#include "sanitizer.h"
 
 #define MiB (1024UL * 1024)
 #define LOOKUP_BLOCKS 2
@@ -223,13 +222,8 @@ int main(void)
 	Suite *s = suite_create("alloc-hook-bootstrap");
 	TCase *tc = tcase_create("bootstrap");
 	SRunner *sr;
-	int failed, r;
+	int failed;
 
-	r = mr_test_skip_sanitized_malloc("test-alloc-hook-bootstrap",
-		"it links the hook's own malloc, calloc, realloc and free, "
-		"which clash with the sanitizer's");
-	if (r)
-		return r;
 	tcase_add_test(tc, lookups_served_from_the_arena);
 	tcase_add_test(tc, calls_pass_through_without_a_group);
 	tcase_add_test(tc, bad_options_exit_2);

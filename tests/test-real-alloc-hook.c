@@ -32,7 +32,6 @@
 
 #include "memreclaim.h"
 #include "realcg.h"
-#include "sanitizer.h"
 
 #define MiB (1024ULL * 1024)
 static char group[PATH_MAX];
@@ -519,13 +518,6 @@ int main(void)
 	SRunner *sr;
 	int failed, r;
 
-	r = mr_test_skip_sanitized_malloc("test-real-alloc-hook",
-		"the preloaded hook carries the sanitizer's runtime, which "
-		"cannot load into the uninstrumented programs it is preloaded "
-		"into (sort), and its own malloc would clash with the "
-		"sanitizer's");
-	if (r)
-		return r;
 	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
 		printf("SKIP: real-kernel tests disabled "
 		       "(--disable-real-kernel-tests, as make distcheck does)\n");
