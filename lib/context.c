@@ -15,6 +15,20 @@
 
 #include "group.h"
 
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
+#include <sanitizer/tsan_interface.h>
+/* ThreadSanitizer cannot see a lock made new by assignment: told that the
+ * child's copy of fork_lock is released, it does not take every later
+ * read lock in the child for one of a write-locked lock. */
+#define FORK_LOCK_RENEWED(l) \
+	(__tsan_mutex_pre_unlock((l), 0), __tsan_mutex_post_unlock((l), 0))
+#else
+#define FORK_LOCK_RENEWED(l) ((void)(l))
+#endif
+
 /* The registry's first size (buckets; a power of two). */
 #define REGISTRY_MIN_BUCKETS 16
 
@@ -98,6 +112,7 @@ static void on_fork_child(void)
 	 * the parent's writer's, for a reader. Made new instead. */
 	fork_lock = (pthread_rwlock_t)
 		PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	FORK_LOCK_RENEWED(&fork_lock);
 }
 
 static void install_fork_handler(void)
