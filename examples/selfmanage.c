@@ -250,8 +250,10 @@ static int pool_init(struct pool *p, int fd, uint64_t file_size,
 	p->cap = p->frames;
 	p->mem = mmap(NULL, (size_t)p->frames * PAGE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->mem == MAP_FAILED)
+	if (p->mem == MAP_FAILED) {
+		p->mem = NULL;
 		return -errno;
+	}
 	p->frame_page = malloc(p->frames * sizeof(*p->frame_page));
 	p->ref = calloc(p->frames, 1);
 	p->page_frame = malloc(p->pages * sizeof(*p->page_frame));
@@ -262,6 +264,17 @@ static int pool_init(struct pool *p, int fd, uint64_t file_size,
 	for (i = 0; i < p->pages; i++)
 		p->page_frame[i] = NO_FRAME;
 	return 0;
+}
+
+/* Undoes pool_init(), also after it failed part way; the pool must have
+ * been zeroed before pool_init(). */
+static void pool_fini(struct pool *p)
+{
+	if (p->mem)
+		munmap(p->mem, (size_t)p->frames * PAGE);
+	free(p->frame_page);
+	free(p->ref);
+	free(p->page_frame);
 }
 
 /* Frees frames [from, to) and gives their memory back. */
@@ -563,6 +576,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	status = run(&o, ctx, g, &pool, sfd);
 out:
+	pool_fini(&pool);
 	if (fd >= 0)
 		close(fd);
 	mr_group_close(g);

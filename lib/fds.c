@@ -16,6 +16,20 @@
 
 #include "fds.h"
 
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
+#include <sanitizer/tsan_interface.h>
+/* ThreadSanitizer cannot see a lock made new by assignment: told that the
+ * child's copy of fork_lock is released, it does not take every later
+ * read lock in the child for one of a write-locked lock. */
+#define FORK_LOCK_RENEWED(l) \
+	(__tsan_mutex_pre_unlock((l), 0), __tsan_mutex_post_unlock((l), 0))
+#else
+#define FORK_LOCK_RENEWED(l) ((void)(l))
+#endif
+
 /* The tracked fds: a bit per fd number, static so that tracking never
  * allocates (the fork lock is held across it, and an allocator may call
  * into the library or take locks of its own). Zero-filled BSS: of the
@@ -331,6 +345,7 @@ void mri_fds_child(void)
 	 * release, or its interrupted unlock, unlocks that. */
 	fork_lock = (pthread_rwlock_t)
 		PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	FORK_LOCK_RENEWED(&fork_lock);
 	forking = false;
 	fork_locked = false;
 	held = held && pthread_rwlock_rdlock(&fork_lock) == 0;

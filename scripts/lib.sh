@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Shared by scripts/demo and scripts/check: root check, Debian packages, build.
+# Shared by scripts/demo, scripts/check and scripts/check-sanitize: root
+# check, Debian packages, build.
 # Sourced, not run.
 
 mr_need_root() {
@@ -19,6 +20,12 @@ MR_BUILD_PACKAGES="autoconf automake libtool pkg-config libcgroup-dev liburcu-de
 # kernel's vmlinux, e2fsprogs for the scratch disk, libc6-dev's static libc
 # for the guest programs, binutils' readelf to check the kernel's PVH note.
 MR_KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio xz-utils e2fsprogs libc6-dev binutils"
+
+# What scripts/check-sanitize needs besides the build: clang, the
+# sanitizers' and libFuzzer's runtimes (libclang-rt-14-dev, which clang
+# only recommends) and llvm's llvm-symbolizer, which puts file and line in
+# the reports.
+MR_SANITIZE_PACKAGES="clang libclang-rt-14-dev llvm"
 
 # Those of the named Debian packages that are not installed.
 mr_missing() {
@@ -53,6 +60,10 @@ mr_install_packages() {
 
 mr_install_kernel_packages() {
 	mr_install_missing $MR_KERNEL_PACKAGES
+}
+
+mr_install_sanitize_packages() {
+	mr_install_missing $MR_SANITIZE_PACKAGES
 }
 
 # Configures (once) and builds in the source tree.

@@ -31,6 +31,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+/* The reallocarray overflow below must fail with ENOMEM, as glibc's
+ * does; AddressSanitizer's allocator reports it and aborts unless told
+ * to return NULL. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+#endif
+
 #define MiB (1024UL * 1024)
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)

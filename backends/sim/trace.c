@@ -1209,7 +1209,7 @@ MR_EXPORT int mr_sim_trace_parse(const char *text, size_t len,
 				 size_t errlen)
 {
 	struct parser ps = { .err = errbuf, .errlen = errlen };
-	const char *p, *e, *end = text + len;
+	const char *p, *e, *end;
 	int r = 0;
 
 	if (errbuf && errlen)
@@ -1219,6 +1219,7 @@ MR_EXPORT int mr_sim_trace_parse(const char *text, size_t len,
 			snprintf(errbuf, errlen, "no text or no result");
 		return -EINVAL;
 	}
+	end = text + len; /* not before the check: NULL + 0 is undefined */
 	ps.t = calloc(1, sizeof(*ps.t));
 	if (!ps.t)
 		return -ENOMEM;
