@@ -86,7 +86,7 @@ static void usage(FILE *f)
 		"  --cgroup PATH           the group's directory, an absolute path\n"
 		"  --self                  instead of --cgroup (not with it): the memory cgroup memreclaimd itself runs in\n"
 		"  --margin SIZE           keep usage this far below the group's limit (required; at least 4K, below the limit)\n"
-		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin)\n"
+		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin, at most half of limit - margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
 		"  --backend auto|cgroup1|cgroup2  auto picks from the path's filesystem; default: MEMRECLAIM_BACKEND, else auto\n"
 		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
@@ -100,6 +100,10 @@ static void usage(FILE *f)
 		"group's limit (at most 4 decimals); margin + hysteresis may not exceed the limit.\n"
 		"Statistics: usage, limit, limit hits (memory.failcnt) since the group's creation\n"
 		"and since memreclaimd started, what the worker did, and memreclaimd's CPU time.\n"
+		"Environment: MEMRECLAIM_BACKEND (auto, cgroup1 or cgroup2) when --backend is not\n"
+		"given; MEMRECLAIM_STATE_DIR, the absolute path of the directory the limit\n"
+		"journal lives in (default /run/memreclaim; owned by this user, not writable by\n"
+		"others).\n"
 		"Exit status: 0 after a clean stop, 1 when the library fails, 2 on a bad option\n"
 		"(each option may be given once); after a bad option nothing has changed.\n",
 		DEFAULT_STATS_INTERVAL_S);
@@ -442,13 +446,20 @@ static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
 			   const struct options *o,
 			   const struct mr_limits *lim)
 {
+	struct policy_bytes b;
 	int r;
 
-	r = policyopt_apply(PROG, g, o->cgroup, &o->policy, lim, NULL);
+	r = policyopt_apply(PROG, g, o->cgroup, &o->policy, lim, &b);
 	if (r == -ERANGE)
 		return EXIT_BAD_OPTION;
 	if (r < 0)
 		return EXIT_FAILURE_LIB;
+	/* What the options came to, so a default is never a surprise. */
+	if (lim->limit_bytes != MR_UNLIMITED)
+		fprintf(stderr, PROG ": %s: margin %.1f MiB, hysteresis %.1f MiB: "
+			"each wake-up reclaims down to %.1f MiB below the "
+			"limit\n", o->cgroup, mib(b.margin),
+			mib(b.hysteresis), mib(b.margin + b.hysteresis));
 	if (o->sched_set) {
 		r = mr_ctx_set_worker_sched(ctx, o->sched, o->nice);
 		if (r < 0) {

@@ -1060,7 +1060,7 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	       d->opt.rounds, d->opt.margin_bytes / MIB,
 	       d->opt.hysteresis_bytes / MIB,
 	       d->opt.policy.hysteresis.set ? "" :
-	       " (its default: the margin)");
+	       " (its default)");
 	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s\n", "run",
 	       "failcnt growth", "reader MiB/s", "rounds", "p50 ms", "p99 ms",
 	       "max ms", "worker calls", "worker MiB", "worker CPU s");

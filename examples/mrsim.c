@@ -25,9 +25,9 @@
  * without any (the baseline); with no policy option, only the baseline.
  * The policy options are memreclaimd's, parsed and applied by the same
  * code (policyopt.c): SIZE is bytes, K, M, G, or N% of each group's
- * limit; the hysteresis defaults to the margin. They apply to every group
- * that has a max of its own, or, with --group (repeatable), to the groups
- * named; a group without a limit gets no margin (and no % soft limit),
+ * limit; the hysteresis defaults to the margin, at most half of limit -
+ * margin. They apply to every group that has a max of its own, or, with
+ * --group (repeatable), to the groups named; a group without a limit gets no margin (and no % soft limit),
  * and is said so. mrsim prints the policy each group got, in bytes, and a
  * table of the figures of interest, a row per group and figure, columns
  * "without" and "with policy"; with --json one line:
@@ -140,7 +140,7 @@ static void usage(FILE *f)
 		"The policy, as memreclaimd takes it (with --trace only):\n"
 		"  --margin SIZE           keep usage this far below the group's limit\n"
 		"  --hysteresis SIZE       each wake-up reclaims this much further below limit -\n"
-		"                          margin (default: the margin, cut to fit the limit)\n"
+		"                          margin (default: the margin, at most half of limit - margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or\n"
 		"                          auto (excess/4, <= 64M, <= limit/8)\n"
 		"  --soft-limit SIZE       the library's soft limit (mr_group_set_soft_limit()),\n"

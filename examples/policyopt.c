@@ -216,23 +216,27 @@ static void explain_range(const char *prefix, mr_group_t *g,
 /* The hysteresis for the limit. Default: the margin itself, so each
  * wake-up frees a margin's worth in large batches. With 0 the worker
  * frees only the excess, 128 KiB at a time, and a reader charging at
- * GB/s outruns it (measured with scripts/demo). Cut so that margin +
- * hysteresis stays within the limit. */
+ * GB/s outruns it (measured with scripts/demo). The default is cut to
+ * half of what lies below limit - margin (whole 4 KiB pages): the
+ * library keeps a hysteresis it accepted whole, so a default that
+ * reached down to 0 (a 40 MiB margin in a 64 MiB group) would empty the
+ * group at every wake-up. */
 static uint64_t hysteresis_for(const struct policy_opts *p, uint64_t limit)
 {
 	bool unlimited = limit == MR_UNLIMITED;
-	uint64_t hyst;
+	uint64_t margin, cap;
 
 	if (p->hysteresis.set)
 		return p->hysteresis.is_ppm ?
 		       policyopt_ppm_of(limit, p->hysteresis.ppm) :
 		       p->hysteresis.bytes;
-	hyst = p->margin.bytes;
+	margin = p->margin.bytes;
 	if (p->margin.is_ppm && !unlimited)
-		hyst = policyopt_ppm_of(limit, p->margin.ppm);
-	if (!unlimited && hyst < limit && hyst > limit - hyst)
-		hyst = limit - hyst;
-	return hyst;
+		margin = policyopt_ppm_of(limit, p->margin.ppm);
+	if (unlimited || margin >= limit)
+		return margin;
+	cap = (limit - margin) / 2 / 4096 * 4096;
+	return margin < cap ? margin : cap;
 }
 
 /* A batch given in % of the limit: whole pages, 4K .. 1024G. */

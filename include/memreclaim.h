@@ -13,7 +13,7 @@
  *    after fork(), -ERANGE a margin that does not fit below the limit,
  *    -EBUSY a lock of the group is held (another handle keeps its margin,
  *    or a reclaim step or a reader, of this process or another, held it
- *    for longer than the wait; the log names the holder) or the
+ *    for longer than the wait, when the log names the holder) or the
  *    context's worker is busy (its thread runs, or a dispatch does),
  *    -EALREADY / -ESRCH the worker already runs / does not run, -EEXIST
  *    a group that already exists. mr_strerror() describes each.
@@ -60,10 +60,10 @@ extern "C" {
 
 /* The version of this header. mr_version() gives the library's. */
 #define MR_VERSION_MAJOR 0
-#define MR_VERSION_MINOR 1
+#define MR_VERSION_MINOR 2
 #define MR_VERSION_MICRO 0
 
-/* The package version of the library that is running, e.g. "0.1.0".
+/* The package version of the library that is running, e.g. "0.2.0".
  * Returns a static string. MT-safe. */
 MR_EXPORT const char *mr_version(void);
 

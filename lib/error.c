@@ -39,7 +39,8 @@ MR_EXPORT const char *mr_strerror(int err)
 	case EBUSY:
 		return "the group is busy: a lock of it is held (by a reclaim "
 		       "step, a reader or the keeper of its margin, in this "
-		       "process or another; the log names the holder), or it "
+		       "process or another; for a step or a reader that waited, "
+		       "the log names the holder), or it "
 		       "holds processes or groups that stand in the way";
 	case ERANGE:
 		return "the margin does not fit below the limit";

@@ -478,8 +478,9 @@ START_TEST(strerror_texts)
 			 "the margin does not fit below the limit");
 	ck_assert_str_eq(mr_strerror(-EBUSY), "the group is busy: a lock of it "
 			 "is held (by a reclaim step, a reader or the keeper of "
-			 "its margin, in this process or another; the log names "
-			 "the holder), or it holds processes or groups that "
+			 "its margin, in this process or another; for a step or "
+			 "a reader that waited, the log names the holder), or "
+			 "it holds processes or groups that "
 			 "stand in the way");
 }
 END_TEST

@@ -58,6 +58,15 @@ if grep -q '^policy /web (limit 314572800): margin 33554432, hysteresis 33554432
 else
 	fail "no policy line for /web"; cat "$tmp/out"
 fi
+# A large margin: the default hysteresis is cut to half of what lies
+# below limit - margin (50 MiB of 100), never down to an empty group.
+run --trace "$web" --margin 200M --batch auto --group /web
+if grep -q '^policy /web (limit 314572800): margin 209715200, hysteresis 52428800, batch auto' "$tmp/out"; then
+	ok "the default hysteresis of a large margin: half of limit - margin"
+else
+	fail "no policy line with hysteresis 52428800 for a 200M margin"; cat "$tmp/out" "$tmp/err"
+fi
+run --trace "$web" --margin 32M --batch auto
 without=$(figure /web failcnt_count 3)
 with=$(figure /web failcnt_count 4)
 if [ -n "$without" ] && [ -n "$with" ] && [ "$with" -lt "$without" ]; then
