@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The reference scenarios S1-S5 (../shared/REFERENCE-RESULTS.md, quoted
- * in docs/simulator.md): each re-runs a published experiment on the
+ * The reference scenarios S1-S5 (the published results quoted in
+ * docs/simulator.md): each re-runs a published experiment on the
  * model, for the two (or more) policies it compares, and reports its
  * figures and its table in the reference's form.
  */

@@ -218,7 +218,8 @@ static int read_file(void *arg)
 /* Writes, fsyncs, drops and reads back a new file: clean page cache in
  * the folios readahead makes. (The folios of a write can be much larger
  * on kernels whose filesystem has large folios, 6.x ext4: reclaim then
- * frees a whole one at a time, beyond issue 2's tolerance.) */
+ * frees a whole one at a time, beyond the plain reclaim tolerance;
+ * tests/reclaim-bound.h allows one folio.) */
 static int write_read_file(void *arg)
 {
 	const struct file_job *j = arg;
