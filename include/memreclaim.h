@@ -60,10 +60,10 @@ extern "C" {
 
 /* The version of this header. mr_version() gives the library's. */
 #define MR_VERSION_MAJOR 0
-#define MR_VERSION_MINOR 2
+#define MR_VERSION_MINOR 1
 #define MR_VERSION_MICRO 0
 
-/* The package version of the library that is running, e.g. "0.2.0".
+/* The package version of the library that is running, e.g. "0.1.0".
  * Returns a static string. MT-safe. */
 MR_EXPORT const char *mr_version(void);
 
@@ -255,7 +255,7 @@ struct mr_limits {
 	 * kernels before 5.2). */
 	uint64_t limit_hits;
 	uint32_t flags; /* MR_LIMITS_* */
-	/* Since 0.2. Which of the fields below the backend reported
+	/* Which of the fields below the backend reported
 	 * (MR_LIMITS_HAS_*). A clear bit means absent, not zero: cgroup v1
 	 * has no memory.high, memory.low or memory.min; the fields then
 	 * read MR_UNLIMITED (high) or 0. */
@@ -282,7 +282,7 @@ struct mr_limits {
 	 * and memory.swap.max; MR_UNLIMITED: none). */
 	uint64_t swap_usage_bytes;
 	uint64_t swap_limit_bytes;
-	/* Since 0.2 (MR_LIMITS_HAS_BINDING). The group whose limit is
+	/* MR_LIMITS_HAS_BINDING. The group whose limit is
 	 * limit_bytes, as a number of levels above this one (0: the group
 	 * itself; its path is mr_group_path() without that many last
 	 * components), that group's usage, and the headroom under it:
@@ -293,7 +293,7 @@ struct mr_limits {
 	uint32_t binding_level;
 	uint64_t binding_usage_bytes;
 	uint64_t headroom_bytes;
-	/* Since 0.2 (MR_LIMITS_HAS_SWAP_FREE). Whether a limit reclaim of
+	/* MR_LIMITS_HAS_SWAP_FREE. Whether a limit reclaim of
 	 * the group may swap its anonymous memory out. swap_free_bytes: the
 	 * swap the group may still use, the host's free swap (SwapFree of
 	 * /proc/meminfo) and on cgroup v2 at most the headroom under
@@ -335,7 +335,7 @@ MR_EXPORT int mr_group_read_limits(mr_group_t *group, struct mr_limits *limits);
 #define MR_RECLAIM_ROOT_TOP     UINT32_MAX        /* global reclaim */
 #define MR_RECLAIM_ROOT_BINDING (UINT32_MAX - 1)  /* at the binding limit */
 
-/* Since 0.2. A group's protection as one reclaim sees it. The caller sets
+/* A group's protection as one reclaim sees it. The caller sets
  * size = sizeof(struct mr_protection); fields past size are neither read
  * nor written. */
 struct mr_protection {
@@ -437,7 +437,7 @@ struct mr_memstat {
 	uint64_t pgsteal_bytes;          /* v2 only */
 	uint64_t workingset_refault_anon_bytes;
 	uint64_t workingset_refault_file_bytes;
-	/* Since 0.2. Kernel memory charged to the group (v2 `kernel`, Linux
+	/* Kernel memory charged to the group (v2 `kernel`, Linux
 	 * 5.18; on older v2 kernels the sum of its parts: kernel_stack,
 	 * pagetables, sec_pagetables, percpu, sock, vmalloc, slab; v1:
 	 * absent). */
@@ -1451,7 +1451,7 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *group, uint64_t bytes);
  * of arming. MT-safe; async-signal-safe and allocation-free once armed. */
 MR_EXPORT int mr_group_thp_advise(mr_group_t *group, uint64_t length_bytes);
 
-/* Since 0.2. mr_group_thp_advise(), and the shortfall to reclaim before
+/* mr_group_thp_advise(), and the shortfall to reclaim before
  * the huge pages are charged: for MR_THP_ADVICE_RECLAIM_THEN_HUGE, what
  * the estimate with the region would exceed limit - margin by, written
  * to *reclaim_bytes (0 for the other answers). Reclaim it
@@ -1544,11 +1544,10 @@ struct mr_charge_stats {
 	uint64_t limit_bytes;      /* the binding limit in use */
 	uint64_t high_bytes;       /* the throttle high in use */
 	uint64_t reclaimable_bytes; /* the clean page cache in use */
-	/* Since 0.2 (a caller's smaller size leaves it alone). */
 	uint64_t thp_fallbacks;    /* mr_group_thp_advise() answers
 				      MR_THP_ADVICE_SMALL: huge pages wanted,
 				      small pages advised */
-	/* Since 0.2, after thp_fallbacks. The anonymous memory in use as
+	/* The anonymous memory in use as
 	 * reclaimable by swap (lib/swap.h: at most the swap left for the
 	 * group; 0 with swappiness 0): the charge's RECLAIM-or-REFUSE
 	 * counts it with reclaimable_bytes, THP advice does not. */

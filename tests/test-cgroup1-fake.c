@@ -41,8 +41,8 @@
 #include "log.h"
 #include "swap.h"
 
-#define MiB (1024ULL * 1024)
-#define UNLIMITED_4K 9223372036854771712ULL
+#define MiB ((uint64_t)1024 * 1024)
+#define UNLIMITED_4K ((uint64_t)9223372036854771712ULL)
 #define MAX_FDS 1024
 
 static char tmp[64], grp[128], state[128];

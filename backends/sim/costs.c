@@ -64,11 +64,11 @@ static const struct sim_costs costs_2011 = {
 
 static const struct sim_costs costs_today = {
 	.name = "today",
-	/* REFERENCE-RESULTS.md, S1 today: a reclaim call of clean cache
-	 * 56-86 us (1-1.5 ms at p99) on kernel 6.18. A call for
-	 * SWAP_CLUSTER_MAX pages in a group of a few hundred MiB makes three
-	 * priority passes (each list scanned by its own size >> priority):
-	 * 20 us a pass gives about 60 us a call. */
+	/* The reference results of S1 today (docs/simulator.md): a reclaim
+	 * call of clean cache 56-86 us (1-1.5 ms at p99) on kernel 6.18. A
+	 * call for SWAP_CLUSTER_MAX pages in a group of a few hundred MiB
+	 * makes three priority passes (each list scanned by its own size >>
+	 * priority): 20 us a pass gives about 60 us a call. */
 	.reclaim_call_ns = 20 * US,
 	.scan_page_ns = 40,
 	.free_page_ns = 40,
@@ -95,8 +95,10 @@ static const struct sim_costs costs_today = {
 	.zswap_store_page_ns = 3 * US,
 	.zswap_load_page_ns = 2 * US,
 	.copy_page_ns = 300,
-	/* KERNEL-TESTING.md: a pread of usage 1.5 us; an eventfd wake-up
-	 * and a context switch a few tens of us on a busy machine. */
+	/* A pread of usage on a kept fd of cgroup v1 1.5 us on an idle
+	 * machine (bench-fastpath reads 1.6-3.5 us under load,
+	 * docs/PERFORMANCE.md); an eventfd wake-up and a context switch a few tens of us on a busy
+	 * machine. */
 	.worker_wakeup_ns = 30 * US,
 	.usage_read_ns = 1500,
 };

@@ -384,7 +384,7 @@ static double ratio(double a, double b)
 	return b > 0.0 ? a / b : (a > 0.0 ? 1e9 : 1.0);
 }
 
-/* The 2011 band (REFERENCE-RESULTS.md). */
+/* The 2011 band (the reference results of docs/simulator.md, S1). */
 static bool band_2011(struct sim_report *rep, const struct outcome *o)
 {
 	bool ok = true;
