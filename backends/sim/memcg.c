@@ -908,17 +908,9 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 
 /* ---------------------------------------------------------------- high */
 
-void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
-			     const struct mr_throttle_curve *curve)
+void sim_memcg_set_high_mode(struct sim_machine *m, int mode)
 {
 	m->high_mode = mode;
-	if (curve)
-		m->high_curve = *curve;
-	else
-		m->high_curve = (struct mr_throttle_curve){
-			.kind = MR_THROTTLE_KERNEL,
-			.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
-		};
 }
 
 /* mm/memcontrol.c reclaim_high(): each level from g up, below the root,
@@ -942,61 +934,69 @@ static uint64_t reclaim_high(struct sim_machine *m, struct sim_memcg *g,
 	return total;
 }
 
-/* The 5.6 calculate_high_delay() (e26733e0d0ec, 5.6-rc7; fixed by
- * 9b8b17541f13, "mm, memcg: do not high throttle allocators based on
- * wraparound", 5.7-rc1) in its own unsigned 64-bit arithmetic, at HZ
- * 1000: every level below the root counts, the group itself included, and
- * one whose usage is below its high gives a wrapped usage - high. For a
- * finite high that is about 2^64 / high, whose square overflows to a large
- * number of jiffies: the 2 s clamp, slept by a task whose reclaim has just
- * brought usage under high. A high of "max" is PAGE_COUNTER_MAX there, and
- * its wrapped overage comes out near 0. */
-#define PAGE_COUNTER_MAX_56 (INT64_MAX / SIM_PAGE_SIZE)
-#define HZ_56 1000ULL
-static uint64_t delay_buggy_56(const struct sim_memcg *g, uint64_t nr_pages)
+/* The kernel's penalty in its own unsigned 64-bit arithmetic (overflow
+ * included), at HZ 1000: mm/memcontrol.c calculate_overage() and
+ * calculate_high_delay(). Every level below the root counts, the group
+ * itself included (e26733e0d0ec, "mm, memcg: throttle allocators based on
+ * ancestral memory.high", 5.6-rc7), the largest overage
+ * (mem_find_max_overage()) gives 64 s * r^2 per MEMCG_CHARGE_BATCH
+ * pages, in jiffies, scaled to the pages charged above high and clamped
+ * at MEMCG_MAX_HIGH_DELAY_JIFFIES (2 s; inside calculate_high_delay() in
+ * 5.6, in mem_cgroup_handle_over_high() since "mm: move penalty delay
+ * clamping out of calculate_high_delay()", 5.8, the same without
+ * memory.swap.high, which the model has not). The simulated kernel
+ * throttles with this alone; a library curve acts on the charges a
+ * program asks mr_group_charge() for, and the program sleeps its delay
+ * (workload-backup.c). */
+#define KERNEL_HZ 1000ULL
+#define MAX_HIGH_DELAY_JIFFIES (2 * KERNEL_HZ)
+#define DELAY_PRECISION_SHIFT 20
+#define DELAY_SCALING_SHIFT 14
+/* PAGE_COUNTER_MAX (LONG_MAX / PAGE_SIZE): a high of "max". */
+#define PAGE_COUNTER_MAX (INT64_MAX / SIM_PAGE_SIZE)
+
+/* calculate_overage(): (usage - high) / high in 2^-20 units, high taken
+ * as at least one page. Since 9b8b17541f13 ("mm, memcg: do not high
+ * throttle allocators based on wraparound", 5.7-rc1, 5.6.5) 0 at or
+ * below high. 5.6 (wraps) subtracted first: a level below its finite
+ * high gives a wrapped usage - high, about 2^64 / high, whose square in
+ * calculate_high_delay() comes out as a large number of jiffies, the 2 s
+ * clamp, slept by a task whose reclaim has just brought usage under
+ * high; a high of "max" wraps to an overage near 0. */
+static uint64_t calculate_overage(uint64_t usage, uint64_t high, bool wraps)
 {
-	uint64_t usage, high, overage, max_overage = 0, jiffies;
+	uint64_t overage;
+
+	if (!wraps && usage <= high)
+		return 0;
+	if (high < 1)
+		high = 1;
+	overage = usage - high;
+	overage <<= DELAY_PRECISION_SHIFT;
+	return overage / high;
+}
+
+static uint64_t high_delay_ns(const struct sim_machine *m,
+			      const struct sim_memcg *g, uint64_t nr_pages)
+{
+	bool wraps = m->high_mode == SIM_HIGH_BUGGY_56;
+	uint64_t high, overage, max_overage = 0, jiffies;
 
 	for (; g && g->parent; g = g->parent) {
-		usage = g->usage;
 		high = g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED ?
-		       PAGE_COUNTER_MAX_56 : g->knob[SIM_KNOB_HIGH];
-		if (high < 1)
-			high = 1;
-		overage = usage - high;
-		overage <<= 20;                 /* DELAY_PRECISION_SHIFT */
-		overage /= high;
+		       PAGE_COUNTER_MAX : g->knob[SIM_KNOB_HIGH];
+		overage = calculate_overage(g->usage, high, wraps);
 		if (overage > max_overage)
 			max_overage = overage;
 	}
 	if (!max_overage)
 		return 0;
-	jiffies = max_overage * max_overage * HZ_56;
-	jiffies >>= 20 + 14;            /* PRECISION + SCALING_SHIFT */
+	jiffies = max_overage * max_overage * KERNEL_HZ;
+	jiffies >>= DELAY_PRECISION_SHIFT + DELAY_SCALING_SHIFT;
 	jiffies = jiffies * nr_pages / CHARGE_BATCH;
-	if (jiffies > 2 * HZ_56)        /* MEMCG_MAX_HIGH_DELAY_JIFFIES */
-		jiffies = 2 * HZ_56;
-	return jiffies * (1000000000ULL / HZ_56);
-}
-
-/* Since 5.8: the largest overage of g and its ancestors below the root
- * through the curve (the library's mr_throttle_delay_ns(), whose
- * MR_THROTTLE_KERNEL is the kernel's own), 0 at or below high. */
-static uint64_t delay_curve(const struct sim_machine *m,
-			    const struct sim_memcg *g, uint64_t nr_pages)
-{
-	uint64_t worst = 0, d;
-
-	for (; g && g->parent; g = g->parent) {
-		if (g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED)
-			continue;
-		if (mr_throttle_delay_ns(&m->high_curve, sim_bytes(g->usage),
-					 sim_bytes(g->knob[SIM_KNOB_HIGH]),
-					 sim_bytes(nr_pages), &d) == 0 &&
-		    d > worst)
-			worst = d;
-	}
-	return worst;
+	if (jiffies > MAX_HIGH_DELAY_JIFFIES)
+		jiffies = MAX_HIGH_DELAY_JIFFIES;
+	return jiffies * (1000000000ULL / KERNEL_HZ);
 }
 
 /* mem_cgroup_handle_over_high(): reclaim the batches charged above high,
@@ -1020,8 +1020,7 @@ void sim_memcg_handle_high(struct sim_machine *m)
 	g = t->memcg;
 	for (;;) {
 		reclaimed = reclaim_high(m, g, to_reclaim);
-		delay = m->high_mode == SIM_HIGH_BUGGY_56 ?
-			delay_buggy_56(g, nr) : delay_curve(m, g, nr);
+		delay = high_delay_ns(m, g, nr);
 		if (delay <= MIN_THROTTLE_NS)
 			return;
 		if (m->high_mode == SIM_HIGH_BUGGY_56 ||

@@ -222,7 +222,6 @@ struct sim_machine {
 	 * that finding one costs O(1), not O(groups). */
 	struct sim_memcg *memcg_hash[SIM_MEMCG_HASH];
 	int high_mode, thp_mode, thp_policy, soft_mode;
-	struct mr_throttle_curve high_curve;
 };
 
 /* machine.c */

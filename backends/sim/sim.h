@@ -220,10 +220,14 @@ enum sim_knob {
 	SIM_NR_KNOBS,
 };
 
-/* How memory.high's penalty is computed: the kernel's since 5.8 with the
- * curve given, or the 5.6-era defect: a level (the group or an ancestor)
- * whose usage is below its high gives a wrapped overage, and the task
- * sleeps the 2 s maximum after reclaim brought it under high (S3). */
+/* The kernel era of memory.high's reclaim and penalty on the return to
+ * user space (mm/memcontrol.c mem_cgroup_handle_over_high(),
+ * calculate_overage(), calculate_high_delay()), the default:
+ * KERNEL, since 5.8: no penalty at or below high, and reclaim retried
+ * before the task sleeps; BUGGY_56, 5.6: one reclaim, and a level (the
+ * group or an ancestor) whose usage is below its high gives a wrapped
+ * overage, so the task sleeps the 2 s maximum after reclaim brought it
+ * under high (S3). */
 enum sim_high_mode {
 	SIM_HIGH_KERNEL = 0,
 	SIM_HIGH_BUGGY_56 = 1,
@@ -337,10 +341,10 @@ uint64_t sim_memcg_binding_high(const struct sim_memcg *g);
 int sim_memcg_remove(struct sim_memcg *g);
 bool sim_memcg_removed(const struct sim_memcg *g);
 
-/* The curve used above high (NULL: the kernel's), copied (a TABLE
- * curve's points must outlive the machine). */
-void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
-			     const struct mr_throttle_curve *curve);
+/* The kernel's behaviours the scenarios compare, machine-wide: enum
+ * sim_high_mode, enum sim_thp_mode (with the library's THP policy for
+ * SIM_THP_LIBRARY), enum sim_soft_mode. */
+void sim_memcg_set_high_mode(struct sim_machine *m, int mode);
 void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy);
 void sim_memcg_set_soft_mode(struct sim_machine *m, int mode);
 

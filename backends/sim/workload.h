@@ -45,7 +45,18 @@ int sim_dd_spawn(struct sim_machine *m, struct sim_memcg *g,
 /* workload-backup.c: tar piping into gzip (S3). tar reads a tree of files
  * one after the other and copies them into a pipe; gzip takes pages out
  * of the pipe, compresses them and writes the archive. Both run in one
- * group; the caller runs the machine, the result fills as they run. */
+ * group; the caller runs the machine, the result fills as they run.
+ *
+ * With a library handle, tar is a program that accounts what it reads
+ * through the library's fast path: before each read it asks
+ * mr_group_charge() for the pages the read brings into the group and
+ * sleeps the delay it is given (the library's throttle curve; the kernel
+ * throttles with its own as well), and gives a file's pages back
+ * (mr_group_uncharge()) once it has read the file to its end; from then
+ * on the library sees them in the group's usage, for as long as the
+ * kernel keeps them cached. A verdict that charges nothing (RECLAIM,
+ * REFUSE: the estimate above the limit) leaves the read to the kernel's
+ * limit. */
 struct sim_backup_params {
 	uint64_t files;          /* files in the tree */
 	uint64_t tree_pages;     /* their mean total size (sizes are drawn
@@ -55,6 +66,18 @@ struct sim_backup_params {
 	uint64_t compress_ns;    /* gzip's CPU per input page */
 	uint64_t ratio;          /* input pages per archive page */
 	uint64_t write_pages;    /* gzip's writes to the archive */
+	mr_group_t *lib;         /* tar's handle on the group, or NULL: tar
+				    asks the library nothing */
+};
+
+/* The delays the library gave tar (MR_CHARGE_DELAY), slept in full. A
+ * delay counts as given at or below high when the group's usage plus the
+ * batch the fast path drew for the charge (max(MR_CHARGE_BATCH_BYTES,
+ * bytes), as try_charge_memcg() checks high with its batch charged) was
+ * at or below the group's binding high. */
+struct sim_backup_delays {
+	uint64_t count, ns, max_ns;
+	uint64_t at_or_below_high;
 };
 
 struct sim_backup_result {
@@ -63,6 +86,7 @@ struct sim_backup_result {
 	uint64_t archive_pages;
 	int error;                     /* first error of a task, or 0 */
 	struct sim_task_stats tar, gzip; /* at each task's end */
+	struct sim_backup_delays lib;  /* tar's library delays */
 };
 
 struct sim_backup;
