@@ -736,96 +736,48 @@ void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n)
 	sim_memcg_usage_changed(g);
 }
 
-/* Direct reclaim at a limit, in the running task; the rate it achieved
- * is remembered for MR_THP_BUDGET. Fills *res. */
-static void limit_reclaim(struct sim_machine *m, struct sim_memcg *over,
-			  uint64_t nr, bool clean_only,
-			  struct sim_reclaim_result *res)
-{
-	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, clean_only, res);
-	over->limit_reclaimed += res->reclaimed;
-	over->limit_reclaim_ns += res->ns;
-}
-
 /* One reclaim for a huge-page charge: its anon swap-outs are counted as
  * the huge page's (what the 2014 fix's review feared). */
 static uint64_t thp_limit_reclaim(struct sim_machine *m,
-				  struct sim_memcg *over, uint64_t nr,
-				  bool clean_only)
+				  struct sim_memcg *over, uint64_t nr)
 {
 	struct sim_reclaim_result res;
 
-	limit_reclaim(m, over, nr, clean_only, &res);
+	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, false, &res);
 	sim_memcg_count(over, SIM_THP_SWPOUT, res.swapped);
 	return res.reclaimed;
 }
 
-/* MR_THP_BUDGET's budget: what reclaim frees, at the group's measured
- * limit-reclaim rate, in the time the huge page saves its task (the small
- * faults it replaces). 0 before the group has reclaimed at all. */
-static uint64_t thp_budget_pages(const struct sim_machine *m,
-				 const struct sim_memcg *over)
-{
-	uint64_t save_ns = (SIM_HPAGE_NR - 1) * m->costs.minor_fault_ns;
-
-	if (!over->limit_reclaim_ns || save_ns <= m->costs.hpage_fault_ns)
-		return 0;
-	return (uint64_t)((unsigned __int128)over->limit_reclaimed *
-			  (save_ns - m->costs.hpage_fault_ns) /
-			  over->limit_reclaim_ns);
-}
-
 /* The reclaim of a huge-page charge (512 pages, GFP_TRANSHUGE: no OOM,
- * __GFP_NORETRY) that does not fit under `over`. Returns false when the
- * policy gives up at once, true when it reclaimed (the caller then looks
- * at the room). */
-static bool thp_reclaim(struct sim_machine *m, struct sim_memcg *over)
+ * __GFP_NORETRY) that does not fit under `over`; the caller then looks
+ * at the room. The charge is the kernel's alone: a program that asks
+ * the library first (mr_group_thp_advise()) and is advised small pages
+ * never faults a huge page in (MADV_NOHUGEPAGE), and one advised to
+ * reclaim has reclaimed through the backend before its fault
+ * (workload-thp.c). */
+static void thp_reclaim(struct sim_machine *m, struct sim_memcg *over)
 {
-	uint64_t shortfall, total = 0, clean = 0, budget = 0;
+	uint64_t total = 0;
 	unsigned loop;
-	int advice;
 
-	switch (m->thp_mode) {
-	case SIM_THP_OLD:
+	if (m->thp_mode == SIM_THP_OLD) {
 		/* 3.17 mem_cgroup_reclaim(): SWAP_CLUSTER_MAX at a time
 		 * until there is room for one page, at most
 		 * MEM_CGROUP_MAX_RECLAIM_LOOPS times, and no more once two
 		 * rounds freed nothing at all. */
 		for (loop = 0; loop < 100; loop++) {
 			total += thp_limit_reclaim(m, over,
-						   SIM_SWAP_CLUSTER_MAX, false);
+						   SIM_SWAP_CLUSTER_MAX);
 			if (room(over) >= 1 || (loop && !total))
 				break;
 		}
-		return true;
-	case SIM_THP_FULL:
-		/* The 2014 fix (mm: memcontrol: fix transparent huge page
-		 * allocations under pressure): try_to_free_mem_cgroup_pages()
-		 * with the whole charge as its goal. */
-		thp_limit_reclaim(m, over, SIM_HPAGE_NR, false);
-		return true;
-	default:
-		/* The library's policy in place of the goal: it asks for
-		 * the shortfall, only of clean cache for MR_THP_CLEAN_CACHE,
-		 * within the time the huge page saves for MR_THP_BUDGET. */
-		shortfall = SIM_HPAGE_NR - room(over);
-		if (m->thp_policy == MR_THP_CLEAN_CACHE)
-			clean = sim_memcg_clean_cache(over);
-		if (m->thp_policy == MR_THP_BUDGET)
-			budget = thp_budget_pages(m, over);
-		if (mr_thp_decide(m->thp_policy, sim_bytes(SIM_HPAGE_NR),
-				  sim_bytes(over->usage),
-				  sim_bytes(over->knob[SIM_KNOB_MAX]), 0,
-				  sim_bytes(clean), sim_bytes(budget),
-				  &advice) < 0 ||
-		    advice == MR_THP_ADVICE_SMALL)
-			return false;
-		thp_limit_reclaim(m, over,
-				  shortfall > SIM_SWAP_CLUSTER_MAX ?
-				  shortfall : SIM_SWAP_CLUSTER_MAX,
-				  m->thp_policy == MR_THP_CLEAN_CACHE);
-		return true;
+		return;
 	}
+	/* The 2014 fix (mm: memcontrol: fix transparent huge page
+	 * allocations under pressure), as try_charge_memcg() still does:
+	 * try_to_free_mem_cgroup_pages() with the whole charge as its
+	 * goal. */
+	thp_limit_reclaim(m, over, SIM_HPAGE_NR);
 }
 
 /* MEMCG_CHARGE_BATCH of 5.6 to 6.0 (64 since 6.1): the era of S3. */
@@ -878,8 +830,7 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 		sim_memcg_count(over, SIM_FAILCNT, 1);
 		sim_memcg_count(over, SIM_EV_MAX, 1);
 		if (huge) {
-			if (!thp_reclaim(m, over))
-				return -ENOMEM;
+			thp_reclaim(m, over);
 			if (room(over) >= n)
 				continue;
 			/* Since the 2014 fix a miss drains the per-CPU
@@ -892,7 +843,7 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 		}
 		/* try_to_free_mem_cgroup_pages(): at least SWAP_CLUSTER_MAX */
 		nr = n > SIM_SWAP_CLUSTER_MAX ? n : SIM_SWAP_CLUSTER_MAX;
-		limit_reclaim(m, over, nr, false, &res);
+		sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, false, &res);
 		if (res.reclaimed)
 			continue;
 		if (!--retries) {
@@ -1040,10 +991,9 @@ void sim_memcg_handle_high(struct sim_machine *m)
 	sim_stall_end(m);
 }
 
-void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy)
+void sim_memcg_set_thp_mode(struct sim_machine *m, int mode)
 {
 	m->thp_mode = mode;
-	m->thp_policy = policy;
 }
 
 void sim_memcg_set_soft_mode(struct sim_machine *m, int mode)

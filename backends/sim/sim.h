@@ -201,6 +201,9 @@ struct sim_task_stats {
 					  reclaim (the 5.6 defect) */
 	uint64_t stall_ns;             /* memstall: reclaim, refault I/O,
 					  throttling (PSI) */
+	uint64_t swapout_pages;        /* anon pages swapped out by the
+					  reclaims the task ran (direct,
+					  over high, proactive) */
 	uint64_t user_ns;              /* CPU used in sim_cpu() */
 	uint64_t sys_ns;               /* CPU used in the kernel: faults,
 					  sim_kernel_cpu(), the work of
@@ -233,14 +236,16 @@ enum sim_high_mode {
 	SIM_HIGH_BUGGY_56 = 1,
 };
 
-/* How a huge-page charge meets the limit (S5). OLD: reclaim in
- * SWAP_CLUSTER_MAX batches while the group has no room for even one small
- * page, then fail to fall back; FULL: reclaim the whole 512-page goal;
- * LIBRARY: ask mr_thp_decide() with the group's THP policy. */
+/* How the kernel charges a huge page that does not fit (S5; mm/memory.c
+ * and mm/huge_memory.c, do_huge_pmd_anonymous_page() -> the charge of a
+ * 512-page folio, which falls back to small pages when it fails), the
+ * default: OLD, 3.17: reclaim in SWAP_CLUSTER_MAX batches while the
+ * group has no room for even one small page, then fail; FULL, since the
+ * 2014 fix: reclaim the whole 512-page goal, drain the stocks and try
+ * once more, then fail (__GFP_NORETRY). */
 enum sim_thp_mode {
 	SIM_THP_OLD = 0,
 	SIM_THP_FULL = 1,
-	SIM_THP_LIBRARY = 2,
 };
 
 /* Soft-limit reclaim under machine pressure (S2). NONE: soft limits are
@@ -342,10 +347,9 @@ int sim_memcg_remove(struct sim_memcg *g);
 bool sim_memcg_removed(const struct sim_memcg *g);
 
 /* The kernel's behaviours the scenarios compare, machine-wide: enum
- * sim_high_mode, enum sim_thp_mode (with the library's THP policy for
- * SIM_THP_LIBRARY), enum sim_soft_mode. */
+ * sim_high_mode, enum sim_thp_mode, enum sim_soft_mode. */
 void sim_memcg_set_high_mode(struct sim_machine *m, int mode);
-void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy);
+void sim_memcg_set_thp_mode(struct sim_machine *m, int mode);
 void sim_memcg_set_soft_mode(struct sim_machine *m, int mode);
 
 /* Usage in pages, hierarchical (the group and its descendants). */

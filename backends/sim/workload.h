@@ -110,7 +110,9 @@ void sim_backup_free(struct sim_backup *b);
  * 2 MiB range is first tried as a huge page) and unmaps it; the writer
  * writes a file linearly, in write_pages writes, starting over (a new
  * file) at its end, until the faulter is done. The faulter starts once
- * the writer has written prefill_pages, so the group is full of cache. */
+ * the writer has written prefill_pages, so the group is full of cache.
+ * With a library handle, the faulter is a program that asks the library
+ * before each huge-page fault (sim_thp_advise()). */
 struct sim_thp_params {
 	uint64_t range_pages;    /* the faulter's range, a multiple of 512 */
 	uint64_t touch_ns;       /* the faulter's work per page touched */
@@ -120,6 +122,9 @@ struct sim_thp_params {
 	uint64_t write_ns;       /* the writer's mean work per page written
 				    (each write's is drawn exponentially) */
 	uint64_t prefill_pages;
+	mr_group_t *lib;         /* the faulter's handle on the group (THP
+				    advice), or NULL: every huge-page fault
+				    is the kernel's alone */
 };
 
 struct sim_thp_result {
@@ -128,9 +133,31 @@ struct sim_thp_result {
 	uint64_t written_pages;        /* by the writer, in all */
 	uint64_t pgalloc_pages;        /* allocated in the group while the
 					  faulter ran */
+	uint64_t advice_swapout_pages; /* anon swapped out by the reclaims
+					  the library's advice asked for */
 	int error;                     /* first error of a task, or 0 */
 	struct sim_task_stats faulter, writer; /* at each task's end */
 };
+
+/* What a program that asks the library does before it faults a 2 MiB
+ * range in (examples/alloc-hook: hook_thp_prepare(), hook_thp_apply()),
+ * in the running task of m: it refreshes the group's fast path
+ * (mr_group_charge_refresh(): the advice draws nothing, so it reads no
+ * usage itself, and a program that charges nothing through the library
+ * gives it no other; advice on a usage as old as the fast path's 10 ms
+ * interval let S5's small group fault huge pages that no longer fitted,
+ * and the kernel's charge swapped for them), asks
+ * mr_group_thp_advise_reclaim() for 2 MiB and, for
+ * MR_THP_ADVICE_RECLAIM_THEN_HUGE, reclaims the shortfall
+ * (mr_group_reclaim(): the backend's reclaim, the model's memory.reclaim,
+ * run by the task; the anon pages it swaps out are added to
+ * *swapped_pages). Returns 1 to fault the range as a huge page
+ * (MADV_HUGEPAGE: the kernel's charge of it decides, sim_anon_touch()
+ * with thp), 0 for small pages (MADV_NOHUGEPAGE: the kernel tries no huge
+ * page and counts no fallback), or a negative errno of the library (a
+ * reclaim that freed nothing, -EAGAIN, is not one: the fault goes on). */
+int sim_thp_advise(struct sim_machine *m, mr_group_t *lib,
+		   uint64_t *swapped_pages);
 
 struct sim_thp;
 
