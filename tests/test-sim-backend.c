@@ -2,7 +2,7 @@
 /*
  * The library on the simulator backend: groups opened through a context
  * bound to a simulator, and the library's policies behaving on it as their
- * pure-function tests say (margin, batches, THP decision).
+ * pure-function tests say (margin, batches, THP advice).
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -15,6 +15,7 @@
 
 #include "memreclaim.h"
 #include "sim.h"
+#include "workload.h"
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
@@ -466,36 +467,72 @@ START_TEST(threshold_event)
 }
 END_TEST
 
-/* The THP decision on the simulator is mr_thp_decide()'s: in a group
- * full of clean cache at its limit, FALLBACK never charges a huge page,
- * RECLAIM_FULL and CLEAN_CACHE reclaim for every one. */
+/* The THP advice on the simulator is mr_thp_decide()'s, and acts as on a
+ * real kernel: the faulting task asks the library before each huge-page
+ * fault (sim_thp_advise()), reclaims what it is advised to through the
+ * backend and faults small pages where it is advised small, which the
+ * kernel then counts as no huge-page fault at all (a fallback is the
+ * kernel's or the library's advice, mr_charge_stats.thp_fallbacks). In
+ * a group full of clean cache at its limit, FALLBACK never faults a huge
+ * page, RECLAIM_FULL and CLEAN_CACHE reclaim for every one. */
 static sim_obj thp_anon;
+static uint64_t thp_pages;
+static mr_group_t *thp_lib;     /* the task's handle, or NULL: it asks
+				   the library nothing */
 
 static void fault_anon(struct sim_task *t, void *arg)
 {
-	uint64_t off;
+	uint64_t off, swapped = 0;
+	bool huge = true;
+	int r;
 
 	(void)t;
 	(void)arg;
-	for (off = 0; off < PAGES(8 * MiB); off++)
+	for (off = 0; off < thp_pages; off++) {
+		if (thp_lib && off % SIM_HPAGE_NR == 0) {
+			r = sim_thp_advise(sim->m, thp_lib, &swapped);
+			ck_assert_int_ge(r, 0);
+			huge = r == 1;
+		}
 		ck_assert_int_eq(sim_anon_touch(sim->m, thp_anon, off, 1,
-						true), 0);
+						huge), 0);
+	}
+}
+
+/* Faults `pages` of a new anonymous region in from a task of group g,
+ * asking the library with `policy` first (-1: not at all), with the
+ * kernel's charge since the 2014 fix. */
+static void fault_in(struct sim_memcg *g, uint64_t pages, int policy)
+{
+	thp_lib = NULL;
+	if (policy >= 0) {
+		ck_assert_int_eq(mr_group_open(ctx, sim_memcg_path(g), "sim",
+					       &thp_lib), 0);
+		ck_assert_int_eq(mr_group_set_thp_policy(thp_lib, policy, 0),
+				 0);
+	}
+	sim_memcg_set_thp_mode(sim->m, SIM_THP_FULL);
+	thp_pages = pages;
+	thp_anon = sim_anon_new(sim->m, pages);
+	ck_assert(sim_task_spawn(sim->m, "fault", g, 0, fault_anon, NULL));
+	sim_run(sim->m, SIM_UNLIMITED);
 }
 
 static void thp_run(int policy, uint64_t *alloc, uint64_t *fallback)
 {
+	struct mr_charge_stats st = { .size = sizeof(st) };
 	struct sim_memcg *g;
 
 	ck_assert_int_eq(mr_sim_create_group(sim, "/g"), 0);
 	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 32 * MiB), 0);
 	fill("/g", 32 * MiB);
 	g = sim_memcg_find(sim->m, "/g");
-	sim_memcg_set_thp_mode(sim->m, SIM_THP_LIBRARY, policy);
-	thp_anon = sim_anon_new(sim->m, PAGES(8 * MiB));
-	ck_assert(sim_task_spawn(sim->m, "fault", g, 0, fault_anon, NULL));
-	sim_run(sim->m, SIM_UNLIMITED);
+	fault_in(g, PAGES(8 * MiB), policy);
+	ck_assert_int_eq(mr_group_read_charge_stats(thp_lib, &st), 0);
 	*alloc = sim_memcg_counter(g, SIM_THP_FAULT_ALLOC);
-	*fallback = sim_memcg_counter(g, SIM_THP_FAULT_FALLBACK);
+	*fallback = sim_memcg_counter(g, SIM_THP_FAULT_FALLBACK) +
+		    st.thp_fallbacks;
+	ck_assert_int_eq(mr_group_close(thp_lib), 0);
 }
 
 START_TEST(thp_fallback)
@@ -529,18 +566,13 @@ START_TEST(thp_clean_cache)
 END_TEST
 
 /* One huge-page fault in a group 64 pages short of room for it: the
- * kernel's charge (the model's default, trace runs included) asks reclaim
- * for the whole charge, 512 pages (try_charge_memcg() passes nr_pages to
- * try_to_free_mem_cgroup_pages()), not the shortfall; the library's
- * advice (MR_THP_RECLAIM_FULL) asks for the shortfall only. */
-static void touch_one_huge(struct sim_task *t, void *arg)
-{
-	(void)t;
-	(void)arg;
-	ck_assert_int_eq(sim_anon_touch(sim->m, thp_anon, 0, 1, true), 0);
-}
-
-static uint64_t huge_fault_reclaimed(int mode)
+ * kernel's charge (the model's, trace runs included) asks reclaim for the
+ * whole charge, 512 pages (try_charge_memcg() passes nr_pages to
+ * try_to_free_mem_cgroup_pages()), not the shortfall; a task that asks
+ * the library first (MR_THP_RECLAIM_FULL) reclaims the advice's
+ * shortfall only, and the kernel's charge then fits. Returns the pages
+ * reclaimed from the group. */
+static uint64_t huge_fault_reclaimed(bool library)
 {
 	struct sim_memcg *g;
 
@@ -548,25 +580,22 @@ static uint64_t huge_fault_reclaimed(int mode)
 	ck_assert_int_eq(mr_sim_set_knob(sim, "/g", MR_SIM_MAX, 32 * MiB), 0);
 	fill("/g", 30 * MiB + 64 * 4096);
 	g = sim_memcg_find(sim->m, "/g");
-	ck_assert_uint_eq(sim_memcg_counter(g, SIM_PGSTEAL_DIRECT), 0);
-	sim_memcg_set_thp_mode(sim->m, mode, MR_THP_RECLAIM_FULL);
-	thp_anon = sim_anon_new(sim->m, SIM_HPAGE_NR);
-	ck_assert(sim_task_spawn(sim->m, "fault", g, 0, touch_one_huge,
-				 NULL));
-	sim_run(sim->m, SIM_UNLIMITED);
+	ck_assert_uint_eq(sim_memcg_counter(g, SIM_PGSTEAL), 0);
+	fault_in(g, SIM_HPAGE_NR, library ? MR_THP_RECLAIM_FULL : -1);
 	ck_assert_uint_eq(sim_memcg_counter(g, SIM_THP_FAULT_ALLOC), 1);
-	return sim_memcg_counter(g, SIM_PGSTEAL_DIRECT);
+	ck_assert_int_eq(mr_group_close(thp_lib), 0);
+	return sim_memcg_counter(g, SIM_PGSTEAL);
 }
 
 START_TEST(thp_charge_reclaims_the_whole_charge)
 {
-	ck_assert_uint_ge(huge_fault_reclaimed(SIM_THP_FULL), SIM_HPAGE_NR);
+	ck_assert_uint_ge(huge_fault_reclaimed(false), SIM_HPAGE_NR);
 }
 END_TEST
 
 START_TEST(thp_library_reclaims_the_shortfall)
 {
-	uint64_t n = huge_fault_reclaimed(SIM_THP_LIBRARY);
+	uint64_t n = huge_fault_reclaimed(true);
 
 	ck_assert_uint_ge(n, 64);
 	ck_assert_uint_lt(n, SIM_HPAGE_NR);

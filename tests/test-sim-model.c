@@ -512,7 +512,7 @@ static struct sim_task_stats high_reader(int mode, uint64_t *events)
 	struct sim_task_stats st = { 0 }, s;
 	uint64_t off;
 
-	sim_memcg_set_high_mode(m, mode, NULL);
+	sim_memcg_set_high_mode(m, mode);
 	ck_assert_int_eq(sim_memcg_set(g, SIM_KNOB_HIGH, 1000), 0);
 	for (off = 0; off < 4096; off += 32) {
 		ck_assert_int_eq(run_op(m, g, OP_READ, f, off, 32,

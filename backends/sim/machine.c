@@ -183,7 +183,6 @@ struct sim_machine *sim_machine_new(const struct sim_config *cfg)
 		sim_machine_free(m);
 		return NULL;
 	}
-	sim_memcg_set_high_mode(m, SIM_HIGH_KERNEL, NULL);
 	return m;
 }
 

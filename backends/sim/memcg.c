@@ -736,96 +736,48 @@ void sim_memcg_uncharge(struct sim_memcg *g, uint64_t n)
 	sim_memcg_usage_changed(g);
 }
 
-/* Direct reclaim at a limit, in the running task; the rate it achieved
- * is remembered for MR_THP_BUDGET. Fills *res. */
-static void limit_reclaim(struct sim_machine *m, struct sim_memcg *over,
-			  uint64_t nr, bool clean_only,
-			  struct sim_reclaim_result *res)
-{
-	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, clean_only, res);
-	over->limit_reclaimed += res->reclaimed;
-	over->limit_reclaim_ns += res->ns;
-}
-
 /* One reclaim for a huge-page charge: its anon swap-outs are counted as
  * the huge page's (what the 2014 fix's review feared). */
 static uint64_t thp_limit_reclaim(struct sim_machine *m,
-				  struct sim_memcg *over, uint64_t nr,
-				  bool clean_only)
+				  struct sim_memcg *over, uint64_t nr)
 {
 	struct sim_reclaim_result res;
 
-	limit_reclaim(m, over, nr, clean_only, &res);
+	sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, false, &res);
 	sim_memcg_count(over, SIM_THP_SWPOUT, res.swapped);
 	return res.reclaimed;
 }
 
-/* MR_THP_BUDGET's budget: what reclaim frees, at the group's measured
- * limit-reclaim rate, in the time the huge page saves its task (the small
- * faults it replaces). 0 before the group has reclaimed at all. */
-static uint64_t thp_budget_pages(const struct sim_machine *m,
-				 const struct sim_memcg *over)
-{
-	uint64_t save_ns = (SIM_HPAGE_NR - 1) * m->costs.minor_fault_ns;
-
-	if (!over->limit_reclaim_ns || save_ns <= m->costs.hpage_fault_ns)
-		return 0;
-	return (uint64_t)((unsigned __int128)over->limit_reclaimed *
-			  (save_ns - m->costs.hpage_fault_ns) /
-			  over->limit_reclaim_ns);
-}
-
 /* The reclaim of a huge-page charge (512 pages, GFP_TRANSHUGE: no OOM,
- * __GFP_NORETRY) that does not fit under `over`. Returns false when the
- * policy gives up at once, true when it reclaimed (the caller then looks
- * at the room). */
-static bool thp_reclaim(struct sim_machine *m, struct sim_memcg *over)
+ * __GFP_NORETRY) that does not fit under `over`; the caller then looks
+ * at the room. The charge is the kernel's alone: a program that asks
+ * the library first (mr_group_thp_advise()) and is advised small pages
+ * never faults a huge page in (MADV_NOHUGEPAGE), and one advised to
+ * reclaim has reclaimed through the backend before its fault
+ * (workload-thp.c). */
+static void thp_reclaim(struct sim_machine *m, struct sim_memcg *over)
 {
-	uint64_t shortfall, total = 0, clean = 0, budget = 0;
+	uint64_t total = 0;
 	unsigned loop;
-	int advice;
 
-	switch (m->thp_mode) {
-	case SIM_THP_OLD:
+	if (m->thp_mode == SIM_THP_OLD) {
 		/* 3.17 mem_cgroup_reclaim(): SWAP_CLUSTER_MAX at a time
 		 * until there is room for one page, at most
 		 * MEM_CGROUP_MAX_RECLAIM_LOOPS times, and no more once two
 		 * rounds freed nothing at all. */
 		for (loop = 0; loop < 100; loop++) {
 			total += thp_limit_reclaim(m, over,
-						   SIM_SWAP_CLUSTER_MAX, false);
+						   SIM_SWAP_CLUSTER_MAX);
 			if (room(over) >= 1 || (loop && !total))
 				break;
 		}
-		return true;
-	case SIM_THP_FULL:
-		/* The 2014 fix (mm: memcontrol: fix transparent huge page
-		 * allocations under pressure): try_to_free_mem_cgroup_pages()
-		 * with the whole charge as its goal. */
-		thp_limit_reclaim(m, over, SIM_HPAGE_NR, false);
-		return true;
-	default:
-		/* The library's policy in place of the goal: it asks for
-		 * the shortfall, only of clean cache for MR_THP_CLEAN_CACHE,
-		 * within the time the huge page saves for MR_THP_BUDGET. */
-		shortfall = SIM_HPAGE_NR - room(over);
-		if (m->thp_policy == MR_THP_CLEAN_CACHE)
-			clean = sim_memcg_clean_cache(over);
-		if (m->thp_policy == MR_THP_BUDGET)
-			budget = thp_budget_pages(m, over);
-		if (mr_thp_decide(m->thp_policy, sim_bytes(SIM_HPAGE_NR),
-				  sim_bytes(over->usage),
-				  sim_bytes(over->knob[SIM_KNOB_MAX]), 0,
-				  sim_bytes(clean), sim_bytes(budget),
-				  &advice) < 0 ||
-		    advice == MR_THP_ADVICE_SMALL)
-			return false;
-		thp_limit_reclaim(m, over,
-				  shortfall > SIM_SWAP_CLUSTER_MAX ?
-				  shortfall : SIM_SWAP_CLUSTER_MAX,
-				  m->thp_policy == MR_THP_CLEAN_CACHE);
-		return true;
+		return;
 	}
+	/* The 2014 fix (mm: memcontrol: fix transparent huge page
+	 * allocations under pressure), as try_charge_memcg() still does:
+	 * try_to_free_mem_cgroup_pages() with the whole charge as its
+	 * goal. */
+	thp_limit_reclaim(m, over, SIM_HPAGE_NR);
 }
 
 /* MEMCG_CHARGE_BATCH of 5.6 to 6.0 (64 since 6.1): the era of S3. */
@@ -878,8 +830,7 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 		sim_memcg_count(over, SIM_FAILCNT, 1);
 		sim_memcg_count(over, SIM_EV_MAX, 1);
 		if (huge) {
-			if (!thp_reclaim(m, over))
-				return -ENOMEM;
+			thp_reclaim(m, over);
 			if (room(over) >= n)
 				continue;
 			/* Since the 2014 fix a miss drains the per-CPU
@@ -892,7 +843,7 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 		}
 		/* try_to_free_mem_cgroup_pages(): at least SWAP_CLUSTER_MAX */
 		nr = n > SIM_SWAP_CLUSTER_MAX ? n : SIM_SWAP_CLUSTER_MAX;
-		limit_reclaim(m, over, nr, false, &res);
+		sim_reclaim(m, over, nr, SIM_RECLAIM_LIMIT, true, false, &res);
 		if (res.reclaimed)
 			continue;
 		if (!--retries) {
@@ -908,17 +859,9 @@ int sim_memcg_try_charge(struct sim_machine *m, struct sim_memcg *g,
 
 /* ---------------------------------------------------------------- high */
 
-void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
-			     const struct mr_throttle_curve *curve)
+void sim_memcg_set_high_mode(struct sim_machine *m, int mode)
 {
 	m->high_mode = mode;
-	if (curve)
-		m->high_curve = *curve;
-	else
-		m->high_curve = (struct mr_throttle_curve){
-			.kind = MR_THROTTLE_KERNEL,
-			.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
-		};
 }
 
 /* mm/memcontrol.c reclaim_high(): each level from g up, below the root,
@@ -942,61 +885,69 @@ static uint64_t reclaim_high(struct sim_machine *m, struct sim_memcg *g,
 	return total;
 }
 
-/* The 5.6 calculate_high_delay() (e26733e0d0ec, 5.6-rc7; fixed by
- * 9b8b17541f13, "mm, memcg: do not high throttle allocators based on
- * wraparound", 5.7-rc1) in its own unsigned 64-bit arithmetic, at HZ
- * 1000: every level below the root counts, the group itself included, and
- * one whose usage is below its high gives a wrapped usage - high. For a
- * finite high that is about 2^64 / high, whose square overflows to a large
- * number of jiffies: the 2 s clamp, slept by a task whose reclaim has just
- * brought usage under high. A high of "max" is PAGE_COUNTER_MAX there, and
- * its wrapped overage comes out near 0. */
-#define PAGE_COUNTER_MAX_56 (INT64_MAX / SIM_PAGE_SIZE)
-#define HZ_56 1000ULL
-static uint64_t delay_buggy_56(const struct sim_memcg *g, uint64_t nr_pages)
+/* The kernel's penalty in its own unsigned 64-bit arithmetic (overflow
+ * included), at HZ 1000: mm/memcontrol.c calculate_overage() and
+ * calculate_high_delay(). Every level below the root counts, the group
+ * itself included (e26733e0d0ec, "mm, memcg: throttle allocators based on
+ * ancestral memory.high", 5.6-rc7), the largest overage
+ * (mem_find_max_overage()) gives 64 s * r^2 per MEMCG_CHARGE_BATCH
+ * pages, in jiffies, scaled to the pages charged above high and clamped
+ * at MEMCG_MAX_HIGH_DELAY_JIFFIES (2 s; inside calculate_high_delay() in
+ * 5.6, in mem_cgroup_handle_over_high() since "mm: move penalty delay
+ * clamping out of calculate_high_delay()", 5.8, the same without
+ * memory.swap.high, which the model has not). The simulated kernel
+ * throttles with this alone; a library curve acts on the charges a
+ * program asks mr_group_charge() for, and the program sleeps its delay
+ * (workload-backup.c). */
+#define KERNEL_HZ 1000ULL
+#define MAX_HIGH_DELAY_JIFFIES (2 * KERNEL_HZ)
+#define DELAY_PRECISION_SHIFT 20
+#define DELAY_SCALING_SHIFT 14
+/* PAGE_COUNTER_MAX (LONG_MAX / PAGE_SIZE): a high of "max". */
+#define PAGE_COUNTER_MAX (INT64_MAX / SIM_PAGE_SIZE)
+
+/* calculate_overage(): (usage - high) / high in 2^-20 units, high taken
+ * as at least one page. Since 9b8b17541f13 ("mm, memcg: do not high
+ * throttle allocators based on wraparound", 5.7-rc1, 5.6.5) 0 at or
+ * below high. 5.6 (wraps) subtracted first: a level below its finite
+ * high gives a wrapped usage - high, about 2^64 / high, whose square in
+ * calculate_high_delay() comes out as a large number of jiffies, the 2 s
+ * clamp, slept by a task whose reclaim has just brought usage under
+ * high; a high of "max" wraps to an overage near 0. */
+static uint64_t calculate_overage(uint64_t usage, uint64_t high, bool wraps)
 {
-	uint64_t usage, high, overage, max_overage = 0, jiffies;
+	uint64_t overage;
+
+	if (!wraps && usage <= high)
+		return 0;
+	if (high < 1)
+		high = 1;
+	overage = usage - high;
+	overage <<= DELAY_PRECISION_SHIFT;
+	return overage / high;
+}
+
+static uint64_t high_delay_ns(const struct sim_machine *m,
+			      const struct sim_memcg *g, uint64_t nr_pages)
+{
+	bool wraps = m->high_mode == SIM_HIGH_BUGGY_56;
+	uint64_t high, overage, max_overage = 0, jiffies;
 
 	for (; g && g->parent; g = g->parent) {
-		usage = g->usage;
 		high = g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED ?
-		       PAGE_COUNTER_MAX_56 : g->knob[SIM_KNOB_HIGH];
-		if (high < 1)
-			high = 1;
-		overage = usage - high;
-		overage <<= 20;                 /* DELAY_PRECISION_SHIFT */
-		overage /= high;
+		       PAGE_COUNTER_MAX : g->knob[SIM_KNOB_HIGH];
+		overage = calculate_overage(g->usage, high, wraps);
 		if (overage > max_overage)
 			max_overage = overage;
 	}
 	if (!max_overage)
 		return 0;
-	jiffies = max_overage * max_overage * HZ_56;
-	jiffies >>= 20 + 14;            /* PRECISION + SCALING_SHIFT */
+	jiffies = max_overage * max_overage * KERNEL_HZ;
+	jiffies >>= DELAY_PRECISION_SHIFT + DELAY_SCALING_SHIFT;
 	jiffies = jiffies * nr_pages / CHARGE_BATCH;
-	if (jiffies > 2 * HZ_56)        /* MEMCG_MAX_HIGH_DELAY_JIFFIES */
-		jiffies = 2 * HZ_56;
-	return jiffies * (1000000000ULL / HZ_56);
-}
-
-/* Since 5.8: the largest overage of g and its ancestors below the root
- * through the curve (the library's mr_throttle_delay_ns(), whose
- * MR_THROTTLE_KERNEL is the kernel's own), 0 at or below high. */
-static uint64_t delay_curve(const struct sim_machine *m,
-			    const struct sim_memcg *g, uint64_t nr_pages)
-{
-	uint64_t worst = 0, d;
-
-	for (; g && g->parent; g = g->parent) {
-		if (g->knob[SIM_KNOB_HIGH] == SIM_UNLIMITED)
-			continue;
-		if (mr_throttle_delay_ns(&m->high_curve, sim_bytes(g->usage),
-					 sim_bytes(g->knob[SIM_KNOB_HIGH]),
-					 sim_bytes(nr_pages), &d) == 0 &&
-		    d > worst)
-			worst = d;
-	}
-	return worst;
+	if (jiffies > MAX_HIGH_DELAY_JIFFIES)
+		jiffies = MAX_HIGH_DELAY_JIFFIES;
+	return jiffies * (1000000000ULL / KERNEL_HZ);
 }
 
 /* mem_cgroup_handle_over_high(): reclaim the batches charged above high,
@@ -1020,8 +971,7 @@ void sim_memcg_handle_high(struct sim_machine *m)
 	g = t->memcg;
 	for (;;) {
 		reclaimed = reclaim_high(m, g, to_reclaim);
-		delay = m->high_mode == SIM_HIGH_BUGGY_56 ?
-			delay_buggy_56(g, nr) : delay_curve(m, g, nr);
+		delay = high_delay_ns(m, g, nr);
 		if (delay <= MIN_THROTTLE_NS)
 			return;
 		if (m->high_mode == SIM_HIGH_BUGGY_56 ||
@@ -1041,10 +991,9 @@ void sim_memcg_handle_high(struct sim_machine *m)
 	sim_stall_end(m);
 }
 
-void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy)
+void sim_memcg_set_thp_mode(struct sim_machine *m, int mode)
 {
 	m->thp_mode = mode;
-	m->thp_policy = policy;
 }
 
 void sim_memcg_set_soft_mode(struct sim_machine *m, int mode)

@@ -118,9 +118,6 @@ struct sim_memcg {
 	 * one stopped at (the kernel keeps that position in the reclaim
 	 * root: mem_cgroup_iter() with a reclaim cookie). A group id. */
 	unsigned reclaim_cursor;
-	/* Direct reclaim at this group's max so far: the measured rate a
-	 * huge-page charge's time budget is converted with (MR_THP_BUDGET). */
-	uint64_t limit_reclaimed, limit_reclaim_ns;
 	/* PSI (kernel/sched/psi.c, simplified to whole tasks): how many of
 	 * the group's tasks are stalled on memory, how many exist, and the
 	 * totals. */
@@ -221,8 +218,7 @@ struct sim_machine {
 	/* And by path (chains of hash_next, removed groups included), so
 	 * that finding one costs O(1), not O(groups). */
 	struct sim_memcg *memcg_hash[SIM_MEMCG_HASH];
-	int high_mode, thp_mode, thp_policy, soft_mode;
-	struct mr_throttle_curve high_curve;
+	int high_mode, thp_mode, soft_mode;
 };
 
 /* machine.c */

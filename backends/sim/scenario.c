@@ -27,6 +27,23 @@ const struct sim_scenario *const sim_scenarios[] = {
 	NULL,
 };
 
+int sim_scenario_open(mr_sim_t *sim, const char *path, mr_ctx_t **ctx,
+		      mr_group_t **grp)
+{
+	int r = mr_ctx_new(ctx);
+
+	if (r < 0)
+		return r;
+	r = mr_ctx_set_sim(*ctx, sim);
+	if (r == 0)
+		r = mr_group_open(*ctx, path, "sim", grp);
+	if (r < 0) {
+		mr_ctx_free(*ctx);
+		*ctx = NULL;
+	}
+	return r;
+}
+
 int sim_report_add(struct sim_report *r, const char *policy,
 		   const char *name, double value)
 {

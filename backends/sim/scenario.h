@@ -48,6 +48,13 @@ bool sim_report_band(struct sim_report *r, bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void sim_report_free(struct sim_report *r);
 
+/* What a program that uses the library opens on a simulated group: a
+ * context bound to sim (mr_ctx_set_sim()) and its handle on the group at
+ * path. Free the context (mr_ctx_free(), which closes the group) before
+ * the simulator. On error nothing is left open. */
+int sim_scenario_open(mr_sim_t *sim, const char *path, mr_ctx_t **ctx,
+		      mr_group_t **grp);
+
 struct sim_scenario {
 	const char *name;          /* "S1" */
 	const char *title;         /* one line */

@@ -201,6 +201,9 @@ struct sim_task_stats {
 					  reclaim (the 5.6 defect) */
 	uint64_t stall_ns;             /* memstall: reclaim, refault I/O,
 					  throttling (PSI) */
+	uint64_t swapout_pages;        /* anon pages swapped out by the
+					  reclaims the task ran (direct,
+					  over high, proactive) */
 	uint64_t user_ns;              /* CPU used in sim_cpu() */
 	uint64_t sys_ns;               /* CPU used in the kernel: faults,
 					  sim_kernel_cpu(), the work of
@@ -220,23 +223,29 @@ enum sim_knob {
 	SIM_NR_KNOBS,
 };
 
-/* How memory.high's penalty is computed: the kernel's since 5.8 with the
- * curve given, or the 5.6-era defect: a level (the group or an ancestor)
- * whose usage is below its high gives a wrapped overage, and the task
- * sleeps the 2 s maximum after reclaim brought it under high (S3). */
+/* The kernel era of memory.high's reclaim and penalty on the return to
+ * user space (mm/memcontrol.c mem_cgroup_handle_over_high(),
+ * calculate_overage(), calculate_high_delay()), the default:
+ * KERNEL, since 5.8: no penalty at or below high, and reclaim retried
+ * before the task sleeps; BUGGY_56, 5.6: one reclaim, and a level (the
+ * group or an ancestor) whose usage is below its high gives a wrapped
+ * overage, so the task sleeps the 2 s maximum after reclaim brought it
+ * under high (S3). */
 enum sim_high_mode {
 	SIM_HIGH_KERNEL = 0,
 	SIM_HIGH_BUGGY_56 = 1,
 };
 
-/* How a huge-page charge meets the limit (S5). OLD: reclaim in
- * SWAP_CLUSTER_MAX batches while the group has no room for even one small
- * page, then fail to fall back; FULL: reclaim the whole 512-page goal;
- * LIBRARY: ask mr_thp_decide() with the group's THP policy. */
+/* How the kernel charges a huge page that does not fit (S5; mm/memory.c
+ * and mm/huge_memory.c, do_huge_pmd_anonymous_page() -> the charge of a
+ * 512-page folio, which falls back to small pages when it fails), the
+ * default: OLD, 3.17: reclaim in SWAP_CLUSTER_MAX batches while the
+ * group has no room for even one small page, then fail; FULL, since the
+ * 2014 fix: reclaim the whole 512-page goal, drain the stocks and try
+ * once more, then fail (__GFP_NORETRY). */
 enum sim_thp_mode {
 	SIM_THP_OLD = 0,
 	SIM_THP_FULL = 1,
-	SIM_THP_LIBRARY = 2,
 };
 
 /* Soft-limit reclaim under machine pressure (S2). NONE: soft limits are
@@ -337,11 +346,10 @@ uint64_t sim_memcg_binding_high(const struct sim_memcg *g);
 int sim_memcg_remove(struct sim_memcg *g);
 bool sim_memcg_removed(const struct sim_memcg *g);
 
-/* The curve used above high (NULL: the kernel's), copied (a TABLE
- * curve's points must outlive the machine). */
-void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
-			     const struct mr_throttle_curve *curve);
-void sim_memcg_set_thp_mode(struct sim_machine *m, int mode, int policy);
+/* The kernel's behaviours the scenarios compare, machine-wide: enum
+ * sim_high_mode, enum sim_thp_mode, enum sim_soft_mode. */
+void sim_memcg_set_high_mode(struct sim_machine *m, int mode);
+void sim_memcg_set_thp_mode(struct sim_machine *m, int mode);
 void sim_memcg_set_soft_mode(struct sim_machine *m, int mode);
 
 /* Usage in pages, hierarchical (the group and its descendants). */

@@ -1782,7 +1782,7 @@ static int build(struct trace_run *run)
 	 * more after draining the stocks (since the 2014 fix), and cgroup v1 soft limits are served
 	 * by the separate soft-limit pass that mm/memcontrol-v1.c still
 	 * has. */
-	sim_memcg_set_thp_mode(m, SIM_THP_FULL, 0);
+	sim_memcg_set_thp_mode(m, SIM_THP_FULL);
 	sim_memcg_set_soft_mode(m, SIM_SOFT_OLD);
 	run->g = calloc(t->ngroups + 1, sizeof(*run->g));
 	run->handle = calloc(t->ngroups + 1, sizeof(*run->handle));

@@ -438,6 +438,8 @@ void sim_reclaim_swappiness(struct sim_machine *m, struct sim_memcg *g,
 	res->scanned = sc.scanned;
 	res->reclaimed = sc.reclaimed;
 	res->swapped = sc.swapped;
+	if (m->current)
+		m->current->stats.swapout_pages += sc.swapped;
 	res->ns = m->now - t0;
 }
 

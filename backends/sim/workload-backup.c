@@ -4,7 +4,8 @@
  * readahead-sized reads and copies the pages into a pipe; gzip copies
  * them out, compresses them and writes the archive. The pipe is a
  * bounded count of pages between the two tasks; its buffers are not
- * charged (64 KiB of kernel memory beside the page cache).
+ * charged (64 KiB of kernel memory beside the page cache). With a
+ * library handle tar asks the library for what it reads (workload.h).
  */
 #include "config.h"
 
@@ -75,21 +76,61 @@ static uint64_t pipe_read(struct sim_backup *b, uint64_t n)
 	return k;
 }
 
+/* tar asks the library for the n pages a read brings into group g, and
+ * sleeps the delay it is given. Returns the pages charged: n, or 0 when
+ * the verdict charged nothing. */
+static uint64_t tar_charge(struct sim_backup *b, struct sim_memcg *g,
+			   uint64_t n)
+{
+	struct sim_backup_delays *d = &b->res.lib;
+	struct mr_charge_answer a;
+	uint64_t bytes = sim_bytes(n), drawn;
+	int r = mr_group_charge(b->p.lib, bytes, &a);
+
+	if (r < 0) {
+		fail(b, r);
+		return 0;
+	}
+	if (r == MR_CHARGE_RECLAIM || r == MR_CHARGE_REFUSE)
+		return 0;
+	if (r == MR_CHARGE_DELAY) {
+		drawn = bytes > MR_CHARGE_BATCH_BYTES ? bytes :
+			MR_CHARGE_BATCH_BYTES;
+		d->count++;
+		d->ns += a.delay_ns;
+		if (a.delay_ns > d->max_ns)
+			d->max_ns = a.delay_ns;
+		d->at_or_below_high += sim_memcg_usage(g) + sim_pages(drawn) <=
+				       sim_memcg_binding_high(g);
+		sim_sleep(b->m, a.delay_ns);
+	}
+	return n;
+}
+
 static void tar(struct sim_task *t, void *arg)
 {
 	struct sim_backup *b = arg;
-	uint64_t i, off, n;
+	struct sim_memcg *g = sim_task_memcg(t);
+	uint64_t i, off, n, charged;
 	int r;
 
 	for (i = 0; i < b->p.files && !b->res.error; i++) {
+		charged = 0;
 		for (off = 0; off < b->sizes[i] && !b->res.error; off += n) {
 			n = min_u64(b->p.read_pages, b->sizes[i] - off);
+			if (b->p.lib)
+				charged += tar_charge(b, g, n);
 			r = sim_file_read(b->m, b->files[i], off, n);
 			if (r < 0)
 				fail(b, r);
 			else
 				b->res.read_pages += n;
 			pipe_write(b, n);
+		}
+		if (charged) {
+			r = mr_group_uncharge(b->p.lib, sim_bytes(charged));
+			if (r < 0)
+				fail(b, r);
 		}
 	}
 	b->eof = true;

@@ -3,7 +3,8 @@
  * Transparent huge pages under cache pressure (S5): a writer streams a
  * file through the page cache of a group while a faulter maps anonymous
  * ranges there and touches them in 4 KiB steps, so that each of its
- * huge-page faults meets a group full of cache.
+ * huge-page faults meets a group full of cache. A faulter given the
+ * group's library handle asks the library before each huge-page fault.
  */
 #include "config.h"
 
@@ -74,12 +75,38 @@ static void writer(struct sim_task *t, void *arg)
 	w->res.writer = *sim_task_stats(t);
 }
 
+int sim_thp_advise(struct sim_machine *m, mr_group_t *lib,
+		   uint64_t *swapped_pages)
+{
+	const struct sim_task_stats *ts = sim_task_stats(sim_current(m));
+	uint64_t shortfall, freed, before;
+	int advice, r;
+
+	r = mr_group_charge_refresh(lib);
+	if (r < 0)
+		return r;
+	advice = mr_group_thp_advise_reclaim(lib, SIM_HPAGE_NR * SIM_PAGE_SIZE,
+					     &shortfall);
+	if (advice < 0)
+		return advice;
+	if (advice == MR_THP_ADVICE_RECLAIM_THEN_HUGE && shortfall) {
+		/* A reclaim that frees memory refreshes the fast path. */
+		before = ts->swapout_pages;
+		r = mr_group_reclaim(lib, shortfall, 0, &freed);
+		*swapped_pages += ts->swapout_pages - before;
+		if (r < 0 && r != -EAGAIN)
+			return r;
+	}
+	return advice != MR_THP_ADVICE_SMALL;
+}
+
 static void faulter(struct sim_task *t, void *arg)
 {
 	struct sim_thp *w = arg;
 	struct sim_machine *m = w->m;
 	uint64_t k, pgalloc;
 	sim_obj range;
+	bool huge = w->p.thp;
 	int r = 0;
 
 	while (!w->faulting)
@@ -91,7 +118,14 @@ static void faulter(struct sim_task *t, void *arg)
 		fail(w, -ENOMEM);
 	for (k = 0; range != SIM_NOPAGE && k < w->p.range_pages && r == 0;
 	     k++) {
-		r = sim_anon_touch(m, range, k, 1, w->p.thp);
+		if (w->p.thp && w->p.lib && k % SIM_HPAGE_NR == 0) {
+			r = sim_thp_advise(m, w->p.lib,
+					   &w->res.advice_swapout_pages);
+			if (r < 0)
+				break;
+			huge = r == 1;
+		}
+		r = sim_anon_touch(m, range, k, 1, huge);
 		/* The work on the pages, 64 KiB at a time. */
 		if (k % TOUCH_BATCH == TOUCH_BATCH - 1)
 			sim_cpu(m, TOUCH_BATCH * w->p.touch_ns);

@@ -45,7 +45,18 @@ int sim_dd_spawn(struct sim_machine *m, struct sim_memcg *g,
 /* workload-backup.c: tar piping into gzip (S3). tar reads a tree of files
  * one after the other and copies them into a pipe; gzip takes pages out
  * of the pipe, compresses them and writes the archive. Both run in one
- * group; the caller runs the machine, the result fills as they run. */
+ * group; the caller runs the machine, the result fills as they run.
+ *
+ * With a library handle, tar is a program that accounts what it reads
+ * through the library's fast path: before each read it asks
+ * mr_group_charge() for the pages the read brings into the group and
+ * sleeps the delay it is given (the library's throttle curve; the kernel
+ * throttles with its own as well), and gives a file's pages back
+ * (mr_group_uncharge()) once it has read the file to its end; from then
+ * on the library sees them in the group's usage, for as long as the
+ * kernel keeps them cached. A verdict that charges nothing (RECLAIM,
+ * REFUSE: the estimate above the limit) leaves the read to the kernel's
+ * limit. */
 struct sim_backup_params {
 	uint64_t files;          /* files in the tree */
 	uint64_t tree_pages;     /* their mean total size (sizes are drawn
@@ -55,6 +66,18 @@ struct sim_backup_params {
 	uint64_t compress_ns;    /* gzip's CPU per input page */
 	uint64_t ratio;          /* input pages per archive page */
 	uint64_t write_pages;    /* gzip's writes to the archive */
+	mr_group_t *lib;         /* tar's handle on the group, or NULL: tar
+				    asks the library nothing */
+};
+
+/* The delays the library gave tar (MR_CHARGE_DELAY), slept in full. A
+ * delay counts as given at or below high when the group's usage plus the
+ * batch the fast path drew for the charge (max(MR_CHARGE_BATCH_BYTES,
+ * bytes), as try_charge_memcg() checks high with its batch charged) was
+ * at or below the group's binding high. */
+struct sim_backup_delays {
+	uint64_t count, ns, max_ns;
+	uint64_t at_or_below_high;
 };
 
 struct sim_backup_result {
@@ -63,6 +86,7 @@ struct sim_backup_result {
 	uint64_t archive_pages;
 	int error;                     /* first error of a task, or 0 */
 	struct sim_task_stats tar, gzip; /* at each task's end */
+	struct sim_backup_delays lib;  /* tar's library delays */
 };
 
 struct sim_backup;
@@ -86,7 +110,9 @@ void sim_backup_free(struct sim_backup *b);
  * 2 MiB range is first tried as a huge page) and unmaps it; the writer
  * writes a file linearly, in write_pages writes, starting over (a new
  * file) at its end, until the faulter is done. The faulter starts once
- * the writer has written prefill_pages, so the group is full of cache. */
+ * the writer has written prefill_pages, so the group is full of cache.
+ * With a library handle, the faulter is a program that asks the library
+ * before each huge-page fault (sim_thp_advise()). */
 struct sim_thp_params {
 	uint64_t range_pages;    /* the faulter's range, a multiple of 512 */
 	uint64_t touch_ns;       /* the faulter's work per page touched */
@@ -96,6 +122,9 @@ struct sim_thp_params {
 	uint64_t write_ns;       /* the writer's mean work per page written
 				    (each write's is drawn exponentially) */
 	uint64_t prefill_pages;
+	mr_group_t *lib;         /* the faulter's handle on the group (THP
+				    advice), or NULL: every huge-page fault
+				    is the kernel's alone */
 };
 
 struct sim_thp_result {
@@ -104,9 +133,31 @@ struct sim_thp_result {
 	uint64_t written_pages;        /* by the writer, in all */
 	uint64_t pgalloc_pages;        /* allocated in the group while the
 					  faulter ran */
+	uint64_t advice_swapout_pages; /* anon swapped out by the reclaims
+					  the library's advice asked for */
 	int error;                     /* first error of a task, or 0 */
 	struct sim_task_stats faulter, writer; /* at each task's end */
 };
+
+/* What a program that asks the library does before it faults a 2 MiB
+ * range in (examples/alloc-hook: hook_thp_prepare(), hook_thp_apply()),
+ * in the running task of m: it refreshes the group's fast path
+ * (mr_group_charge_refresh(): the advice draws nothing, so it reads no
+ * usage itself, and a program that charges nothing through the library
+ * gives it no other; advice on a usage as old as the fast path's 10 ms
+ * interval let S5's small group fault huge pages that no longer fitted,
+ * and the kernel's charge swapped for them), asks
+ * mr_group_thp_advise_reclaim() for 2 MiB and, for
+ * MR_THP_ADVICE_RECLAIM_THEN_HUGE, reclaims the shortfall
+ * (mr_group_reclaim(): the backend's reclaim, the model's memory.reclaim,
+ * run by the task; the anon pages it swaps out are added to
+ * *swapped_pages). Returns 1 to fault the range as a huge page
+ * (MADV_HUGEPAGE: the kernel's charge of it decides, sim_anon_touch()
+ * with thp), 0 for small pages (MADV_NOHUGEPAGE: the kernel tries no huge
+ * page and counts no fallback), or a negative errno of the library (a
+ * reclaim that freed nothing, -EAGAIN, is not one: the fault goes on). */
+int sim_thp_advise(struct sim_machine *m, mr_group_t *lib,
+		   uint64_t *swapped_pages);
 
 struct sim_thp;
 
