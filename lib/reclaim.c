@@ -13,6 +13,7 @@
 
 #include "control.h"
 #include "group.h"
+#include "knobs.h"
 
 uint64_t mri_now_ns(void)
 {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "group.h"
+#include "knobs.h"
 
 /* The first plan, and one more after some groups fell short. */
 #define ROUNDS 2

@@ -916,6 +916,7 @@ void sim_memcg_set_high_mode(struct sim_machine *m, int mode,
 		m->high_curve = *curve;
 	else
 		m->high_curve = (struct mr_throttle_curve){
+			.size = sizeof(struct mr_throttle_curve),
 			.kind = MR_THROTTLE_KERNEL,
 			.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
 		};
