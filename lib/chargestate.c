@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "chargestate.h"
 #include "group.h"
 #include "knobs.h"

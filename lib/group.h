@@ -235,18 +235,6 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		     bool boost_idle);
 
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t mri_now_ns(void);
-
-/* Now in the group's clock (its backend's now_ns, or CLOCK_MONOTONIC):
- * every time measured or bounded for a group is taken from here. */
-uint64_t mri_group_now_ns(struct mr_group *g);
-
-/* The deadline timeout_ns after now_ns, or 0 (no deadline) for a timeout
- * of 0 or one that does not fit in the clock's range (MR_UNLIMITED
- * included): the sum would wrap to a time already passed. */
-uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
-
 /* Opens the group at `path` (normalised) with backend `be` and adds it
  * to ctx: mr_group_open() once the backend is chosen; tests open groups
  * of a fake backend with it. */

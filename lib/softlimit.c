@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "group.h"
 #include "knobs.h"
 

@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "group.h"
 #include "knobs.h"
