@@ -29,6 +29,25 @@
  *  - The library never prints, installs no signal handler, and starts a
  *    thread only when asked (mr_ctx_worker_start()). Every fd it opens is
  *    O_CLOEXEC.
+ *
+ * The ten calls most programs need, in the order they make them:
+ *
+ *   mr_ctx_new(&ctx)                       a context: log, groups, worker
+ *   mr_group_open(ctx, path, NULL, &g)     a memory cgroup ("auto" backend)
+ *   mr_group_read_limits(g, &limits)       usage, limit, high, headroom
+ *   mr_group_set_margin(g, margin_bytes, 0, hysteresis_bytes)
+ *                                          a knob: keep usage below
+ *                                          limit - margin ("Knobs" holds
+ *                                          every setter)
+ *   mr_ctx_worker_start(ctx)               background reclaim keeps it
+ *   mr_group_reclaim(g, bytes, timeout_ns, &freed_bytes)
+ *                                          reclaim now, on this thread
+ *   mr_group_charge(g, bytes, &answer)     an allocator's "may I take
+ *   mr_group_uncharge(g, bytes)            these bytes?", and the give-back
+ *   mr_group_close(g)
+ *   mr_ctx_free(ctx)                       stops the worker, closes groups
+ *
+ * and mr_strerror() for any negative return.
  */
 #ifndef MEMRECLAIM_H
 #define MEMRECLAIM_H
@@ -597,19 +616,6 @@ MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
 MR_EXPORT int mr_group_set_high(mr_group_t *group, uint64_t high_bytes,
 				uint64_t timeout_ns);
 
-/* Sets the swappiness of the group's reclaim calls: -1 (the default) lets
- * the kernel use the group's own; 0 .. 200 is passed with each call (v2
- * memory.reclaim's swappiness= argument, Linux 6.11; 0 reclaims page cache
- * only, which is the no-swap option). Whether the kernel accepts the
- * argument is probed once per group, on this call, with a request for 0
- * bytes. On the simulator it weighs anonymous against file pages as
- * vmscan's get_scan_count() does.
- * Errors: -EINVAL (NULL group, swappiness out of range), -EOPNOTSUPP (the
- * kernel or backend has no such argument: cgroup v1, v2 before 6.11),
- * -ENOENT, -ECHILD. MT-safe. */
-MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *group,
-					      int swappiness);
-
 /* The controls the library writes, for mr_group_control_state(). */
 enum mr_control {
 	MR_CONTROL_LIMIT = 0,    /* memory.max; v1 memory.limit_in_bytes */
@@ -744,8 +750,173 @@ MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
 MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable);
 
 /* ------------------------------------------------------------------ */
-/* Policy setters                                                       */
+/* Policy math: pure functions, no state, MT-safe, async-signal-safe    */
 /* ------------------------------------------------------------------ */
+
+/* Bytes to ask for in one reclaim call in proportional mode:
+ * min(excess, clamp(excess * share_ppm / 10^6, MR_SWAP_CLUSTER_MAX_BYTES,
+ * max)), where max is the smaller of max_bytes and max_ppm of limit_bytes
+ * (max_ppm 0 or limit MR_UNLIMITED: no relative bound), and never below
+ * MR_SWAP_CLUSTER_MAX_BYTES. So the batch is never below 32 pages unless the
+ * excess is, and never above its maximum. Rounded down to 4 KiB when at
+ * least 4 KiB. Arguments out of the ranges of
+ * mr_group_set_batch_proportional() are clamped into them. */
+MR_EXPORT uint64_t mr_batch_proportional_bytes(uint64_t excess_bytes,
+					       uint64_t limit_bytes,
+					       uint32_t share_ppm,
+					       uint64_t max_bytes,
+					       uint32_t max_ppm);
+
+/* Shapes of the throttle curve: the delay given to a charge above high. */
+enum mr_throttle_kind {
+	MR_THROTTLE_NONE = 0,        /* never delay */
+	MR_THROTTLE_LINEAR = 1,      /* scale_ns * r */
+	MR_THROTTLE_KERNEL = 2,      /* the kernel's 64 s * r^2 */
+	MR_THROTTLE_EXPONENTIAL = 3, /* scale_ns * (2^(r / doubling) - 1) */
+	MR_THROTTLE_TABLE = 4,       /* points, linear between them */
+};
+
+/* One point of a MR_THROTTLE_TABLE curve: the delay per 64 pages at an
+ * overage of overage_ppm of high. */
+struct mr_throttle_point {
+	uint64_t overage_ppm;
+	uint64_t delay_ns;
+};
+
+/* A throttle curve. r is the overage (usage - high) / high. Every curve
+ * gives the delay for a charge of 64 pages (MEMCG_CHARGE_BATCH, 256 KiB),
+ * scaled in proportion to the charge, then clamped to max_delay_ns, as
+ * mm/memcontrol.c calculate_high_delay() does. The caller sets size =
+ * sizeof(struct mr_throttle_curve): a curve of another size is refused
+ * (-EINVAL), so that a field a later version appends is never ignored. */
+struct mr_throttle_curve {
+	size_t size;
+	int kind;                 /* enum mr_throttle_kind */
+	uint64_t max_delay_ns;    /* clamp, every kind; 0 never delays; the
+				     kernel's is 2 s */
+	uint64_t scale_ns;        /* LINEAR: delay at r = 1;
+				     EXPONENTIAL: delay at r = doubling */
+	uint64_t doubling_ppm;    /* EXPONENTIAL: overage that doubles the
+				     delay, 1 .. 10^12 */
+	const struct mr_throttle_point *points; /* TABLE: overage_ppm strictly
+				     increasing, delay_ns non-decreasing; an
+				     implicit (0, 0) first; flat after the
+				     last */
+	size_t npoints;           /* TABLE: 1 .. MR_THROTTLE_MAX_POINTS */
+};
+
+#define MR_THROTTLE_MAX_POINTS 64
+/* The kernel's clamp, MEMCG_MAX_HIGH_DELAY_JIFFIES (2 s). */
+#define MR_THROTTLE_KERNEL_MAX_DELAY_NS 2000000000ULL
+
+/* Computes in *delay_ns the delay for charging charge_bytes to a group at
+ * usage_bytes whose high boundary is high_bytes.
+ *
+ * The delay is exactly 0 whenever usage_bytes <= high_bytes (the 2020
+ * report against Linux 5.6/5.7: the penalty was computed from an ancestor
+ * whose usage was below its high, the negative overage wrapped around, and
+ * tasks that had already reclaimed below high slept the 2 s maximum; S3 in
+ * docs/design.md). It never decreases as usage grows, never exceeds
+ * max_delay_ns, and no input overflows: the math is done in 128 bits and
+ * saturates. high_bytes = 0 is taken as one page in the ratio, as the
+ * kernel takes it as 1.
+ *
+ * MR_THROTTLE_KERNEL mirrors mm/memcontrol.c calculate_overage() and
+ * calculate_high_delay(): overage in 2^-20 units, then
+ * overage^2 * HZ >> (20 + 14) jiffies, i.e. 64 s * r^2 per 64 pages; with
+ * high = 100 MiB and a 64-page charge, 101 MiB gives 6 ms, 105 MiB 159 ms,
+ * 110 MiB 639 ms, 115 MiB 1439 ms, 118 MiB and above the 2 s clamp. (The
+ * kernel then skips sleeps under 10 ms; this function reports them.)
+ *
+ * Errors: -EINVAL (curve or delay_ns NULL, curve->size not the size of
+ * struct mr_throttle_curve, unknown kind, a TABLE with no points, too
+ * many, or not ordered, an EXPONENTIAL doubling of 0).
+ * MT-safe, async-signal-safe. */
+MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
+				   uint64_t usage_bytes, uint64_t high_bytes,
+				   uint64_t charge_bytes, uint64_t *delay_ns);
+
+/* What to do when a transparent huge page charge would not fit. From the
+ * 2014 memcg THP charge patch and its review (reclaim the full 512-page
+ * goal vs. reclaim only clean cache). */
+enum mr_thp_policy {
+	MR_THP_RECLAIM_FULL = 0,  /* always reclaim the shortfall */
+	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean cache covers it */
+	MR_THP_FALLBACK = 2,      /* use small pages at once */
+	MR_THP_BUDGET = 3,        /* reclaim if the budget covers shortfall */
+};
+
+enum mr_thp_advice {
+	MR_THP_ADVICE_HUGE = 0,              /* fits below limit - margin */
+	MR_THP_ADVICE_RECLAIM_THEN_HUGE = 1, /* reclaim the shortfall first */
+	MR_THP_ADVICE_SMALL = 2,             /* use small pages */
+};
+
+/* Decides how to charge a huge page of huge_bytes (2 MiB on x86-64) to a
+ * group at usage_bytes with binding limit limit_bytes (MR_UNLIMITED: none)
+ * and margin margin_bytes. The shortfall is what usage + huge would exceed
+ * limit - margin by. HUGE when there is none; SMALL when the page cannot fit
+ * even in an empty group (huge > limit - margin, a margin at or above the
+ * limit included); otherwise by policy:
+ * RECLAIM_FULL reclaims; CLEAN_CACHE reclaims when clean_cache_bytes (clean
+ * page cache reclaimable without swap or writeback) covers the shortfall
+ * (swappable anonymous memory is not weighed here, where
+ * mr_group_charge() counts it);
+ * FALLBACK never reclaims; BUDGET reclaims when budget_bytes (what the
+ * caller's time budget can free at its measured reclaim rate) covers it.
+ * Writes the enum mr_thp_advice to *advice.
+ * Errors: -EINVAL (advice NULL, unknown policy, huge_bytes 0).
+ * MT-safe, async-signal-safe. */
+MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
+			    uint64_t usage_bytes, uint64_t limit_bytes,
+			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
+			    uint64_t budget_bytes, int *advice);
+
+/* The soft-limit plan: how many bytes to reclaim from each of n groups so
+ * that goal_bytes are freed among them, as mr_ctx_reclaim() plans. From
+ * the 2013 rework of memcg soft-limit reclaim (Michal Hocko, "memcg: soft
+ * limit reclaim rework"): soft reclaim as a pass of the normal reclaim at
+ * the same priority, over the groups above their soft limit first, then
+ * over all, with no priority-0 last-resort pass.
+ *
+ * First the groups over their soft limit give, in proportion to their
+ * excess usage_bytes[i] - soft_limit_bytes[i], each at most its excess.
+ * If goal_bytes is larger than the total excess, the rest comes from all
+ * groups in proportion to what they have left once the excess is taken
+ * (their usage up to their soft limit), each at most that. So
+ * share_bytes[i] <= usage_bytes[i], and the shares sum to
+ * min(goal_bytes, the total usage) exactly.
+ *
+ * In each pass a share is the integer part of its proportion, computed in
+ * 128 bits (no input overflows, 2^64 - 1 included), plus one byte for the
+ * groups with the largest remainders until the pass's bytes are all given
+ * (the largest remainder method), equal remainders to the lower index:
+ * deterministic, and never above a group's cap.
+ *
+ * n: the number of groups, 0 .. SIZE_MAX (0 writes nothing).
+ * usage_bytes, soft_limit_bytes: n values each, in bytes; a soft limit of
+ * MR_UNLIMITED, or at or above the usage, means no excess.
+ * goal_bytes: 0 .. MR_UNLIMITED. share_bytes: n values written, in bytes;
+ * it must not overlap the inputs.
+ * Errors: -EINVAL (an array NULL with n > 0).
+ * MT-safe, async-signal-safe (no allocation: where the remainders are cut
+ * is found by bisection, at most 128 scans of the n groups). */
+MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
+				 const uint64_t *soft_limit_bytes,
+				 uint64_t goal_bytes, uint64_t *share_bytes);
+/* ------------------------------------------------------------------ */
+/* Knobs: every setter of a group's policy                              */
+/* ------------------------------------------------------------------ */
+
+/* A group's knobs: the margin the worker keeps, the reclaim batch, the
+ * soft limit, and the fast path's throttle curve, throttle high and
+ * THP-charge policy, plus the swappiness of its reclaim calls. Each setter
+ * checks its arguments whole and, on error, changes nothing; the worker,
+ * mr_group_reclaim() and the fast path see a change at their next step.
+ * The fast path's knobs arm the group for it first (mr_group_charge()
+ * below), so that they answer what arming would: a removed group, an
+ * unreadable limit. (mr_group_set_limit() and mr_group_set_high() above write the cgroup's
+ * own limits; they are not knobs.) */
 
 /* The smallest margin in bytes mr_group_set_margin() takes: 4 KiB, the
  * smallest page size Linux has (arm64 and ppc64 kernels may use 64 KiB
@@ -874,6 +1045,59 @@ MR_EXPORT int mr_group_read_soft_limit(mr_group_t *group,
 #define MR_BATCH_DEFAULT_SHARE_PPM 250000u
 #define MR_BATCH_DEFAULT_MAX_BYTES (64ULL << 20)
 #define MR_BATCH_DEFAULT_MAX_PPM 125000u
+
+/* Sets the throttle curve of the fast path: the delay of a batch drawn
+ * above the throttle high (see mr_throttle_delay_ns()). The curve is
+ * checked and copied (a TABLE's points too). NULL sets MR_THROTTLE_NONE,
+ * the default: never delay.
+ * Errors: -EINVAL (group NULL, a curve mr_throttle_delay_ns() refuses),
+ * -ECHILD, and those of arming; on error nothing changes.
+ * MT-safe: charges see the new curve at their next batch. */
+MR_EXPORT int mr_group_set_throttle(mr_group_t *group,
+				    const struct mr_throttle_curve *curve);
+
+/* The default throttle high: the backend's binding high (cgroup v2
+ * memory.high, the lowest of the group and its ancestors); cgroup v1 has
+ * none, so nothing is delayed there unless a high is set. */
+#define MR_HIGH_FROM_BACKEND (UINT64_MAX - 1)
+
+/* Sets the high above which the fast path delays charges: high_bytes in
+ * 0 .. MR_UNLIMITED (none), kept by the library and never written to the
+ * cgroup (mr_group_set_high() writes memory.high), or
+ * MR_HIGH_FROM_BACKEND (the default). The way to throttle on cgroup v1,
+ * which has no memory.high.
+ * Errors: -EINVAL (group NULL), -ECHILD, and those of arming.
+ * MT-safe: charges see it at their next batch. */
+MR_EXPORT int mr_group_set_throttle_high(mr_group_t *group,
+					 uint64_t high_bytes);
+
+/* Sets the THP-charge policy of mr_group_thp_advise(): an enum
+ * mr_thp_policy, and for MR_THP_BUDGET the time the caller may spend
+ * reclaiming before a huge page, budget_ns 1 .. MR_UNLIMITED (0 for the
+ * other policies). The default is MR_THP_RECLAIM_FULL: always reclaim,
+ * as today's kernel does for a huge-page charge that does not fit; the
+ * kernel asks reclaim for the whole charge, 512 pages, whatever the
+ * shortfall (mm/memcontrol.c try_charge_memcg() passes nr_pages to
+ * try_to_free_mem_cgroup_pages(), since the 2014 fix), where the
+ * advice's reclaim is the shortfall.
+ * Errors: -EINVAL (group NULL, unknown policy, budget_ns 0 with
+ * MR_THP_BUDGET or not 0 without it), -ECHILD, and those of arming.
+ * MT-safe. */
+MR_EXPORT int mr_group_set_thp_policy(mr_group_t *group, int policy,
+				      uint64_t budget_ns);
+
+/* Sets the swappiness of the group's reclaim calls: -1 (the default) lets
+ * the kernel use the group's own; 0 .. 200 is passed with each call (v2
+ * memory.reclaim's swappiness= argument, Linux 6.11; 0 reclaims page cache
+ * only, which is the no-swap option). Whether the kernel accepts the
+ * argument is probed once per group, on this call, with a request for 0
+ * bytes. On the simulator it weighs anonymous against file pages as
+ * vmscan's get_scan_count() does.
+ * Errors: -EINVAL (NULL group, swappiness out of range), -EOPNOTSUPP (the
+ * kernel or backend has no such argument: cgroup v1, v2 before 6.11),
+ * -ENOENT, -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *group,
+					      int swappiness);
 
 /* ------------------------------------------------------------------ */
 /* Reclaim                                                              */
@@ -1124,157 +1348,6 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
 MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags);
 
 /* ------------------------------------------------------------------ */
-/* Policy math: pure functions, no state, MT-safe, async-signal-safe    */
-/* ------------------------------------------------------------------ */
-
-/* Bytes to ask for in one reclaim call in proportional mode:
- * min(excess, clamp(excess * share_ppm / 10^6, MR_SWAP_CLUSTER_MAX_BYTES,
- * max)), where max is the smaller of max_bytes and max_ppm of limit_bytes
- * (max_ppm 0 or limit MR_UNLIMITED: no relative bound), and never below
- * MR_SWAP_CLUSTER_MAX_BYTES. So the batch is never below 32 pages unless the
- * excess is, and never above its maximum. Rounded down to 4 KiB when at
- * least 4 KiB. Arguments out of the ranges of
- * mr_group_set_batch_proportional() are clamped into them. */
-MR_EXPORT uint64_t mr_batch_proportional_bytes(uint64_t excess_bytes,
-					       uint64_t limit_bytes,
-					       uint32_t share_ppm,
-					       uint64_t max_bytes,
-					       uint32_t max_ppm);
-
-/* Shapes of the throttle curve: the delay given to a charge above high. */
-enum mr_throttle_kind {
-	MR_THROTTLE_NONE = 0,        /* never delay */
-	MR_THROTTLE_LINEAR = 1,      /* scale_ns * r */
-	MR_THROTTLE_KERNEL = 2,      /* the kernel's 64 s * r^2 */
-	MR_THROTTLE_EXPONENTIAL = 3, /* scale_ns * (2^(r / doubling) - 1) */
-	MR_THROTTLE_TABLE = 4,       /* points, linear between them */
-};
-
-/* One point of a MR_THROTTLE_TABLE curve: the delay per 64 pages at an
- * overage of overage_ppm of high. */
-struct mr_throttle_point {
-	uint64_t overage_ppm;
-	uint64_t delay_ns;
-};
-
-/* A throttle curve. r is the overage (usage - high) / high. Every curve
- * gives the delay for a charge of 64 pages (MEMCG_CHARGE_BATCH, 256 KiB),
- * scaled in proportion to the charge, then clamped to max_delay_ns, as
- * mm/memcontrol.c calculate_high_delay() does. */
-struct mr_throttle_curve {
-	int kind;                 /* enum mr_throttle_kind */
-	uint64_t max_delay_ns;    /* clamp, every kind; 0 never delays; the
-				     kernel's is 2 s */
-	uint64_t scale_ns;        /* LINEAR: delay at r = 1;
-				     EXPONENTIAL: delay at r = doubling */
-	uint64_t doubling_ppm;    /* EXPONENTIAL: overage that doubles the
-				     delay, 1 .. 10^12 */
-	const struct mr_throttle_point *points; /* TABLE: overage_ppm strictly
-				     increasing, delay_ns non-decreasing; an
-				     implicit (0, 0) first; flat after the
-				     last */
-	size_t npoints;           /* TABLE: 1 .. MR_THROTTLE_MAX_POINTS */
-};
-
-#define MR_THROTTLE_MAX_POINTS 64
-/* The kernel's clamp, MEMCG_MAX_HIGH_DELAY_JIFFIES (2 s). */
-#define MR_THROTTLE_KERNEL_MAX_DELAY_NS 2000000000ULL
-
-/* Computes in *delay_ns the delay for charging charge_bytes to a group at
- * usage_bytes whose high boundary is high_bytes.
- *
- * The delay is exactly 0 whenever usage_bytes <= high_bytes (the 2020
- * report against Linux 5.6/5.7: the penalty was computed from an ancestor
- * whose usage was below its high, the negative overage wrapped around, and
- * tasks that had already reclaimed below high slept the 2 s maximum; S3 in
- * docs/design.md). It never decreases as usage grows, never exceeds
- * max_delay_ns, and no input overflows: the math is done in 128 bits and
- * saturates. high_bytes = 0 is taken as one page in the ratio, as the
- * kernel takes it as 1.
- *
- * MR_THROTTLE_KERNEL mirrors mm/memcontrol.c calculate_overage() and
- * calculate_high_delay(): overage in 2^-20 units, then
- * overage^2 * HZ >> (20 + 14) jiffies, i.e. 64 s * r^2 per 64 pages; with
- * high = 100 MiB and a 64-page charge, 101 MiB gives 6 ms, 105 MiB 159 ms,
- * 110 MiB 639 ms, 115 MiB 1439 ms, 118 MiB and above the 2 s clamp. (The
- * kernel then skips sleeps under 10 ms; this function reports them.)
- *
- * Errors: -EINVAL (curve or delay_ns NULL, unknown kind, a TABLE with no
- * points, too many, or not ordered, an EXPONENTIAL doubling of 0).
- * MT-safe, async-signal-safe. */
-MR_EXPORT int mr_throttle_delay_ns(const struct mr_throttle_curve *curve,
-				   uint64_t usage_bytes, uint64_t high_bytes,
-				   uint64_t charge_bytes, uint64_t *delay_ns);
-
-/* What to do when a transparent huge page charge would not fit. From the
- * 2014 memcg THP charge patch and its review (reclaim the full 512-page
- * goal vs. reclaim only clean cache). */
-enum mr_thp_policy {
-	MR_THP_RECLAIM_FULL = 0,  /* always reclaim the shortfall */
-	MR_THP_CLEAN_CACHE = 1,   /* reclaim only if clean cache covers it */
-	MR_THP_FALLBACK = 2,      /* use small pages at once */
-	MR_THP_BUDGET = 3,        /* reclaim if the budget covers shortfall */
-};
-
-enum mr_thp_advice {
-	MR_THP_ADVICE_HUGE = 0,              /* fits below limit - margin */
-	MR_THP_ADVICE_RECLAIM_THEN_HUGE = 1, /* reclaim the shortfall first */
-	MR_THP_ADVICE_SMALL = 2,             /* use small pages */
-};
-
-/* Decides how to charge a huge page of huge_bytes (2 MiB on x86-64) to a
- * group at usage_bytes with binding limit limit_bytes (MR_UNLIMITED: none)
- * and margin margin_bytes. The shortfall is what usage + huge would exceed
- * limit - margin by. HUGE when there is none; SMALL when the page cannot fit
- * even in an empty group (huge > limit - margin, a margin at or above the
- * limit included); otherwise by policy:
- * RECLAIM_FULL reclaims; CLEAN_CACHE reclaims when clean_cache_bytes (clean
- * page cache reclaimable without swap or writeback) covers the shortfall
- * (swappable anonymous memory is not weighed here, where
- * mr_group_charge() counts it);
- * FALLBACK never reclaims; BUDGET reclaims when budget_bytes (what the
- * caller's time budget can free at its measured reclaim rate) covers it.
- * Writes the enum mr_thp_advice to *advice.
- * Errors: -EINVAL (advice NULL, unknown policy, huge_bytes 0).
- * MT-safe, async-signal-safe. */
-MR_EXPORT int mr_thp_decide(int policy, uint64_t huge_bytes,
-			    uint64_t usage_bytes, uint64_t limit_bytes,
-			    uint64_t margin_bytes, uint64_t clean_cache_bytes,
-			    uint64_t budget_bytes, int *advice);
-
-/* The soft-limit plan: how many bytes to reclaim from each of n groups so
- * that goal_bytes are freed among them, as mr_ctx_reclaim() plans. From
- * the 2013 rework of memcg soft-limit reclaim (Michal Hocko, "memcg: soft
- * limit reclaim rework"): soft reclaim as a pass of the normal reclaim at
- * the same priority, over the groups above their soft limit first, then
- * over all, with no priority-0 last-resort pass.
- *
- * First the groups over their soft limit give, in proportion to their
- * excess usage_bytes[i] - soft_limit_bytes[i], each at most its excess.
- * If goal_bytes is larger than the total excess, the rest comes from all
- * groups in proportion to what they have left once the excess is taken
- * (their usage up to their soft limit), each at most that. So
- * share_bytes[i] <= usage_bytes[i], and the shares sum to
- * min(goal_bytes, the total usage) exactly.
- *
- * In each pass a share is the integer part of its proportion, computed in
- * 128 bits (no input overflows, 2^64 - 1 included), plus one byte for the
- * groups with the largest remainders until the pass's bytes are all given
- * (the largest remainder method), equal remainders to the lower index:
- * deterministic, and never above a group's cap.
- *
- * n: the number of groups, 0 .. SIZE_MAX (0 writes nothing).
- * usage_bytes, soft_limit_bytes: n values each, in bytes; a soft limit of
- * MR_UNLIMITED, or at or above the usage, means no excess.
- * goal_bytes: 0 .. MR_UNLIMITED. share_bytes: n values written, in bytes;
- * it must not overlap the inputs.
- * Errors: -EINVAL (an array NULL with n > 0).
- * MT-safe, async-signal-safe (no allocation: where the remainders are cut
- * is found by bisection, at most 128 scans of the n groups). */
-MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
-				 const uint64_t *soft_limit_bytes,
-				 uint64_t goal_bytes, uint64_t *share_bytes);
-/* ------------------------------------------------------------------ */
 /* The allocator fast path                                              */
 /* ------------------------------------------------------------------ */
 
@@ -1477,46 +1550,6 @@ MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *group,
  * published. MT-safe; may block (cgroup v1: a reclaim step in progress). */
 MR_EXPORT int mr_group_charge_refresh(mr_group_t *group);
 
-/* Sets the throttle curve of the fast path: the delay of a batch drawn
- * above the throttle high (see mr_throttle_delay_ns()). The curve is
- * checked and copied (a TABLE's points too). NULL sets MR_THROTTLE_NONE,
- * the default: never delay.
- * Errors: -EINVAL (group NULL, a curve mr_throttle_delay_ns() refuses),
- * -ECHILD, and those of arming; on error nothing changes.
- * MT-safe: charges see the new curve at their next batch. */
-MR_EXPORT int mr_group_set_throttle(mr_group_t *group,
-				    const struct mr_throttle_curve *curve);
-
-/* The default throttle high: the backend's binding high (cgroup v2
- * memory.high, the lowest of the group and its ancestors); cgroup v1 has
- * none, so nothing is delayed there unless a high is set. */
-#define MR_HIGH_FROM_BACKEND (UINT64_MAX - 1)
-
-/* Sets the high above which the fast path delays charges: high_bytes in
- * 0 .. MR_UNLIMITED (none), kept by the library and never written to the
- * cgroup (mr_group_set_high() writes memory.high), or
- * MR_HIGH_FROM_BACKEND (the default). The way to throttle on cgroup v1,
- * which has no memory.high.
- * Errors: -EINVAL (group NULL), -ECHILD, and those of arming.
- * MT-safe: charges see it at their next batch. */
-MR_EXPORT int mr_group_set_throttle_high(mr_group_t *group,
-					 uint64_t high_bytes);
-
-/* Sets the THP-charge policy of mr_group_thp_advise(): an enum
- * mr_thp_policy, and for MR_THP_BUDGET the time the caller may spend
- * reclaiming before a huge page, budget_ns 1 .. MR_UNLIMITED (0 for the
- * other policies). The default is MR_THP_RECLAIM_FULL: always reclaim,
- * as today's kernel does for a huge-page charge that does not fit; the
- * kernel asks reclaim for the whole charge, 512 pages, whatever the
- * shortfall (mm/memcontrol.c try_charge_memcg() passes nr_pages to
- * try_to_free_mem_cgroup_pages(), since the 2014 fix), where the
- * advice's reclaim is the shortfall.
- * Errors: -EINVAL (group NULL, unknown policy, budget_ns 0 with
- * MR_THP_BUDGET or not 0 without it), -ECHILD, and those of arming.
- * MT-safe. */
-MR_EXPORT int mr_group_set_thp_policy(mr_group_t *group, int policy,
-				      uint64_t budget_ns);
-
 /* Counters of the fast path since the group was opened, summed over the
  * threads (those that exited included), and the state it decides with.
  * The caller sets size = sizeof(struct mr_charge_stats); fields past size
@@ -1547,10 +1580,10 @@ struct mr_charge_stats {
 	uint64_t thp_fallbacks;    /* mr_group_thp_advise() answers
 				      MR_THP_ADVICE_SMALL: huge pages wanted,
 				      small pages advised */
-	/* The anonymous memory in use as
-	 * reclaimable by swap (lib/swap.h: at most the swap left for the
-	 * group; 0 with swappiness 0): the charge's RECLAIM-or-REFUSE
-	 * counts it with reclaimable_bytes, THP advice does not. */
+	/* The anonymous memory in use as reclaimable by swap (lib/swap.h:
+	 * at most the swap left for the group; 0 with swappiness 0): the
+	 * charge's RECLAIM-or-REFUSE counts it with reclaimable_bytes, THP
+	 * advice does not. */
 	uint64_t swappable_bytes;
 };
 

@@ -19,17 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "charge.h"
+#include "chargestate.h"
 #include "group.h"
 #include "policy.h"
-#include "swap.h"
 
 #define MRI_HUGE_PAGE_BYTES (2ULL << 20)
 #define MRI_TLS_ENTRIES 4
 #define MRI_TLS __thread __attribute__((tls_model("initial-exec")))
-
-/* Keys of groups, process-wide; 0 marks an empty TLS entry. */
-static _Atomic uint64_t next_key = 1;
 
 struct tls_entry {
 	uint64_t key;
@@ -48,79 +44,11 @@ static MRI_TLS volatile sig_atomic_t tls_busy;
  * (the counts stay; the stock is the new owner's). */
 static MRI_TLS char tls_token;
 
-static const struct mri_charge_policy default_policy = {
-	.kind = MR_THROTTLE_NONE,
-	.high_bytes = MR_HIGH_FROM_BACKEND,
-	.thp_policy = MR_THP_RECLAIM_FULL,
-};
-
-/* ---------------------------------------------------------------- latch */
-
-static void latch_copy_in(struct mri_charge_policy *dst,
-			  const struct mri_charge_policy *src)
-{
-	uint64_t *d = (uint64_t *)dst;
-	const uint64_t *s = (const uint64_t *)src;
-	size_t i;
-
-	for (i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
-		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
-}
-
-/* raw_write_seqcount_latch(), twice. Caller holds the group's
- * mri_charge.lock. */
-static void latch_write(struct mri_charge_state *st)
-{
-	atomic_fetch_add_explicit(&st->latch_seq, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	latch_copy_in(&st->latch[0], &st->policy);
-	atomic_fetch_add_explicit(&st->latch_seq, 1, memory_order_release);
-	atomic_thread_fence(memory_order_release);
-	latch_copy_in(&st->latch[1], &st->policy);
-}
-
-/* The group's state, or NULL before the first arming or setter. */
-static inline struct mri_charge_state *state_of(struct mri_charge *c)
-{
-	return atomic_load_explicit(&c->state, memory_order_acquire);
-}
-
-/* Copies the words of the policy up to the used points; retries while the
- * copy it read was being rewritten (never in a handler that interrupted
- * the writer: the other copy is whole then). */
-void mri_charge_policy_read(struct mri_charge *c,
-			    struct mri_charge_policy *out)
-{
-	const size_t head = offsetof(struct mri_charge_policy, points) /
-			    sizeof(uint64_t);
-	struct mri_charge_state *st = state_of(c);
-	uint64_t seq, *d = (uint64_t *)out;
-	const uint64_t *s;
-	size_t i, n;
-
-	if (!st) {
-		*out = default_policy;
-		return;
-	}
-	do {
-		seq = atomic_load_explicit(&st->latch_seq,
-					   memory_order_acquire);
-		s = (const uint64_t *)&st->latch[seq & 1];
-		for (i = 0; i < head; i++)
-			d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
-		if (out->npoints > MR_THROTTLE_MAX_POINTS)
-			out->npoints = MR_THROTTLE_MAX_POINTS; /* torn */
-		n = head + 2 * out->npoints;
-		for (; i < n; i++)
-			d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
-		atomic_thread_fence(memory_order_acquire);
-	} while (atomic_load_explicit(&st->latch_seq,
-				      memory_order_relaxed) != seq);
-}
 
 static void policy_curve(const struct mri_charge_policy *p,
 			 struct mr_throttle_curve *curve)
 {
+	curve->size = sizeof(*curve);
 	curve->kind = (int)p->kind;
 	curve->max_delay_ns = p->max_delay_ns;
 	curve->scale_ns = p->scale_ns;
@@ -143,61 +71,11 @@ static uint64_t policy_margin_bytes(const struct mri_charge_policy *p,
 	return mri_margin_bytes(&margin, limit_bytes);
 }
 
-/* ---------------------------------------------------------------- state */
-
-int mri_charge_init(struct mri_charge *c)
-{
-	pthread_mutex_init(&c->lock, NULL);
-	atomic_flag_clear(&c->usage_claim);
-	c->key = atomic_fetch_add(&next_key, 1);
-	atomic_init(&c->limit_bytes, MR_UNLIMITED);
-	atomic_init(&c->backend_high_bytes, MR_UNLIMITED);
-	atomic_init(&c->state, NULL);
-	return 0;
-}
-
-void mri_charge_fini(struct mri_charge *c)
-{
-	free(atomic_load(&c->state));
-	atomic_store(&c->state, NULL);
-	pthread_mutex_destroy(&c->lock);
-}
-
-/* Makes the group's state if it has none: the default policy with the
- * group's margin, free slots. Caller holds c->lock. Returns it, or NULL
- * (-ENOMEM). */
-static struct mri_charge_state *state_make(struct mr_group *g)
-{
-	struct mri_charge *c = &g->charge;
-	struct mri_charge_state *st = state_of(c);
-	struct mri_policy gp;
-	size_t size, i;
-
-	if (st)
-		return st;
-	/* aligned_alloc() wants a size that is a multiple of the alignment. */
-	size = (sizeof(*st) + _Alignof(struct mri_charge_slot) - 1) &
-	       ~(_Alignof(struct mri_charge_slot) - 1);
-	st = aligned_alloc(_Alignof(struct mri_charge_slot), size);
-	if (!st)
-		return NULL;
-	memset(st, 0, size);
-	for (i = 0; i <= MR_CHARGE_THREAD_SLOTS; i++)
-		atomic_init(&st->slots[i].owner, 0);
-	st->policy = default_policy;
-	/* Margin changes from now on reach the latch through
-	 * mri_charge_note_margin(), which takes c->lock too. */
-	mri_group_policy(g, &gp);
-	st->policy.margin_bytes = gp.margin_bytes;
-	st->policy.margin_ppm = gp.margin_ppm;
-	latch_write(st);
-	atomic_store_explicit(&c->state, st, memory_order_release);
-	return st;
-}
+/* ---------------------------------------------------------------- slots */
 
 static struct mri_charge_slot *shared_slot(struct mri_charge *c)
 {
-	return &state_of(c)->slots[MR_CHARGE_THREAD_SLOTS];
+	return &mri_charge_state(c)->slots[MR_CHARGE_THREAD_SLOTS];
 }
 
 /* The calling thread's slot when the TLS cache misses: found among the
@@ -207,7 +85,7 @@ static struct mri_charge_slot *shared_slot(struct mri_charge *c)
 static struct mri_charge_slot *find_slot(struct mri_charge *c)
 {
 	uintptr_t token = (uintptr_t)&tls_token, free_owner;
-	struct mri_charge_slot *slots = state_of(c)->slots, *s = NULL;
+	struct mri_charge_slot *slots = mri_charge_state(c)->slots, *s = NULL;
 	unsigned i;
 
 	for (i = 0; i < MR_CHARGE_THREAD_SLOTS && !s; i++) {
@@ -254,208 +132,15 @@ static inline void slot_add(_Atomic uint64_t *ctr, uint64_t v, bool shared)
 				      memory_order_relaxed);
 }
 
-/* value + delta, clamped at 0 and at UINT64_MAX. */
-static uint64_t add_signed(uint64_t value, int64_t delta)
-{
-	if (delta < 0)
-		return (uint64_t)-delta > value ? 0 : value - (uint64_t)-delta;
-	return value > UINT64_MAX - (uint64_t)delta ? UINT64_MAX :
-	       value + (uint64_t)delta;
-}
-
-/* The estimate: the usage read plus what was drawn since, and never less
- * than the floor (struct mri_charge: base_bytes + live_bytes). */
-static uint64_t estimate(struct mri_charge *c, int64_t drawn, int64_t live)
-{
-	uint64_t est = add_signed(atomic_load_explicit(&c->usage_bytes,
-						       memory_order_relaxed),
-				  drawn);
-	uint64_t floor = add_signed(atomic_load_explicit(&c->base_bytes,
-							 memory_order_relaxed),
-				    live);
-
-	return est > floor ? est : floor;
-}
-
-static uint64_t estimate_now(struct mri_charge *c)
-{
-	return estimate(c, atomic_load_explicit(&c->drawn_bytes,
-						memory_order_relaxed),
-			atomic_load_explicit(&c->live_bytes,
-					     memory_order_relaxed));
-}
-
-/* The clean page cache of a memory.stat: what reclaim frees without swap
- * or writeback. */
-static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
-{
-	const uint64_t lru = (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
-			     (1ULL << MR_MEMSTAT_ACTIVE_FILE);
-	uint64_t file, busy;
-
-	file = (ms->present & lru) == lru ?
-	       ms->inactive_file_bytes + ms->active_file_bytes :
-	       ms->file_bytes;
-	busy = ms->file_dirty_bytes + ms->file_writeback_bytes;
-	return file > busy ? file - busy : 0;
-}
-
-void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l)
-{
-	struct mri_charge *c = &g->charge;
-
-	atomic_store(&c->limit_bytes, l->limit_bytes);
-	atomic_store(&c->backend_high_bytes,
-		     (l->present & MR_LIMITS_HAS_HIGH) ? l->high_bytes :
-		     MR_UNLIMITED);
-	atomic_store(&c->limits_ns, mri_group_now_ns(g));
-	atomic_fetch_add(&c->limits_refreshes, 1);
-}
-
-void mri_charge_note_margin(struct mr_group *g, const struct mri_policy *p)
-{
-	struct mri_charge *c = &g->charge;
-	struct mri_charge_state *st;
-
-	pthread_mutex_lock(&c->lock);
-	st = state_of(c);
-	if (st) { /* else state_make() copies the margin when it runs */
-		st->policy.margin_bytes = p->margin_bytes;
-		st->policy.margin_ppm = p->margin_ppm;
-		latch_write(st);
-	}
-	pthread_mutex_unlock(&c->lock);
-}
-
-/* Reads usage into the estimate, keeping what was drawn during the read.
- * Caller holds c->usage_claim. Returns the backend's answer. */
-static int read_usage_claimed(struct mr_group *g)
-{
-	struct mri_charge *c = &g->charge;
-	int64_t drawn = atomic_load(&c->drawn_bytes);
-	uint64_t usage;
-	int r;
-
-	r = g->be->read_usage(g->priv, &usage);
-	atomic_fetch_add_explicit(&c->usage_refreshes, 1,
-				  memory_order_relaxed);
-	/* A failed read waits for the next interval too. */
-	atomic_store(&c->usage_ns, mri_group_now_ns(g));
-	if (r < 0) {
-		atomic_fetch_add_explicit(&c->refresh_errors, 1,
-					  memory_order_relaxed);
-		return r;
-	}
-	atomic_store(&c->usage_bytes, usage);
-	atomic_fetch_sub(&c->drawn_bytes, drawn);
-	return 0;
-}
-
-/* Reads limits, memory.stat and usage and publishes them; arms. May wait:
- * for a v1 reclaim step (read_limits) and for a charge reading usage.
- * With arming, returns at once if another thread armed the group first
- * (a refresh resets the estimate to the usage read). */
-static int refresh(struct mr_group *g, bool arming)
-{
-	struct mri_charge *c = &g->charge;
-	struct mr_limits l = { .size = sizeof(l) };
-	struct mr_memstat ms = { .size = sizeof(ms) };
-	int r;
-
-	r = g->be->read_limits(g->priv, &l);
-	if (r == 0)
-		r = g->be->read_memstat(g->priv, &ms);
-	if (r < 0)
-		return r;
-	pthread_mutex_lock(&c->lock);
-	if (arming && atomic_load(&c->armed)) {
-		pthread_mutex_unlock(&c->lock);
-		return 0;
-	}
-	if (!state_make(g)) {
-		pthread_mutex_unlock(&c->lock);
-		return -ENOMEM;
-	}
-	while (atomic_flag_test_and_set(&c->usage_claim))
-		sched_yield();
-	r = read_usage_claimed(g);
-	atomic_flag_clear(&c->usage_claim);
-	if (r == 0) {
-		uint64_t usage = atomic_load(&c->usage_bytes);
-		/* What reclaim can free: the clean page cache, and the
-		 * anonymous memory the group may swap out (lib/swap.h). */
-		uint64_t clean = clean_cache_bytes(&ms);
-		uint64_t swappable = mri_swap_anon_reclaimable(&l, &ms,
-			atomic_load(&g->reclaim_swappiness));
-		uint64_t keep = clean + swappable;
-		int64_t live = atomic_load(&c->live_bytes);
-
-		/* What reclaim cannot free and the fast path did not charge
-		 * (taking every live charge as already in usage, so the
-		 * floor never counts one twice). The margin needs no copy:
-		 * every change of it reaches the latch through
-		 * mri_charge_note_margin(). */
-		keep = usage > keep ? usage - keep : 0;
-		atomic_store(&c->base_bytes, add_signed(keep, -live));
-		atomic_store(&c->reclaimable_bytes, clean);
-		atomic_store(&c->swappable_bytes, swappable);
-		mri_charge_note_limits(g, &l);
-		atomic_store_explicit(&c->armed, true, memory_order_release);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return r;
-}
-
 /* Checks shared by every fast-path entry: fork, then arming. */
 static int enter(struct mr_group *g)
 {
 	int r = mri_ctx_check_fork(g->ctx);
 
-	if (r < 0)
-		return r;
-	if (__builtin_expect(!atomic_load_explicit(&g->charge.armed,
-						   memory_order_acquire), 0))
-		return refresh(g, true);
-	return 0;
+	return r < 0 ? r : mri_charge_arm(g);
 }
 
-void mri_charge_after_reclaim(struct mr_group *g)
-{
-	if (atomic_load_explicit(&g->charge.armed, memory_order_acquire))
-		(void)refresh(g, false);
-}
-
-MR_EXPORT int mr_group_charge_refresh(mr_group_t *g)
-{
-	int r;
-
-	if (!g)
-		return -EINVAL;
-	r = mri_ctx_check_fork(g->ctx);
-	return r < 0 ? r : refresh(g, false);
-}
-
-/* Reads usage again if MR_CHARGE_USAGE_REFRESH_NS has passed since the last
- * read; one thread at a time (the one that takes the claim), the others go
- * on with the old value. Returns -ENOENT when the cgroup is gone, else 0
- * (another failure keeps the old usage, and the next batch retries). */
-static int refresh_usage(struct mr_group *g)
-{
-	struct mri_charge *c = &g->charge;
-	int r;
-
-	if (mri_group_now_ns(g) - atomic_load_explicit(&c->usage_ns,
-			memory_order_relaxed) < MR_CHARGE_USAGE_REFRESH_NS ||
-	    atomic_flag_test_and_set(&c->usage_claim))
-		return 0;
-	/* Another thread may have read it between the check and the claim. */
-	r = 0;
-	if (mri_group_now_ns(g) - atomic_load(&c->usage_ns) >=
-	    MR_CHARGE_USAGE_REFRESH_NS)
-		r = read_usage_claimed(g);
-	atomic_flag_clear(&c->usage_claim);
-	return r == -ENOENT ? r : 0;
-}
+/* -------------------------------------------------------------- charges */
 
 /* Adds `draw` to the estimate if it stays at or below the limit
  * (page_counter_try_charge(): add, check, take back). Returns the estimate
@@ -472,7 +157,7 @@ static uint64_t try_draw(struct mri_charge *c, uint64_t draw, uint64_t limit,
 		(int64_t)draw;
 	live = atomic_fetch_add(&c->live_bytes, (int64_t)draw) +
 	       (int64_t)draw;
-	est = estimate(c, drawn, live);
+	est = mri_charge_estimate(c, drawn, live);
 	*fits = limit == MR_UNLIMITED || est <= limit;
 	if (!*fits) {
 		atomic_fetch_sub(&c->drawn_bytes, (int64_t)draw);
@@ -495,7 +180,7 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 	bool fits;
 	int r, verdict;
 
-	r = refresh_usage(g);
+	r = mri_charge_refresh_usage(g);
 	if (r < 0)
 		return r;
 	mri_charge_policy_read(c, &p);
@@ -659,6 +344,8 @@ MR_EXPORT int mr_group_uncharge(mr_group_t *g, uint64_t bytes)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ THP */
+
 /* What budget_ns can free at the reclaim rate measured on the group (the
  * margin worker's and mr_group_reclaim()'s calls); 0 before any. */
 static uint64_t budget_bytes(struct mr_group *g, uint64_t budget_ns)
@@ -706,7 +393,7 @@ MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *g,
 	huge = (length_bytes + MRI_HUGE_PAGE_BYTES - 1) &
 	       ~(MRI_HUGE_PAGE_BYTES - 1);
 	limit = atomic_load_explicit(&c->limit_bytes, memory_order_relaxed);
-	usage = estimate_now(c);
+	usage = mri_charge_estimate_now(c);
 	if (p.thp_policy == MR_THP_BUDGET)
 		budget = budget_bytes(g, p.budget_ns);
 	margin = limit == MR_UNLIMITED ? 0 : policy_margin_bytes(&p, limit);
@@ -722,156 +409,4 @@ MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *g,
 	*reclaim_bytes = advice == MR_THP_ADVICE_RECLAIM_THEN_HUGE ?
 			 mri_shortfall_bytes(usage, huge, limit, margin) : 0;
 	return advice;
-}
-
-/* Applies `edit` to the master policy and publishes it, after arming (so a
- * setter reports what arming would). */
-static int update(struct mr_group *g,
-		  void (*edit)(struct mri_charge_policy *p, const void *arg),
-		  const void *arg)
-{
-	struct mri_charge *c = &g->charge;
-	int r = enter(g);
-
-	if (r < 0)
-		return r;
-	pthread_mutex_lock(&c->lock);
-	edit(&state_of(c)->policy, arg);
-	latch_write(state_of(c));
-	pthread_mutex_unlock(&c->lock);
-	return 0;
-}
-
-static void edit_curve(struct mri_charge_policy *p, const void *arg)
-{
-	const struct mr_throttle_curve *curve = arg;
-
-	p->kind = (uint64_t)curve->kind;
-	p->max_delay_ns = curve->max_delay_ns;
-	p->scale_ns = curve->scale_ns;
-	p->doubling_ppm = curve->doubling_ppm;
-	p->npoints = curve->kind == MR_THROTTLE_TABLE ? curve->npoints : 0;
-	memset(p->points, 0, sizeof(p->points));
-	if (p->npoints)
-		memcpy(p->points, curve->points,
-		       curve->npoints * sizeof(*curve->points));
-}
-
-MR_EXPORT int mr_group_set_throttle(mr_group_t *g,
-				    const struct mr_throttle_curve *curve)
-{
-	static const struct mr_throttle_curve none = {
-		.kind = MR_THROTTLE_NONE,
-	};
-	uint64_t delay;
-
-	if (!g)
-		return -EINVAL;
-	if (!curve)
-		curve = &none;
-	/* The pure function checks the curve whole (kind, points, order). */
-	if (mr_throttle_delay_ns(curve, 2, 1, 1, &delay) < 0)
-		return -EINVAL;
-	return update(g, edit_curve, curve);
-}
-
-static void edit_high(struct mri_charge_policy *p, const void *arg)
-{
-	p->high_bytes = *(const uint64_t *)arg;
-}
-
-MR_EXPORT int mr_group_set_throttle_high(mr_group_t *g, uint64_t high_bytes)
-{
-	if (!g)
-		return -EINVAL;
-	return update(g, edit_high, &high_bytes);
-}
-
-struct thp_arg {
-	int policy;
-	uint64_t budget_ns;
-};
-
-static void edit_thp(struct mri_charge_policy *p, const void *arg)
-{
-	const struct thp_arg *a = arg;
-
-	p->thp_policy = (uint64_t)a->policy;
-	p->budget_ns = a->budget_ns;
-}
-
-MR_EXPORT int mr_group_set_thp_policy(mr_group_t *g, int policy,
-				      uint64_t budget_ns)
-{
-	struct thp_arg a = { .policy = policy, .budget_ns = budget_ns };
-
-	if (!g || policy < MR_THP_RECLAIM_FULL || policy > MR_THP_BUDGET ||
-	    (policy == MR_THP_BUDGET) != (budget_ns != 0))
-		return -EINVAL;
-	return update(g, edit_thp, &a);
-}
-
-static uint64_t age_ns(struct mr_group *g, _Atomic uint64_t *when)
-{
-	uint64_t now = mri_group_now_ns(g), t = atomic_load(when);
-
-	return now > t ? now - t : 0;
-}
-
-MR_EXPORT int mr_group_read_charge_stats(mr_group_t *g,
-					 struct mr_charge_stats *stats)
-{
-	struct mr_charge_stats st = { .size = sizeof(st) };
-	struct mri_charge *c;
-	struct mri_charge_policy p;
-	struct mri_charge_state *state;
-	const struct mri_charge_slot *s;
-	size_t i;
-
-	if (!g || !stats ||
-	    stats->size < offsetof(struct mr_charge_stats, uncharges))
-		return -EINVAL;
-	c = &g->charge;
-	state = state_of(c);
-	for (i = 0; state && i <= MR_CHARGE_THREAD_SLOTS; i++) {
-		s = &state->slots[i];
-#define FOLD(f) st.f += atomic_load_explicit(&s->f, memory_order_relaxed)
-		FOLD(charges);
-		FOLD(uncharges);
-		FOLD(delayed);
-		FOLD(reclaim);
-		FOLD(refused);
-		FOLD(delay_ns);
-		FOLD(charged_bytes);
-		FOLD(uncharged_bytes);
-		FOLD(batches);
-		FOLD(stock_returns);
-#undef FOLD
-	}
-	/* Read apart, a GO is the charge none of the others counted; a
-	 * verdict in flight may be in one sum and not yet in the other. */
-	st.go = st.charges - st.delayed - st.reclaim - st.refused;
-	if (st.go > st.charges)
-		st.go = 0;
-	st.usage_refreshes = atomic_load(&c->usage_refreshes);
-	st.refresh_errors = atomic_load(&c->refresh_errors);
-	st.limits_refreshes = atomic_load(&c->limits_refreshes);
-	st.thp_fallbacks = atomic_load(&c->thp_fallbacks);
-	st.usage_estimate_bytes = estimate_now(c);
-	st.limit_bytes = atomic_load(&c->limit_bytes);
-	st.reclaimable_bytes = atomic_load(&c->reclaimable_bytes);
-	st.swappable_bytes = atomic_load(&c->swappable_bytes);
-	mri_charge_policy_read(c, &p);
-	st.high_bytes = p.high_bytes != MR_HIGH_FROM_BACKEND ? p.high_bytes :
-			atomic_load(&c->backend_high_bytes);
-	if (atomic_load(&c->armed)) {
-		st.usage_age_ns = age_ns(g, &c->usage_ns);
-		st.limits_age_ns = age_ns(g, &c->limits_ns);
-	} else {
-		st.usage_age_ns = st.limits_age_ns = MR_UNLIMITED;
-	}
-	memcpy((char *)stats + sizeof(size_t), (char *)&st + sizeof(size_t),
-	       (stats->size < sizeof(st) ? stats->size : sizeof(st)) -
-	       sizeof(size_t));
-	return 0;
 }

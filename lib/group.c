@@ -1,24 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A managed group: open, close, reads, policy setters, statistics. */
+/* A managed group: open, close, reads and statistics (its knobs are
+ * lib/knobs.c). */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <urcu-bp.h>
 
 #include "control.h"
 #include "fdbudget.h"
 #include "group.h"
 #include "path.h"
 #include "psi.h"
-
-static const struct mri_policy default_policy = {
-	.batch_proportional = false,
-	.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
-	.soft_limit_bytes = MR_UNLIMITED,
-};
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
 static int choose_backend(const char *name, const char *path,
@@ -162,7 +156,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 		group_free(g);
 		return -ENOMEM;
 	}
-	*g->policy = default_policy;
+	*g->policy = mri_default_policy;
 	g->id = mri_ctx_new_id(ctx);
 
 	env.log = &ctx->log;
@@ -397,183 +391,6 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
 							 window_ns / 1000));
 }
 
-void mri_group_policy(struct mr_group *g, struct mri_policy *out)
-{
-	urcu_bp_read_lock();
-	*out = *rcu_dereference(g->policy);
-	urcu_bp_read_unlock();
-}
-
-/* Publishes a copy of the policy changed by `edit`, frees the old one after
- * a grace period, and wakes the worker. `check` may refuse the new policy
- * (then nothing changes). */
-static int update_policy(struct mr_group *g,
-			 int (*edit)(struct mr_group *g, struct mri_policy *p,
-				     const void *arg),
-			 const void *arg)
-{
-	struct mri_policy *np, *old;
-	int r;
-
-	r = mri_ctx_check_fork(g->ctx);
-	if (r < 0)
-		return r;
-	np = malloc(sizeof(*np));
-	if (!np)
-		return -ENOMEM;
-	pthread_mutex_lock(&g->policy_lock);
-	*np = *g->policy;
-	r = edit(g, np, arg);
-	if (r < 0) {
-		pthread_mutex_unlock(&g->policy_lock);
-		free(np);
-		return r;
-	}
-	old = rcu_xchg_pointer(&g->policy, np);
-	mri_charge_note_margin(g, np);
-	pthread_mutex_unlock(&g->policy_lock);
-	urcu_bp_synchronize_rcu();
-	free(old);
-	mri_ctx_wake_group(g->ctx, g);
-	return 0;
-}
-
-struct margin_arg {
-	uint64_t bytes;
-	uint32_t ppm;
-	uint64_t hysteresis;
-};
-
-static int edit_margin(struct mr_group *g, struct mri_policy *p,
-		       const void *arg)
-{
-	const struct margin_arg *a = arg;
-	struct mr_limits l = { .size = sizeof(l) };
-	bool was_on, on;
-	uint64_t margin, limit = MR_UNLIMITED;
-	int r;
-
-	if (a->bytes || a->ppm) {
-		r = g->be->read_limits(g->priv, &l);
-		if (r < 0)
-			return r;
-		limit = mri_margin_limit(&l);
-		if (limit != MR_UNLIMITED) {
-			struct mri_policy np = { .margin_bytes = a->bytes,
-						 .margin_ppm = a->ppm };
-
-			margin = mri_margin_bytes(&np, limit);
-			if (margin >= limit || a->hysteresis > limit - margin)
-				return -ERANGE;
-		}
-	}
-	/* One keeper per group: a second manager keeping a margin on the
-	 * same group would count the first one's reclaim as its own and take
-	 * its transient limits for the real one. */
-	was_on = p->margin_bytes || p->margin_ppm;
-	on = a->bytes || a->ppm;
-	/* Keeping a margin keeps more fds (cgroup v1: the threshold's
-	 * eventfd, opened by the claim below). */
-	if (on && !was_on && g->be->margin_fds) {
-		r = mri_fd_budget(&g->ctx->log, g->ctx->epfd,
-				  g->be->margin_fds, g->path,
-				  "keeping a margin");
-		if (r < 0)
-			return r;
-	}
-	if (on != was_on && g->be->claim_keeper) {
-		r = g->be->claim_keeper(g->priv, on);
-		if (r < 0 && on)
-			return r;
-	}
-	p->margin_bytes = a->bytes;
-	p->margin_ppm = a->ppm;
-	p->hysteresis_bytes = a->hysteresis;
-	p->margin_limit_bytes = limit;
-	return 0;
-}
-
-MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
-				  uint32_t margin_ppm,
-				  uint64_t hysteresis_bytes)
-{
-	struct margin_arg a = { margin_bytes, margin_ppm, hysteresis_bytes };
-
-	if (!g || (margin_bytes && margin_ppm) || margin_ppm >= 1000000 ||
-	    (margin_bytes && margin_bytes < MR_MARGIN_MIN_BYTES))
-		return -EINVAL;
-	return update_policy(g, edit_margin, &a);
-}
-
-static int edit_batch(struct mr_group *g, struct mri_policy *p,
-		      const void *arg)
-{
-	const struct mri_policy *a = arg;
-
-	p->batch_proportional = a->batch_proportional;
-	p->batch_bytes = a->batch_bytes;
-	p->share_ppm = a->share_ppm;
-	p->max_bytes = a->max_bytes;
-	p->max_ppm = a->max_ppm;
-	return 0;
-}
-
-MR_EXPORT int mr_group_set_batch_fixed(mr_group_t *g, uint64_t batch_bytes)
-{
-	struct mri_policy a = { .batch_bytes = batch_bytes };
-
-	if (!g || batch_bytes < 4096 || batch_bytes > (1ULL << 40) ||
-	    batch_bytes % 4096)
-		return -EINVAL;
-	return update_policy(g, edit_batch, &a);
-}
-
-MR_EXPORT int mr_group_set_batch_proportional(mr_group_t *g,
-					      uint32_t share_ppm,
-					      uint64_t max_bytes,
-					      uint32_t max_ppm)
-{
-	struct mri_policy a = {
-		.batch_proportional = true,
-		.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
-		.share_ppm = share_ppm,
-		.max_bytes = max_bytes,
-		.max_ppm = max_ppm,
-	};
-
-	if (!g || share_ppm < 1 || share_ppm > 1000000 ||
-	    max_bytes < MR_SWAP_CLUSTER_MAX_BYTES || max_ppm > 1000000)
-		return -EINVAL;
-	return update_policy(g, edit_batch, &a);
-}
-
-static int edit_soft_limit(struct mr_group *g, struct mri_policy *p,
-			   const void *arg)
-{
-	(void)g;
-	p->soft_limit_bytes = *(const uint64_t *)arg;
-	return 0;
-}
-
-MR_EXPORT int mr_group_set_soft_limit(mr_group_t *g, uint64_t soft_limit_bytes)
-{
-	if (!g)
-		return -EINVAL;
-	return update_policy(g, edit_soft_limit, &soft_limit_bytes);
-}
-
-MR_EXPORT int mr_group_read_soft_limit(mr_group_t *g,
-				       uint64_t *soft_limit_bytes)
-{
-	struct mri_policy p;
-
-	if (!g || !soft_limit_bytes)
-		return -EINVAL;
-	mri_group_policy(g, &p);
-	*soft_limit_bytes = p.soft_limit_bytes;
-	return 0;
-}
-
 MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 					  struct mr_reclaim_stats *stats)
 {
@@ -612,24 +429,4 @@ MR_EXPORT int mr_group_read_events(mr_group_t *g, unsigned flags,
 		return r;
 	copy_sized(events, events->size, &ev, sizeof(ev));
 	return 0;
-}
-
-MR_EXPORT int mr_group_set_reclaim_swappiness(mr_group_t *g, int swappiness)
-{
-	int r;
-
-	if (!g || swappiness < -1 || swappiness > 200)
-		return -EINVAL;
-	r = mri_ctx_check_fork(g->ctx);
-	if (r < 0)
-		return r;
-	if (!g->be->set_swappiness)
-		return -EOPNOTSUPP;
-	/* Serialised with reclaim: a batch uses one swappiness. */
-	pthread_mutex_lock(&g->reclaim_lock);
-	r = g->be->set_swappiness(g->priv, swappiness);
-	if (r == 0)
-		atomic_store(&g->reclaim_swappiness, swappiness);
-	pthread_mutex_unlock(&g->reclaim_lock);
-	return r;
 }

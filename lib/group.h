@@ -13,29 +13,13 @@
 #include <urcu/rculfhash.h>
 
 #include "backend.h"
-#include "charge.h"
+#include "chargestate.h"
 #include "childreclaim.h"
 #include "fds.h"
 #include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
-
-/* A group's policy: immutable once published, replaced whole under RCU. */
-struct mri_policy {
-	uint64_t margin_bytes;     /* 0 with margin_ppm 0: no margin */
-	uint32_t margin_ppm;
-	uint64_t hysteresis_bytes;
-	/* The margin limit (mri_margin_limit()) the setter checked margin
-	 * and hysteresis against, MR_UNLIMITED when the group had none:
-	 * only below it is the hysteresis capped (mri_margin_marks()). */
-	uint64_t margin_limit_bytes;
-	bool batch_proportional;
-	uint64_t batch_bytes;      /* fixed mode */
-	uint32_t share_ppm;        /* proportional mode */
-	uint64_t max_bytes;
-	uint32_t max_ppm;
-	uint64_t soft_limit_bytes; /* MR_UNLIMITED: none */
-};
+#include "policy.h"
 
 #define MRI_NREASONS 3
 _Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
@@ -228,9 +212,6 @@ void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g);
  * holds a reference. */
 void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g);
 
-/* Policy access for readers: copies the current policy under RCU. */
-void mri_group_policy(struct mr_group *g, struct mri_policy *out);
-
 /* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
  * usage of floor_bytes, whichever comes first, in batches of the group's
  * policy; stops at deadline_ns (the group's clock, 0: none), after
@@ -253,36 +234,6 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
  * and another pass is due at once. */
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		     bool boost_idle);
-
-/* The limit the margin is kept below: the lower of limit_bytes and, where
- * the backend reports one, high_bytes (cgroup v2 memory.high). */
-uint64_t mri_margin_limit(const struct mr_limits *l);
-
-/* The margin in bytes for a given limit (margin_bytes, or margin_ppm of
- * the limit). */
-uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes);
-
-/* The worker's marks for a limit: it reclaims when usage is above
- * *high_mark = limit - margin, down to *low_mark = high_mark - hysteresis.
- * Once the limit has fallen below p->margin_limit_bytes (the one the
- * setter checked the hysteresis against), the hysteresis is capped at
- * half of high_mark; before that it is whole (the setter kept it at or
- * below high_mark). -ERANGE when there is no limit or the margin is not
- * below it. */
-int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
-		     uint64_t *high_mark, uint64_t *low_mark);
-
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t mri_now_ns(void);
-
-/* Now in the group's clock (its backend's now_ns, or CLOCK_MONOTONIC):
- * every time measured or bounded for a group is taken from here. */
-uint64_t mri_group_now_ns(struct mr_group *g);
-
-/* The deadline timeout_ns after now_ns, or 0 (no deadline) for a timeout
- * of 0 or one that does not fit in the clock's range (MR_UNLIMITED
- * included): the sum would wrap to a time already passed. */
-uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns);
 
 /* Opens the group at `path` (normalised) with backend `be` and adds it
  * to ctx: mr_group_open() once the backend is chosen; tests open groups

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 
+#include "clock.h"
 #include "control.h"
 #include "group.h"
 

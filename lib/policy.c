@@ -78,6 +78,10 @@ static int check_curve(const struct mr_throttle_curve *c)
 {
 	size_t i;
 
+	/* One version so far: a larger size would carry fields this library
+	 * cannot read, which it refuses rather than ignore. */
+	if (c->size != sizeof(*c))
+		return -EINVAL;
 	switch (c->kind) {
 	case MR_THROTTLE_NONE:
 	case MR_THROTTLE_LINEAR:
@@ -351,5 +355,49 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
 	if (second)
 		apportion(n, usage_bytes, soft_limit_bytes, false, second, rest,
 			  share_bytes);
+	return 0;
+}
+
+/* ------------------------------------------------------------ policy */
+
+const struct mri_policy mri_default_policy = {
+	.batch_proportional = false,
+	.batch_bytes = MR_SWAP_CLUSTER_MAX_BYTES,
+	.soft_limit_bytes = MR_UNLIMITED,
+	.throttle_kind = MR_THROTTLE_NONE,
+	.throttle_high_bytes = MR_HIGH_FROM_BACKEND,
+	.thp_policy = MR_THP_RECLAIM_FULL,
+};
+
+uint64_t mri_margin_limit(const struct mr_limits *l)
+{
+	if ((l->present & MR_LIMITS_HAS_HIGH) && l->high_bytes < l->limit_bytes)
+		return l->high_bytes;
+	return l->limit_bytes;
+}
+
+uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
+{
+	if (p->margin_bytes)
+		return p->margin_bytes;
+	return (uint64_t)((unsigned __int128)limit_bytes * p->margin_ppm /
+			  1000000);
+}
+
+int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
+		     uint64_t *high_mark, uint64_t *low_mark)
+{
+	uint64_t margin = mri_margin_bytes(p, limit_bytes), cap;
+
+	if (limit_bytes == MR_UNLIMITED || margin >= limit_bytes)
+		return -ERANGE;
+	*high_mark = limit_bytes - margin;
+	/* A limit lowered since the margin was set may leave less room than
+	 * the hysteresis: then never reclaim more than half of what is
+	 * left. At or above the limit the setter checked, the hysteresis it
+	 * accepted (at most high_mark) is the caller's to have. */
+	cap = limit_bytes < p->margin_limit_bytes ? *high_mark / 2 : *high_mark;
+	*low_mark = *high_mark - (p->hysteresis_bytes < cap ?
+				  p->hysteresis_bytes : cap);
 	return 0;
 }

@@ -9,30 +9,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <time.h>
 
+#include "clock.h"
 #include "control.h"
 #include "group.h"
-
-uint64_t mri_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t mri_group_now_ns(struct mr_group *g)
-{
-	return g->be->now_ns ? g->be->now_ns(g->priv) : mri_now_ns();
-}
-
-uint64_t mri_deadline_ns(uint64_t now_ns, uint64_t timeout_ns)
-{
-	if (!timeout_ns || timeout_ns > UINT64_MAX - now_ns)
-		return 0;
-	return now_ns + timeout_ns;
-}
+#include "knobs.h"
 
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)

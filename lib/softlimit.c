@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "group.h"
+#include "knobs.h"
 
 /* The first plan, and one more after some groups fell short. */
 #define ROUNDS 2

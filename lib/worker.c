@@ -25,8 +25,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "group.h"
+#include "knobs.h"
 #include "swap.h"
 
 /* One margin pass gives the other groups of the context a turn after this
@@ -126,39 +128,6 @@ static void unboost(mr_ctx_t *ctx, bool boosted)
 		mri_log(&ctx->log, MR_LOG_WARNING,
 			"worker: back to SCHED_IDLE refused: %s",
 			mr_strerror(r));
-}
-
-uint64_t mri_margin_limit(const struct mr_limits *l)
-{
-	if ((l->present & MR_LIMITS_HAS_HIGH) && l->high_bytes < l->limit_bytes)
-		return l->high_bytes;
-	return l->limit_bytes;
-}
-
-uint64_t mri_margin_bytes(const struct mri_policy *p, uint64_t limit_bytes)
-{
-	if (p->margin_bytes)
-		return p->margin_bytes;
-	return (uint64_t)((unsigned __int128)limit_bytes * p->margin_ppm /
-			  1000000);
-}
-
-int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
-		     uint64_t *high_mark, uint64_t *low_mark)
-{
-	uint64_t margin = mri_margin_bytes(p, limit_bytes), cap;
-
-	if (limit_bytes == MR_UNLIMITED || margin >= limit_bytes)
-		return -ERANGE;
-	*high_mark = limit_bytes - margin;
-	/* A limit lowered since the margin was set may leave less room than
-	 * the hysteresis: then never reclaim more than half of what is
-	 * left. At or above the limit the setter checked, the hysteresis it
-	 * accepted (at most high_mark) is the caller's to have. */
-	cap = limit_bytes < p->margin_limit_bytes ? *high_mark / 2 : *high_mark;
-	*low_mark = *high_mark - (p->hysteresis_bytes < cap ?
-				  p->hysteresis_bytes : cap);
-	return 0;
 }
 
 static void disarm(struct mr_group *g)

@@ -31,6 +31,7 @@
 
 #define KiB 1024ULL
 #define MiB (1024ULL * KiB)
+#define CURVE_SIZE sizeof(struct mr_throttle_curve)
 #define B MR_CHARGE_BATCH_BYTES
 
 struct fake {
@@ -212,6 +213,7 @@ static int charge(mr_group_t *g, uint64_t bytes,
 }
 
 static const struct mr_throttle_curve linear_1s = {
+	.size = CURVE_SIZE,
 	.kind = MR_THROTTLE_LINEAR,
 	.max_delay_ns = 2000000000ULL,
 	.scale_ns = 1000000000ULL,
@@ -386,11 +388,13 @@ START_TEST(curve_values)
 		{ 1000, 1000000 }, { 100000, 50000000 },
 	};
 	const struct mr_throttle_curve curves[] = {
-		{ .kind = MR_THROTTLE_KERNEL,
+		{ .size = CURVE_SIZE, .kind = MR_THROTTLE_KERNEL,
 		  .max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS },
-		{ .kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = 1000000000,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = 1000000000,
 		  .scale_ns = 1000000, .doubling_ppm = 10000 },
-		{ .kind = MR_THROTTLE_TABLE, .max_delay_ns = 1000000000,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_TABLE, .max_delay_ns = 1000000000,
 		  .points = pts, .npoints = 2 },
 		linear_1s,
 	};
@@ -803,11 +807,14 @@ START_TEST(bad_arguments)
 		{ 2000, 10 }, { 1000, 20 },
 	};
 	const struct mr_throttle_curve bad_table = {
+		.size = CURVE_SIZE,
 		.kind = MR_THROTTLE_TABLE, .max_delay_ns = 1000000000,
 		.points = unordered, .npoints = 2,
 	};
-	const struct mr_throttle_curve bad_kind = { .kind = 99 };
+	const struct mr_throttle_curve bad_kind = { .size = CURVE_SIZE,
+		.kind = 99 };
 	const struct mr_throttle_curve bad_exp = {
+		.size = CURVE_SIZE,
 		.kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = 1,
 		.doubling_ppm = 0,
 	};

@@ -22,6 +22,7 @@
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
+#define CURVE_SIZE sizeof(struct mr_throttle_curve)
 #define GiB (1024 * MiB)
 #define SCM MR_SWAP_CLUSTER_MAX_BYTES
 
@@ -131,6 +132,7 @@ END_TEST
 /* ------------------------------------------------------------- throttle */
 
 static const struct mr_throttle_curve kernel_curve = {
+	.size = CURVE_SIZE,
 	.kind = MR_THROTTLE_KERNEL,
 	.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
 };
@@ -172,13 +174,18 @@ START_TEST(throttle_zero_at_or_below_high)
 		{ 0, 5000000 }, { 100000, 50000000 },
 	};
 	struct mr_throttle_curve curves[] = {
-		{ .kind = MR_THROTTLE_NONE, .max_delay_ns = UINT64_MAX },
-		{ .kind = MR_THROTTLE_LINEAR, .max_delay_ns = UINT64_MAX,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_NONE, .max_delay_ns = UINT64_MAX },
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_LINEAR, .max_delay_ns = UINT64_MAX,
 		  .scale_ns = UINT64_MAX },
-		{ .kind = MR_THROTTLE_KERNEL, .max_delay_ns = UINT64_MAX },
-		{ .kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = UINT64_MAX,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_KERNEL, .max_delay_ns = UINT64_MAX },
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = UINT64_MAX,
 		  .scale_ns = UINT64_MAX, .doubling_ppm = 1 },
-		{ .kind = MR_THROTTLE_TABLE, .max_delay_ns = UINT64_MAX,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_TABLE, .max_delay_ns = UINT64_MAX,
 		  .points = pts, .npoints = 2 },
 	};
 	static const uint64_t highs[] = { 0, 1, 4096, 100 * MiB, UINT64_MAX };
@@ -205,12 +212,16 @@ START_TEST(throttle_monotone_and_clamped)
 		{ 10000, 1000000 }, { 50000, 1000000 }, { 200000, 900000000 },
 	};
 	struct mr_throttle_curve curves[] = {
-		{ .kind = MR_THROTTLE_LINEAR, .max_delay_ns = 2000000000,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_LINEAR, .max_delay_ns = 2000000000,
 		  .scale_ns = 1000000000 },
-		{ .kind = MR_THROTTLE_KERNEL, .max_delay_ns = 2000000000 },
-		{ .kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = 2000000000,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_KERNEL, .max_delay_ns = 2000000000 },
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_EXPONENTIAL, .max_delay_ns = 2000000000,
 		  .scale_ns = 1000000, .doubling_ppm = 20000 },
-		{ .kind = MR_THROTTLE_TABLE, .max_delay_ns = 2000000000,
+		{ .size = CURVE_SIZE,
+		  .kind = MR_THROTTLE_TABLE, .max_delay_ns = 2000000000,
 		  .points = pts, .npoints = 3 },
 	};
 	static const uint64_t highs[] = { 0, 4096, 100 * MiB, 3 * GiB,
@@ -283,12 +294,15 @@ START_TEST(throttle_shapes)
 	static const struct mr_throttle_point pts[] = {
 		{ 100000, 10000000 }, { 300000, 50000000 },
 	};
-	struct mr_throttle_curve lin = { .kind = MR_THROTTLE_LINEAR,
+	struct mr_throttle_curve lin = { .size = CURVE_SIZE,
+		.kind = MR_THROTTLE_LINEAR,
 		.max_delay_ns = UINT64_MAX, .scale_ns = 1000000000 };
-	struct mr_throttle_curve exp = { .kind = MR_THROTTLE_EXPONENTIAL,
+	struct mr_throttle_curve exp = { .size = CURVE_SIZE,
+		.kind = MR_THROTTLE_EXPONENTIAL,
 		.max_delay_ns = UINT64_MAX, .scale_ns = 1000000,
 		.doubling_ppm = 100000 };
-	struct mr_throttle_curve tab = { .kind = MR_THROTTLE_TABLE,
+	struct mr_throttle_curve tab = { .size = CURVE_SIZE,
+		.kind = MR_THROTTLE_TABLE,
 		.max_delay_ns = UINT64_MAX, .points = pts, .npoints = 2 };
 	uint64_t h = 1 << 30; /* a power of two: exact ratios */
 
@@ -320,7 +334,9 @@ START_TEST(throttle_bad_curves)
 	static const struct mr_throttle_point decreasing[] = {
 		{ 100000, 5 }, { 200000, 4 },
 	};
-	struct mr_throttle_curve c = { .kind = MR_THROTTLE_TABLE };
+	struct mr_throttle_curve c = {
+		.size = CURVE_SIZE, .kind = MR_THROTTLE_TABLE,
+	};
 	uint64_t d = 42;
 
 	ck_assert_int_eq(mr_throttle_delay_ns(NULL, 2, 1, 1, &d), -EINVAL);
@@ -338,6 +354,13 @@ START_TEST(throttle_bad_curves)
 	c.doubling_ppm = 0;
 	ck_assert_int_eq(mr_throttle_delay_ns(&c, 2, 1, 1, &d), -EINVAL);
 	c.kind = 99;
+	ck_assert_int_eq(mr_throttle_delay_ns(&c, 2, 1, 1, &d), -EINVAL);
+	/* A curve of another size: an unset one (0), and a larger one whose
+	 * appended fields this library could not read. */
+	c = kernel_curve;
+	c.size = 0;
+	ck_assert_int_eq(mr_throttle_delay_ns(&c, 2, 1, 1, &d), -EINVAL);
+	c.size = CURVE_SIZE + 8;
 	ck_assert_int_eq(mr_throttle_delay_ns(&c, 2, 1, 1, &d), -EINVAL);
 	/* Bad input leaves the output alone. */
 	ck_assert_uint_eq(d, 42);

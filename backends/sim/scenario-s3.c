@@ -60,19 +60,23 @@ static const struct mr_throttle_point table_points[] = {
 };
 
 static const struct mr_throttle_curve kernel_curve = {
+	.size = sizeof(struct mr_throttle_curve),
 	.kind = MR_THROTTLE_KERNEL,
 	.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
 };
 static const struct mr_throttle_curve linear_curve = {
+	.size = sizeof(struct mr_throttle_curve),
 	.kind = MR_THROTTLE_LINEAR, .scale_ns = 20000 * MS,
 	.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
 };
 static const struct mr_throttle_curve exponential_curve = {
+	.size = sizeof(struct mr_throttle_curve),
 	.kind = MR_THROTTLE_EXPONENTIAL, .scale_ns = 100 * MS,
 	.doubling_ppm = 20000,
 	.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
 };
 static const struct mr_throttle_curve table_curve = {
+	.size = sizeof(struct mr_throttle_curve),
 	.kind = MR_THROTTLE_TABLE, .points = table_points,
 	.npoints = sizeof(table_points) / sizeof(table_points[0]),
 	.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,

@@ -255,6 +255,7 @@ static void read_huge_bytes(void)
 static int open_group(void)
 {
 	struct mr_throttle_curve curve = {
+		.size = sizeof(curve),
 		.kind = opts.throttle,
 		.max_delay_ns = MR_THROTTLE_KERNEL_MAX_DELAY_NS,
 	};

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The allocator fast path's state in a group (lib/charge.c). */
-#ifndef MR_CHARGE_H
-#define MR_CHARGE_H
+/*
+ * The allocator fast path's state in a group: the policy latch, the thread
+ * slots, the estimate, and the slow side that arms and refreshes them
+ * (lib/chargestate.c). The hot side, mr_group_charge() and its kin, is
+ * lib/charge.c; the knobs it reads are published by lib/knobs.c.
+ */
+#ifndef MR_CHARGESTATE_H
+#define MR_CHARGESTATE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,7 +18,8 @@
 struct mr_group;
 struct mri_policy;
 
-/* The fast path's policy. Only 64-bit words, so that the latch's readers
+/* The fast path's form of a group's knobs (built from struct mri_policy
+ * by mri_charge_publish()). Only 64-bit words, so that the latch's readers
  * copy it word by word with relaxed atomic loads. */
 struct mri_charge_policy {
 	uint64_t kind;                /* enum mr_throttle_kind */
@@ -24,8 +30,8 @@ struct mri_charge_policy {
 	uint64_t high_bytes;          /* MR_HIGH_FROM_BACKEND, or kept */
 	uint64_t thp_policy;          /* enum mr_thp_policy */
 	uint64_t budget_ns;
-	uint64_t margin_bytes;        /* the group's margin, mirrored from */
-	uint64_t margin_ppm;          /* struct mri_policy at each change */
+	uint64_t margin_bytes;        /* the group's margin */
+	uint64_t margin_ppm;
 	struct mr_throttle_point points[MR_THROTTLE_MAX_POINTS];
 };
 
@@ -59,8 +65,6 @@ struct mri_charge_state {
 	 * whole, even for a signal handler that interrupted the writer. */
 	_Atomic uint64_t latch_seq;
 	struct mri_charge_policy latch[2];
-	/* Writers' master copy, under mri_charge.lock. */
-	struct mri_charge_policy policy;
 	/* MR_CHARGE_THREAD_SLOTS owned slots, then the shared one. */
 	struct mri_charge_slot slots[MR_CHARGE_THREAD_SLOTS + 1];
 };
@@ -98,13 +102,50 @@ struct mri_charge {
 	/* mr_group_thp_advise() answers of small pages (rare: one atomic
 	 * add, no slot). */
 	_Atomic uint64_t thp_fallbacks;
-	/* Serialises writers: creating the state, the master policy,
-	 * arming and refreshes. */
+	/* Serialises writers: creating the state, the latch, arming and
+	 * refreshes. Taken after the group's policy_lock when both are
+	 * (lib/knobs.c). */
 	pthread_mutex_t lock;
 	/* NULL until the group is first armed or set up; then fixed until
 	 * the group is freed. */
 	struct mri_charge_state *_Atomic state;
 };
+
+/* The group's state, or NULL before the first arming or setter. */
+static inline struct mri_charge_state *mri_charge_state(struct mri_charge *c)
+{
+	return atomic_load_explicit(&c->state, memory_order_acquire);
+}
+
+/* value + delta, clamped at 0 and at UINT64_MAX. */
+static inline uint64_t mri_add_signed(uint64_t value, int64_t delta)
+{
+	if (delta < 0)
+		return (uint64_t)-delta > value ? 0 : value - (uint64_t)-delta;
+	return value > UINT64_MAX - (uint64_t)delta ? UINT64_MAX :
+	       value + (uint64_t)delta;
+}
+
+/* The estimate: the usage read plus what was drawn since, and never less
+ * than the floor (struct mri_charge: base_bytes + live_bytes). */
+static inline uint64_t mri_charge_estimate(struct mri_charge *c,
+					   int64_t drawn, int64_t live)
+{
+	uint64_t est = mri_add_signed(atomic_load_explicit(&c->usage_bytes,
+						memory_order_relaxed), drawn);
+	uint64_t floor = mri_add_signed(atomic_load_explicit(&c->base_bytes,
+						memory_order_relaxed), live);
+
+	return est > floor ? est : floor;
+}
+
+static inline uint64_t mri_charge_estimate_now(struct mri_charge *c)
+{
+	return mri_charge_estimate(c, atomic_load_explicit(&c->drawn_bytes,
+						memory_order_relaxed),
+				   atomic_load_explicit(&c->live_bytes,
+							memory_order_relaxed));
+}
 
 /* Sets up / tears down the state of a new / freed group. init allocates
  * nothing and returns 0; fini frees the state if one was made. */
@@ -118,6 +159,24 @@ void mri_charge_fini(struct mri_charge *c);
 void mri_charge_policy_read(struct mri_charge *c,
 			    struct mri_charge_policy *out);
 
+/* Arms the group for the fast path if it is not yet: makes the state with
+ * the group's published knobs, reads limits, memory.stat and usage. May
+ * wait for a v1 reclaim step (read_limits) and for a charge reading usage.
+ * Returns 0 at once when armed; else 0, -ENOMEM, or the backend's error
+ * (nothing armed then). */
+int mri_charge_arm(struct mr_group *g);
+
+/* Publishes the fast path's form of a policy just made current (lib/
+ * knobs.c, under the group's policy_lock) to the latch, when the group has
+ * a state; a state made later reads the current policy itself. */
+void mri_charge_publish(struct mr_group *g, const struct mri_policy *p);
+
+/* Reads usage again if MR_CHARGE_USAGE_REFRESH_NS has passed since the last
+ * read; one thread at a time (the one that takes the claim), the others go
+ * on with the old value. Returns -ENOENT when the cgroup is gone, else 0
+ * (another failure keeps the old usage, and the next batch retries). */
+int mri_charge_refresh_usage(struct mr_group *g);
+
 /* Publishes a limits snapshot read elsewhere (mr_group_read_limits(), the
  * worker) to the fast path, which never reads limits itself. */
 void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l);
@@ -128,7 +187,4 @@ void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l);
  * left to the next refresh. */
 void mri_charge_after_reclaim(struct mr_group *g);
 
-/* Mirrors the group's margin after a policy change (lib/group.c). */
-void mri_charge_note_margin(struct mr_group *g, const struct mri_policy *p);
-
-#endif /* MR_CHARGE_H */
+#endif /* MR_CHARGESTATE_H */
