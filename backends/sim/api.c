@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "sim.h"
 
 MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret)
@@ -84,4 +85,9 @@ MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
 MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim)
 {
 	return sim ? sim_now(sim->m) : 0;
+}
+
+MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
+{
+	return mri_ctx_set_backend_arg(ctx, &mri_backend_sim, sim);
 }

@@ -495,6 +495,12 @@ int sim_check_invariants(const struct sim_machine *m, char *buf,
 
 /* ------------------------------------------------------------- handle */
 
+/* The simulator's backend table (backend.c), registered with the core
+ * under the name "sim"; its open takes the struct mr_sim bound to the
+ * context. */
+struct mri_backend;
+extern const struct mri_backend mri_backend_sim;
+
 /* The public mr_sim_t: a machine and what the library keeps on it. One
  * thread drives a simulator, its groups and its contexts. */
 struct mr_sim {
