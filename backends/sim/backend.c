@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The simulator as a backend of the library: the same table as cgroup1,
- * over a group of the mr_sim_t bound to the context (mr_ctx_set_sim()),
+ * over a group of the mr_sim_t bound to the context (mr_sim_attach()),
  * registered with the core when the simulator's code is loaded.
  * Reclaim is the model's memory.reclaim (a sized request, no limit
  * lowered, with an optional swappiness); thresholds and memory.events
@@ -432,7 +432,7 @@ const struct mri_backend mri_backend_sim = {
  * simulator answers -ENODEV at open). Nothing is allocated: the registry
  * keeps a pointer to the table above. It fails only if another library
  * registered a table named "sim" first, or filled the registry: then
- * "sim" is not this backend, and mr_ctx_set_sim() answers -EINVAL. */
+ * "sim" is not this backend, and mr_sim_attach() answers -EINVAL. */
 __attribute__((constructor)) static void sim_backend_register(void)
 {
 	(void)mri_backend_register(&mri_backend_sim);
