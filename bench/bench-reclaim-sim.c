@@ -89,7 +89,7 @@ static int run(enum reclaim_mode mode, struct reclaim_sample *out)
 	if (r == 0)
 		r = mr_ctx_new(&ctx);
 	if (r == 0)
-		r = mr_ctx_set_sim(ctx, f.sim);
+		r = mr_sim_attach(f.sim, ctx);
 	if (r == 0)
 		r = mr_group_open(ctx, GROUP, "sim", &g);
 	if (r == 0)

@@ -45,6 +45,7 @@
 #include "bench.h"
 #include "fdbudget.h"
 #include "group.h"
+#include "memreclaim-sim.h"
 
 #define BENCH "scale"
 #define SIM_GROUPS 10000
@@ -131,7 +132,7 @@ static void sim_set_open(struct sim_set *s, unsigned n)
 							  64 * MiB));
 	}
 	check("mr_ctx_new", mr_ctx_new(&s->ctx));
-	check("mr_ctx_set_sim", mr_ctx_set_sim(s->ctx, s->sim));
+	check("mr_sim_attach", mr_sim_attach(s->sim, s->ctx));
 	/* The first open grows liburcu's own state: not a group's. */
 	heap = heap_bytes();
 	fds = count_fds();

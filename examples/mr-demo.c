@@ -69,6 +69,7 @@
 
 #include <memreclaim.h>
 
+#include "experiments.h"
 #include "json.h"
 #include "policyopt.h"
 

@@ -60,6 +60,7 @@
 
 #include <memreclaim.h>
 
+#include "experiments.h"
 #include "policyopt.h"
 #include "tracefigs.h"
 

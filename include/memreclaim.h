@@ -19,8 +19,9 @@
  *    a group that already exists. mr_strerror() describes each.
  *  - Backends in this version: "cgroup1" (the cgroup v1 memory controller),
  *    "cgroup2" (the cgroup v2 memory controller; docs/kernels.md says which
- *    feature needs which kernel) and "sim" (the simulator, see the end of
- *    this header; chosen only by name).
+ *    feature needs which kernel) and, in a program linked with
+ *    libmemreclaim-sim (<memreclaim-sim.h>), "sim" (its simulator; chosen
+ *    only by name).
  *  - MR_UNLIMITED stands for "no limit": cgroup v2 "max", cgroup v1 "-1" and
  *    every page-size form of v1's unlimited value.
  *  - Each function's comment ends with its thread class: "MT-safe" (any
@@ -154,13 +155,14 @@ typedef struct mr_group mr_group_t;
  * backend: "cgroup1" (cgroup v1 memory controller), "cgroup2" (cgroup v2
  * memory controller: a group whose parent does not enable the memory
  * controller in its cgroup.subtree_control is refused with -ENODEV and a
- * log line saying so), "sim" (a group of the
- * simulator bound to ctx with mr_ctx_set_sim(); path is then the group's
- * path in the simulated hierarchy, e.g. "/web"), or "auto" or NULL. With
- * NULL the environment variable MEMRECLAIM_BACKEND is used if set; "auto"
- * picks from the filesystem of path (statfs magic, then the memory files
- * present) and never picks "sim". Names of backends not built into this
- * version are unknown.
+ * log line saying so), "sim" (a group of the simulator bound to ctx with
+ * mr_sim_attach() of libmemreclaim-sim, which registers this backend when
+ * it is loaded; path is then the group's path in the simulated hierarchy,
+ * e.g. "/web"), or "auto" or NULL. With NULL the environment variable
+ * MEMRECLAIM_BACKEND is used if set; "auto" picks from the filesystem of
+ * path (statfs magic, then the memory files present) and never picks a
+ * registered backend such as "sim". Names of backends neither built into
+ * this version nor registered are unknown.
  *
  * On cgroup v2 kernels without memory.reclaim (before 5.19), reclaim lowers
  * memory.high for a moment, journaled the same way; the journal of such a
@@ -1276,9 +1278,9 @@ MR_EXPORT int mr_ctx_set_worker_sched(mr_ctx_t *ctx, int sched, int nice);
  * served; its handle stays valid until mr_group_close().
  * Errors: -EINVAL (ctx NULL), -EALREADY (already running), -EBUSY (a
  * mr_ctx_worker_dispatch() on ctx runs: one worker per context),
- * -EOPNOTSUPP (ctx is bound to a simulator, mr_ctx_set_sim(): its worker
- * runs in virtual time as a simulated task, never as a thread beside the
- * simulation), -ENOMEM, -EAGAIN (no thread could be created), -ECHILD.
+ * -EOPNOTSUPP (ctx is bound to a simulator, mr_sim_attach() of
+ * libmemreclaim-sim: its worker runs in virtual time as a simulated task,
+ * never as a thread beside the simulation), -ENOMEM, -EAGAIN (no thread could be created), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx);
 
@@ -1594,230 +1596,6 @@ struct mr_charge_stats {
  * fields). MT-safe. */
 MR_EXPORT int mr_group_read_charge_stats(mr_group_t *group,
 					 struct mr_charge_stats *stats);
-
-/* ------------------------------------------------------------------ */
-/* The simulator                                                        */
-/* ------------------------------------------------------------------ */
-
-/* A simulated machine: RAM, CPUs, a disk, optional swap, memory cgroups
- * below its root "/", in a virtual clock counted in ns, driven by one
- * seeded generator: the same seed gives the same run, byte for byte. The
- * model (LRU lists, page cache states, refaults, THP, memory.high
- * throttling, soft-limit reclaim, PSI) and its cost parameter sets are in
- * docs/simulator.md. Groups of a simulator are opened with
- * mr_group_open(ctx, path, "sim", ...) on a context bound to it with
- * mr_ctx_set_sim(); every policy of the library runs on them unchanged.
- * The simulator is chosen only by name, never by "auto".
- * A machine made with mr_sim_new() has no tasks: it serves a program that
- * checks its handling of a group hierarchy (open, limits, policies,
- * synchronous reclaim once usage exists) without a real cgroup. Workloads
- * run through mr_sim_trace_run(), which builds its machine from the trace,
- * and the reference experiments through mr_sim_run_scenario().
- * A simulator and the contexts bound to it are driven by one thread
- * (not MT-safe), and a simulator's group keeps its margin claim in the
- * simulator, not in the state directory. -EBUSY from the functions below
- * means "in use", whatever mr_strerror() says of managers. */
-typedef struct mr_sim mr_sim_t;
-
-/* Swap devices of a simulated machine. */
-enum mr_sim_swap {
-	MR_SIM_SWAP_NONE = 0,
-	MR_SIM_SWAP_DISK = 1,   /* pages written to the disk */
-	MR_SIM_SWAP_ZSWAP = 2,  /* pages compressed in memory */
-};
-
-/* The machine; the caller sets size = sizeof(struct mr_sim_config). */
-struct mr_sim_config {
-	size_t size;
-	uint64_t seed;          /* seeds the machine's one generator (every
-				   random draw of the model and workloads) */
-	uint64_t ram_bytes;     /* 16 MiB .. 8 TiB; 0: 1 GiB */
-	uint32_t cpus;          /* 1 .. 4096; 0: 2 */
-	uint64_t swap_bytes;    /* 0: no swap */
-	int swap_kind;          /* enum mr_sim_swap; NONE with swap_bytes 0 */
-	const char *costs;      /* cost set: "2011" or "today"; NULL: today */
-};
-
-/* Creates a simulated machine with its root group "/" at time 0.
- * Errors: -EINVAL (config or ret NULL, size too small, a value out of
- * range, an unknown cost set, swap_bytes without a swap kind or the
- * reverse), -ENOMEM. MT-safe (the new simulator is the caller's). */
-MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret);
-
-/* Frees the simulator. Returns 0, or -EBUSY when groups of it are still
- * open in a context (close them, or free the context, first: nothing is
- * freed then). NULL returns 0. Not MT-safe (the simulator's thread). */
-MR_EXPORT int mr_sim_free(mr_sim_t *sim);
-
-/* Knobs of a simulated group, in bytes (mr_sim_set_knob()). */
-enum mr_sim_knob {
-	MR_SIM_MAX = 0,    /* memory.max / memory.limit_in_bytes */
-	MR_SIM_HIGH = 1,   /* memory.high */
-	MR_SIM_LOW = 2,    /* memory.low */
-	MR_SIM_MIN = 3,    /* memory.min */
-	MR_SIM_SOFT = 4,   /* the kernel's soft limit (v1
-			      memory.soft_limit_in_bytes) */
-};
-
-/* Creates the group at path ("/a", "/a/b": its parent must exist).
- * Returns 0. Errors: -EINVAL (NULL; a path mr_group_open() refuses: not
- * absolute, a "." or ".." component, PATH_MAX or longer; or one it takes
- * but not in its normal form: a repeated or trailing '/'),
- * -EEXIST ("/" included), -ENOENT (no parent), -ENOSPC (16383 groups below
- * the root per machine), -ENOMEM. Not MT-safe (the simulator's thread). */
-MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path);
-
-/* Sets a knob of the group at path ("/" is the machine: its max, like
- * any group's, binds everything below it) to bytes, 0 .. MR_UNLIMITED,
- * rounded down to 4 KiB; MR_UNLIMITED means none for MAX, HIGH and SOFT
- * and protects everything for LOW and MIN (the defaults are none and 0).
- * Lowering MR_SIM_MAX below usage reclaims first, in virtual time; -EBUSY
- * when it cannot get there (the limit is then left as it was). Returns 0.
- * Errors: -EINVAL (sim or path NULL, knob not an enum mr_sim_knob),
- * -ENOENT (no such group), -EBUSY. Not MT-safe (the simulator's thread). */
-MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
-			      uint64_t bytes);
-
-/* The simulator's virtual time in ns since it was created; 0 for NULL.
- * Not MT-safe (the simulator's thread). */
-MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim);
-
-/* Binds ctx to sim: the "sim" backend opens its groups there. NULL
- * unbinds. While bound, the context's worker runs only through
- * mr_ctx_worker_dispatch() (the simulator's trace runs call it from a
- * simulated task): mr_ctx_worker_start() answers -EOPNOTSUPP.
- * Errors: -EINVAL (ctx NULL), -EBUSY (ctx has simulated groups open and
- * sim is another simulator or NULL; or sim is not NULL and the worker
- * thread of mr_ctx_worker_start() runs), -ECHILD.
- * MT-safe; the simulator itself is driven by one thread. */
-MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim);
-
-/* How a scenario's figures compare with its published reference. */
-enum mr_sim_verdict {
-	MR_SIM_OUTSIDE = 0,       /* a figure is outside the band */
-	MR_SIM_INSIDE = 1,        /* every band holds */
-	MR_SIM_NO_REFERENCE = 2,  /* nothing published for these costs */
-};
-
-/* Receives one figure of a run: the policy compared ("without",
- * "margin", ...), the figure with its unit in its name ("p99_ms",
- * "elapsed_s", "thp_fault_alloc_count") and its value. The strings are
- * valid during the call only: copy what you keep. */
-typedef void (*mr_sim_figure_fn)(const char *policy, const char *figure,
-				 double value, void *userdata);
-
-/* The reference scenarios ("S1" .. "S5", docs/simulator.md): the name of
- * the index-th (NULL past the last), the title of one, and the cost set
- * it reproduces by default ("2011"). NULL for an unknown name.
- * MT-safe. */
-MR_EXPORT const char *mr_sim_scenario_name(unsigned index);
-MR_EXPORT const char *mr_sim_scenario_title(const char *name);
-MR_EXPORT const char *mr_sim_scenario_costs(const char *name);
-
-/* Runs the scenario `name` on its own simulated machines with `seed` and
- * the cost set `costs` (NULL: the scenario's default), calls fn (may be
- * NULL) once per figure, stores in *table (may be NULL; free() it) the
- * experiment's table in the reference's form followed by the band check,
- * one line per figure, and in *verdict (may be NULL) an enum
- * mr_sim_verdict. The same seed and costs give the same output, byte for
- * byte. A scenario takes one to a few seconds of CPU. Returns 0. Errors:
- * -EINVAL (unknown scenario or cost set), -ENOMEM, -EIO (an invariant of
- * the model broke or a workload failed: a bug). The names, titles and
- * cost names returned above are static strings.
- * MT-safe: each run has its own machines. */
-MR_EXPORT int mr_sim_run_scenario(const char *name, uint64_t seed,
-				  const char *costs, mr_sim_figure_fn fn,
-				  void *userdata, char **table, int *verdict);
-
-/* A parsed trace: a workload written in the trace format
- * (docs/trace-format.md) — a machine, its memory cgroups and their knobs,
- * files, anonymous regions, and tasks with their operations in order —
- * checked whole and ready to run on a fresh simulated machine as many
- * times as wanted. Read-only once parsed. */
-typedef struct mr_sim_trace mr_sim_trace_t;
-
-/* Parses the trace text[0 .. len) (no NUL terminator needed) and stores
- * the trace in *ret (only on success). Every check is made here (syntax,
- * units, names declared before use, offsets inside their file or region,
- * blocks and request markers balanced, and each task that is not
- * background bounded, its repeats unrolled with saturating products:
- * at most 10^10 operations and 10^16 ns, about 116 days, of start, cpu,
- * sleep and at times), so a trace that parses runs to its end. Parsing
- * takes time linear in the text (names are found by hash). On error
- * errbuf (may be NULL with errlen 0) receives one line,
- * no newline, truncated to errlen - 1: "line N: " and what was expected
- * there, e.g. "line 12: read past the end of file 'docroot' (629145600
- * bytes)"; N counts from 1, and an error found at the end of the text
- * names the line after the last.
- * Errors: -EINVAL (text or ret NULL, or a trace that does not parse: the
- * message says where and why), -ENOMEM. MT-safe. */
-MR_EXPORT int mr_sim_trace_parse(const char *text, size_t len,
-				 mr_sim_trace_t **ret, char *errbuf,
-				 size_t errlen);
-
-/* Frees a trace. NULL is a no-op. Not while a run of it is going on.
- * MT-safe per handle. */
-MR_EXPORT void mr_sim_trace_free(mr_sim_trace_t *trace);
-
-/* Applies a policy before a trace runs: called by mr_sim_trace_run()
- * once the machine is built, with ctx bound to it and every group of the
- * trace opened there with the "sim" backend, in the order the trace
- * declares them (ngroups may be 0). It may call any group or context
- * function (mr_group_set_margin(), mr_group_set_batch_*(),
- * mr_group_set_soft_limit(), mr_group_reclaim(), ...), but must not
- * close the groups, free ctx, or start the worker thread: the run
- * serves ctx's margins with the library's worker as a simulated task
- * (mr_ctx_worker_dispatch() in virtual time). Returns >= 0, or a negative
- * errno that aborts the run (mr_sim_trace_run() returns it). */
-typedef int (*mr_sim_setup_fn)(mr_ctx_t *ctx, mr_group_t *const *groups,
-			       size_t ngroups, void *userdata);
-
-/* Runs a trace on a fresh simulated machine, as the trace declares it,
- * with `seed` (every random draw of the trace: uniform and normal
- * offsets, exponential times) and the cost set `costs` ("2011" or
- * "today"; NULL: "today"). The machine behaves as today's kernel does
- * where eras differ: a huge-page charge that does not fit asks reclaim
- * for the whole charge, 512 pages, whatever the shortfall (mm/memcontrol.c
- * try_charge_memcg() passes nr_pages to try_to_free_mem_cgroup_pages()),
- * retries once after draining the stocks and then falls back to small
- * pages; and soft limits are served by cgroup v1's soft-limit pass under
- * machine pressure.
- *
- * setup (may be NULL: the baseline, no library policy) is called with
- * setup_data before any task starts (see mr_sim_setup_fn); with a setup,
- * the library's margin worker runs as a task of the machine from time 0
- * until every task of the trace has ended. Then the tasks run, each
- * interpreting its operations; a task whose charge meets an OOM is killed
- * (counted in oom_count) and its open requests dropped.
- *
- * fn (may be NULL) receives every figure once the run is over, in a fixed
- * order: first the whole machine's (policy "machine"), then each group's
- * in declaration order (policy: the group's path), a group's counting its
- * descendants too, as cgroup statistics do. The figures: elapsed_s (when
- * the last of the tasks ended, from time 0), failcnt_count (charges that
- * met a max), limit_reclaim_s (the tasks' direct reclaim: at a max, above
- * high, or for the machine), margin_calls_count, margin_freed_bytes and
- * margin_reclaim_s (the margin worker's calls, as
- * mr_group_read_reclaim_stats() counts them under MR_REASON_MARGIN, in
- * virtual time; the machine's: the sum over groups), pgscan_pages,
- * pgsteal_pages, pgmajfault_count, refault_file_pages, psi_some_s,
- * psi_full_s (memory stall, as memory.pressure totals), oom_count (tasks
- * killed); then, for each request name of the trace that has ended
- * requests there, req_NAME_count, req_NAME_mean_ms and req_NAME_p50_ms,
- * _p90_ms, _p95_ms, _p98_ms, _p99_ms (nearest rank) and _max_ms. They are
- * taken when the last task ends. The same trace, seed and costs give the
- * same figures, bit for bit. The run takes real time in proportion to the
- * pages the trace touches (about a microsecond a page).
- *
- * Errors: -EINVAL (trace NULL, unknown cost set), -ENOMEM, -EIO (the
- * model broke one of its invariants: a bug to report), or the negative
- * value setup returned. No figure is reported on error.
- * MT-safe: each run has its own machine and context; one trace may be
- * run by several threads at once. */
-MR_EXPORT int mr_sim_trace_run(const mr_sim_trace_t *trace, uint64_t seed,
-			       const char *costs, mr_sim_setup_fn setup,
-			       void *setup_data, mr_sim_figure_fn fn,
-			       void *fn_data);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The registry of built-in backends. */
+/* The registry of backends: those built in, and those other libraries
+ * register. */
 #include "config.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backend.h"
@@ -13,28 +17,102 @@ const struct mri_backend *const mri_backends[] = {
 	NULL,
 };
 
-/* A program that opens a real path never silently gets a simulated
- * group: the simulator is chosen only by name. */
-const struct mri_backend *const mri_named_backends[] = {
-	&mri_backend_sim,
-	NULL,
-};
+/* Registered tables, in registration order, never removed: a slot is
+ * written once, under reg_lock, after the table it points to is complete,
+ * so a lookup reads the slots with no lock. A program that opens a real
+ * path never silently gets a group of one of them: they are chosen only
+ * by name. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(const struct mri_backend *) registered[MRI_MAX_REGISTERED];
 
-static const struct mri_backend *find_in(const struct mri_backend *const *list,
-					 const char *name)
+static const struct mri_backend *find_builtin(const char *name)
 {
 	size_t i;
 
-	for (i = 0; list[i]; i++) {
-		if (strcmp(list[i]->name, name) == 0)
-			return list[i];
+	for (i = 0; mri_backends[i]; i++) {
+		if (strcmp(mri_backends[i]->name, name) == 0)
+			return mri_backends[i];
 	}
 	return NULL;
 }
 
+/* The slot holding a table named `name`, or -1. */
+static int find_registered(const char *name)
+{
+	const struct mri_backend *be;
+	unsigned i;
+
+	for (i = 0; i < MRI_MAX_REGISTERED; i++) {
+		be = atomic_load_explicit(&registered[i], memory_order_acquire);
+		if (!be)
+			break;
+		if (strcmp(be->name, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+MRI_PRIVATE_EXPORT int mri_backend_register(const struct mri_backend *be)
+{
+	unsigned i;
+	int slot, r = 0;
+
+	if (!be || !be->name || !*be->name || strcmp(be->name, "auto") == 0 ||
+	    !be->probe || !be->open || !be->close || !be->read_usage ||
+	    !be->read_limits || !be->read_memstat || !be->forget)
+		return -EINVAL;
+	if (find_builtin(be->name))
+		return -EEXIST;
+	pthread_mutex_lock(&reg_lock);
+	slot = find_registered(be->name);
+	if (slot >= 0) {
+		if (atomic_load_explicit(&registered[slot],
+					 memory_order_relaxed) != be)
+			r = -EEXIST;
+	} else {
+		for (i = 0; i < MRI_MAX_REGISTERED; i++) {
+			if (!atomic_load_explicit(&registered[i],
+						  memory_order_relaxed))
+				break;
+		}
+		if (i == MRI_MAX_REGISTERED)
+			r = -ENOSPC;
+		else
+			atomic_store_explicit(&registered[i], be,
+					      memory_order_release);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return r;
+}
+
 const struct mri_backend *mri_backend_find(const char *name)
 {
-	const struct mri_backend *be = find_in(mri_backends, name);
+	const struct mri_backend *be = find_builtin(name);
+	int slot;
 
-	return be ? be : find_in(mri_named_backends, name);
+	if (be)
+		return be;
+	slot = find_registered(name);
+	return slot < 0 ? NULL : mri_backend_at((unsigned)slot);
+}
+
+int mri_backend_slot(const struct mri_backend *be)
+{
+	unsigned i;
+
+	if (!be)
+		return -1;
+	for (i = 0; i < MRI_MAX_REGISTERED; i++) {
+		if (atomic_load_explicit(&registered[i],
+					 memory_order_acquire) == be)
+			return (int)i;
+	}
+	return -1;
+}
+
+const struct mri_backend *mri_backend_at(unsigned slot)
+{
+	if (slot >= MRI_MAX_REGISTERED)
+		return NULL;
+	return atomic_load_explicit(&registered[slot], memory_order_acquire);
 }

@@ -23,6 +23,13 @@
  * serving the groups with work, a slice at a time (lib/worker.c), and
  * polls the groups waiting for theirs. */
 #define MRI_CAP_SLOW_THRESHOLD (1u << 2)
+/* The groups live in a virtual clock (the now_ns op) that moves only as
+ * the thread driving the backend runs it: a context bound to such a
+ * backend (mri_ctx_set_backend_arg() with an argument) runs its worker
+ * only through mr_ctx_worker_dispatch(), called in that clock, and
+ * mr_ctx_worker_start() answers -EOPNOTSUPP: a worker thread would race
+ * the clock's thread. */
+#define MRI_CAP_VIRTUAL_CLOCK (1u << 3)
 
 /* The fds one margin pass of the worker, or one mr_group_reclaim(), opens
  * for a moment beyond those the group keeps (cgroup v1: a reader's
@@ -83,7 +90,9 @@ static inline int mri_event_sink_tick(const struct mri_event_sink *s,
 struct mri_open_env {
 	struct mri_logger *log;
 	const char *state_dir; /* for journals; an absolute path */
-	struct mr_sim *sim;    /* the context's simulator, or NULL */
+	/* What the context bound for this backend with
+	 * mri_ctx_set_backend_arg(), or NULL (always for a built-in one). */
+	void *backend_arg;
 	/* The context's hybrid PSI switch and mounts (lib/hybrid.h), read
 	 * at each call since the option may change while the group is
 	 * open; NULL for none. */
@@ -252,14 +261,63 @@ struct mri_backend {
 
 /* The backends built in, NULL-terminated, in the order "auto" tries them. */
 extern const struct mri_backend *const mri_backends[];
-/* Backends chosen only by name, never by "auto" (the simulator). */
-extern const struct mri_backend *const mri_named_backends[];
-
-/* Finds a backend by name; NULL if unknown. */
-const struct mri_backend *mri_backend_find(const char *name);
 
 extern const struct mri_backend mri_backend_cgroup1;
 extern const struct mri_backend mri_backend_cgroup2;
-extern const struct mri_backend mri_backend_sim;
+
+/*
+ * Backends of other libraries (the simulator's, libmemreclaim-sim)
+ * register their table with the core, which then opens their groups by
+ * name. "auto" never picks one: a program that opens a real path never
+ * silently gets a group of a registered backend.
+ *
+ * The two functions below make the private node LIBMEMRECLAIM_PRIVATE of
+ * lib/libmemreclaim.sym: exported from libmemreclaim.so for the project's
+ * own libraries only, declared in no installed header, with no promise of
+ * a stable ABI beyond one release of the package.
+ */
+#if defined(MR_BUILDING_LIBRARY)
+#define MRI_PRIVATE_EXPORT __attribute__((visibility("default")))
+#else
+#define MRI_PRIVATE_EXPORT
+#endif
+
+/* The most backends registered at once. */
+#define MRI_MAX_REGISTERED 4
+
+/* Registers `be`, a table that stays valid and unchanged for the life of
+ * the process (a registering shared object is linked -z nodelete, so
+ * that dlclose() leaves it loaded), under be->name. Idempotent: the same
+ * table again returns 0. Errors: -EINVAL (be or its name NULL, the name
+ * empty or "auto", a mandatory op NULL), -EEXIST (a built-in backend or
+ * another registered table has the name), -ENOSPC (MRI_MAX_REGISTERED
+ * tables registered already). MT-safe: registrations serialise on one
+ * mutex, lookups take no lock. */
+MRI_PRIVATE_EXPORT int mri_backend_register(const struct mri_backend *be);
+
+/* Binds `arg` (NULL: unbinds) as what ctx's opens pass the registered
+ * backend `be` (mri_open_env.backend_arg), for the groups opened from now
+ * on, in ctx and in its children reclaim (lib/childreclaim.c). Errors:
+ * -EINVAL (ctx or be NULL, be not registered), -EBUSY (ctx has groups of
+ * be open and arg is not the bound one; or arg is not NULL, be has
+ * MRI_CAP_VIRTUAL_CLOCK and the worker thread of mr_ctx_worker_start()
+ * runs), -ECHILD (ctx was created before a fork()). MT-safe: serialised
+ * with mr_ctx_worker_start() (both take worker_lock, then ctx->lock). */
+MRI_PRIVATE_EXPORT int mri_ctx_set_backend_arg(mr_ctx_t *ctx,
+					       const struct mri_backend *be,
+					       void *arg);
+
+/* Finds a built-in or registered backend by name; NULL if unknown.
+ * MT-safe. */
+const struct mri_backend *mri_backend_find(const char *name);
+
+/* The registry's slot of a registered backend, 0 .. MRI_MAX_REGISTERED -
+ * 1 (the index of its argument in a context), or -1 for a built-in or
+ * unknown table. MT-safe. */
+int mri_backend_slot(const struct mri_backend *be);
+
+/* The table registered in `slot`, or NULL (none yet, or slot out of
+ * range). MT-safe. */
+const struct mri_backend *mri_backend_at(unsigned slot);
 
 #endif /* MR_BACKEND_H */

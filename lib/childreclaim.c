@@ -23,12 +23,7 @@
 static int add_child(struct mr_group *g, const char *name,
 		     struct mri_child **v, size_t *n)
 {
-	struct mri_open_env env = {
-		.log = &g->ctx->log,
-		.state_dir = g->ctx->state_dir,
-		.sim = g->ctx->sim,
-		.hybrid = &g->ctx->hybrid,
-	};
+	struct mri_open_env env;
 	struct mri_child c = { 0 }, *nv;
 	char path[PATH_MAX];
 	struct stat st;
@@ -51,6 +46,8 @@ static int add_child(struct mr_group *g, const char *name,
 		return -ENOMEM;
 	}
 	*v = nv;
+	/* No event sink: nobody polls a child handle. */
+	mri_ctx_open_env(g->ctx, g->be, &env);
 	r = g->be->open(c.priv, path, &env);
 	if (r == 0)
 		(*v)[(*n)++] = c;

@@ -91,31 +91,67 @@ int mri_ctx_check_fork(const mr_ctx_t *ctx)
 	return ctx->fork_gen == atomic_load(&mri_fork_gen) ? 0 : -ECHILD;
 }
 
-MR_EXPORT int mr_ctx_set_sim(mr_ctx_t *ctx, mr_sim_t *sim)
+MRI_PRIVATE_EXPORT int mri_ctx_set_backend_arg(mr_ctx_t *ctx,
+					       const struct mri_backend *be,
+					       void *arg)
 {
 	struct mr_group *g;
-	int r;
+	int slot, r;
 
-	if (!ctx)
+	if (!ctx || !be)
+		return -EINVAL;
+	slot = mri_backend_slot(be);
+	if (slot < 0)
 		return -EINVAL;
 	r = mri_ctx_check_fork(ctx);
 	if (r < 0)
 		return r;
-	/* The worker thread must not run on a simulator (worker_start()
-	 * checks ctx->sim under the same two locks). */
+	/* The worker thread must not run in a virtual clock
+	 * (mr_ctx_worker_start() checks the arguments under the same two
+	 * locks). */
 	pthread_mutex_lock(&ctx->worker_lock);
 	pthread_mutex_lock(&ctx->lock);
-	if (sim && ctx->worker_running)
+	if (arg && (be->caps & MRI_CAP_VIRTUAL_CLOCK) && ctx->worker_running)
 		r = -EBUSY;
 	cds_list_for_each_entry(g, &ctx->groups, link) {
-		if (g->be == &mri_backend_sim && ctx->sim != sim)
+		if (g->be == be && ctx->backend_arg[slot] != arg)
 			r = -EBUSY;
 	}
 	if (!r)
-		ctx->sim = sim;
+		ctx->backend_arg[slot] = arg;
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_mutex_unlock(&ctx->worker_lock);
 	return r;
+}
+
+bool mri_ctx_virtual_clock_locked(const mr_ctx_t *ctx)
+{
+	const struct mri_backend *be;
+	unsigned i;
+
+	for (i = 0; i < MRI_MAX_REGISTERED; i++) {
+		be = mri_backend_at(i);
+		if (be && (be->caps & MRI_CAP_VIRTUAL_CLOCK) &&
+		    ctx->backend_arg[i])
+			return true;
+	}
+	return false;
+}
+
+void mri_ctx_open_env(mr_ctx_t *ctx, const struct mri_backend *be,
+		      struct mri_open_env *env)
+{
+	int slot = mri_backend_slot(be);
+
+	memset(env, 0, sizeof(*env));
+	env->log = &ctx->log;
+	env->state_dir = ctx->state_dir;
+	env->hybrid = &ctx->hybrid;
+	if (slot >= 0) {
+		pthread_mutex_lock(&ctx->lock);
+		env->backend_arg = ctx->backend_arg[slot];
+		pthread_mutex_unlock(&ctx->lock);
+	}
 }
 
 struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx)

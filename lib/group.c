@@ -159,10 +159,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	*g->policy = mri_default_policy;
 	g->id = mri_ctx_new_id(ctx);
 
-	env.log = &ctx->log;
-	env.state_dir = ctx->state_dir;
-	env.sim = ctx->sim;
-	env.hybrid = &ctx->hybrid;
+	mri_ctx_open_env(ctx, be, &env);
 	env.events.fn = group_event_fd;
 	env.events.tick = group_tick;
 	env.events.arg = g;

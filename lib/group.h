@@ -101,7 +101,9 @@ struct mr_ctx {
 	struct mr_ctx *next_ctx;          /* every context: context.c */
 	struct mri_logger log;
 	char state_dir[PATH_MAX];
-	struct mr_sim *sim;               /* mr_ctx_set_sim(), or NULL */
+	/* Per registry slot (mri_backend_slot()): what opens pass that
+	 * backend (mri_ctx_set_backend_arg()), or NULL. */
+	void *backend_arg[MRI_MAX_REGISTERED];
 	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
 	char process_leaf[256];           /* mr_ctx_set_process_leaf(), or "" */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
@@ -134,8 +136,8 @@ struct mr_ctx {
 	/* Serialises worker start/stop and the start and end of a dispatch;
 	 * guards the five fields below. Never taken by the worker thread,
 	 * nor held across a round. Taken before ctx->lock when both are
-	 * (mr_ctx_set_sim() and mr_ctx_worker_start() check ctx->sim and
-	 * worker_running under both). */
+	 * (mri_ctx_set_backend_arg() and mr_ctx_worker_start() check
+	 * backend_arg and worker_running under both). */
 	pthread_mutex_t worker_lock;
 	bool worker_running;
 	bool dispatching;                 /* mr_ctx_worker_dispatch() runs */
@@ -159,6 +161,17 @@ struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
 
 /* -ECHILD if ctx was created before a fork() in this process, else 0. */
 int mri_ctx_check_fork(const mr_ctx_t *ctx);
+
+/* Under ctx->lock: whether ctx is bound to a backend whose groups live in
+ * a virtual clock (MRI_CAP_VIRTUAL_CLOCK, mri_ctx_set_backend_arg()). */
+bool mri_ctx_virtual_clock_locked(const mr_ctx_t *ctx);
+
+/* Fills *env for an open of a group of `be` in ctx: ctx's logger, state
+ * directory and hybrid PSI switch, what ctx bound for be, no event sink
+ * (the caller sets env->events if it polls the handle). Takes ctx->lock
+ * for a moment. */
+void mri_ctx_open_env(mr_ctx_t *ctx, const struct mri_backend *be,
+		      struct mri_open_env *env);
 
 /* Wakes the worker (if running): it runs a round at once. */
 void mri_ctx_wake_worker(mr_ctx_t *ctx);

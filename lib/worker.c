@@ -617,11 +617,12 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 		pthread_mutex_unlock(&ctx->worker_lock);
 		return r;
 	}
-	/* A simulator runs in virtual time on the thread that drives it:
-	 * its worker is a simulated task that dispatches, never a thread
-	 * racing the simulation (mr_ctx_set_sim() takes worker_lock too). */
+	/* A virtual clock moves only on the thread that drives it: the
+	 * worker there is a task of that clock that dispatches, never a
+	 * thread racing it (mri_ctx_set_backend_arg() takes worker_lock
+	 * too). */
 	pthread_mutex_lock(&ctx->lock);
-	r = ctx->sim ? -EOPNOTSUPP : 0;
+	r = mri_ctx_virtual_clock_locked(ctx) ? -EOPNOTSUPP : 0;
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {
 		pthread_mutex_unlock(&ctx->worker_lock);

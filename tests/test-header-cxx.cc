@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The public header as C++: extern "C", no C-only constructs.
+// The public headers as C++: extern "C", no C-only constructs.
 #include <memreclaim.h>
+#include <memreclaim-sim.h>
 
 #include <cstdio>
 

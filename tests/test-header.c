@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The public header compiles alone, as C (this file) and as C++
+/* The public headers compile alone, as C (this file) and as C++
  * (test-header-cxx.cc, which includes this one), with every warning. */
 #include <memreclaim.h>
+#include <memreclaim-sim.h>
 
 #include <stdio.h>
 

@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "experiments.h"
 #include "memreclaim.h"
+#include "memreclaim-sim.h"
 
 static mr_ctx_t *ctx;
 
@@ -284,9 +286,9 @@ START_TEST(sim_ctx_misuse)
 	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
 	ck_assert_int_eq(mr_sim_new(&c, &other), 0);
 	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(NULL, sim), -EINVAL);
+	ck_assert_int_eq(mr_sim_attach(sim, NULL), -EINVAL);
 	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), -ENODEV);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 	ck_assert_int_eq(mr_group_open(ctx, "/nope", "sim", &g), -ENOENT);
 	ck_assert_ptr_null(g);
 	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
@@ -306,13 +308,13 @@ START_TEST(sim_ctx_misuse)
 	unsetenv("MEMRECLAIM_BACKEND");
 	ck_assert_ptr_null(g2);
 	/* Its groups are open: neither unbound nor freed. */
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, other), -EBUSY);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), -EBUSY);
+	ck_assert_int_eq(mr_sim_attach(other, ctx), -EBUSY);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), -EBUSY);
 	ck_assert_int_eq(mr_sim_free(sim), -EBUSY);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 	ck_assert_int_eq(mr_group_close(g), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, other), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), 0);
+	ck_assert_int_eq(mr_sim_attach(other, ctx), 0);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), 0);
 	ck_assert_int_eq(mr_sim_free(sim), 0);
 	ck_assert_int_eq(mr_sim_free(other), 0);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "group.h"
+#include "memreclaim-sim.h"
 
 #define NGROUPS 2000
 
@@ -42,7 +43,7 @@ static void setup(void)
 	}
 	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
 	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 	for (i = 0; i < NGROUPS; i++) {
 		snprintf(path, sizeof(path), "/g%d", i);
 		ck_assert_int_eq(mr_sim_create_group(sim, path), 0);

@@ -36,7 +36,7 @@ static void setup(void)
 
 	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
 	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 }
 
 static void teardown(void)
@@ -156,12 +156,12 @@ START_TEST(open_and_read)
 
 	/* A simulator with groups open is not freed, nor swapped. */
 	ck_assert_int_eq(mr_sim_free(sim), -EBUSY);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), -EBUSY);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), -EBUSY);
 	ck_assert_int_eq(mr_group_close(child), 0);
 	ck_assert_int_eq(mr_group_close(g), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, NULL), 0);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), 0);
 	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), -ENODEV);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 }
 END_TEST
 
@@ -415,11 +415,11 @@ START_TEST(no_worker_thread_on_a_simulator)
 	ck_assert_int_eq(mr_ctx_worker_stop(ctx), -ESRCH);
 	ck_assert_int_eq(mr_ctx_new(&other), 0);
 	ck_assert_int_eq(mr_ctx_worker_start(other), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(other, sim), -EBUSY);
+	ck_assert_int_eq(mr_sim_attach(sim, other), -EBUSY);
 	ck_assert_int_eq(mr_ctx_worker_stop(other), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(other, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, other), 0);
 	ck_assert_int_eq(mr_ctx_worker_start(other), -EOPNOTSUPP);
-	ck_assert_int_eq(mr_ctx_set_sim(other, NULL), 0);
+	ck_assert_int_eq(mr_sim_attach(NULL, other), 0);
 	ck_assert_int_eq(mr_ctx_worker_start(other), 0);
 	mr_ctx_free(other);
 }

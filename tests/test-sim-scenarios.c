@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments.h"
 #include "memreclaim.h"
 
 /* The figures of one run, in the order they came. */

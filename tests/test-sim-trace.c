@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments.h"
 #include "memreclaim.h"
 #include "sim.h"
 

@@ -1,32 +1,40 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Every exported symbol is in the version script and declared with a comment
-# in the public header; every symbol of the version script is exported.
+# For each installed library: every exported symbol is in its version
+# script and declared with a comment in its public header; every symbol of
+# the version script is exported. libmemreclaim.so exports no mr_sim_
+# symbol, and besides its public nodes only its private node, whose
+# symbols are declared in lib/backend.h and in no installed header.
 set -u
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-lib=$top_builddir/.libs/libmemreclaim.so
-sym=$top_srcdir/lib/libmemreclaim.sym
-hdr=$top_srcdir/include/memreclaim.h
-[ -f "$lib" ] || { echo "no $lib"; exit 99; }
-
-exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "D" || $2 == "B" || $2 == "R" { print $3 }' | sed 's/@.*//' | sort -u)
-listed=$(sed -n 's/^[[:space:]]*\(mr_[a-z0-9_]*\);.*/\1/p' "$sym" | sort -u)
 fail=0
-for s in $exported; do
-	case $s in
-	mr_*) ;;
-	*) echo "exported symbol without the mr_ prefix: $s"; fail=1; continue ;;
-	esac
-	echo "$listed" | grep -qx "$s" || { echo "exported but not in $sym: $s"; fail=1; }
-done
-for s in $listed; do
-	echo "$exported" | grep -qx "$s" || { echo "in $sym but not exported: $s"; fail=1; }
-	# Declared with MR_EXPORT, right after a comment (possibly shared by
-	# a run of declarations).
-	awk -v s="$s" '
+total=0
+
+# The defined dynamic symbols of a library, without their versions.
+exported() {
+	nm -D --defined-only "$1" |
+		awk '$2 == "T" || $2 == "D" || $2 == "B" || $2 == "R" { print $3 }' |
+		sed 's/@.*//' | sort -u
+}
+
+# The symbols of the version script $1, in its nodes other than the
+# private one ($2 = public) or in the private node alone ($2 = private).
+listed() {
+	awk -v want="$2" '
+		/^[A-Z0-9_.]+[[:space:]]*\{/ { private = ($1 ~ /_PRIVATE$/) }
+		/^[[:space:]]*[a-z][a-z0-9_]*;/ {
+			s = $1; sub(/;.*/, "", s)
+			if ((want == "private") == private) print s
+		}' "$1" | sort -u
+}
+
+# Whether $1 is declared with the export macro $3, right after a comment
+# (possibly shared by a run of declarations), in the header $2.
+declared() {
+	awk -v s="$1" -v macro="$3" '
 		/\*\/[[:space:]]*$/ { commented = 1; next }
-		/^MR_EXPORT/ {
+		index($0, macro) == 1 {
 			if (index($0, " " s "(") || index($0, "*" s "(")) {
 				found = 1; ok = commented
 			}
@@ -35,12 +43,61 @@ for s in $listed; do
 		/^[[:space:]]/ { next }
 		/^$/ { commented = 0; next }
 		{ commented = 0 }
-		END { exit !(found && ok) }' "$hdr" ||
-		{ echo "not declared after a comment in memreclaim.h: $s"; fail=1; }
-done
-n=$(echo "$exported" | wc -w)
+		END { exit !(found && ok) }' "$2"
+}
+
+# check LIB SYM HEADER MACRO PREFIX
+check() {
+	lib=$1 sym=$2 hdr=$3 macro=$4 prefix=$5
+	[ -f "$lib" ] || { echo "no $lib"; exit 99; }
+	ex=$(exported "$lib")
+	pub=$(listed "$sym" public)
+	priv=$(listed "$sym" private)
+	for s in $ex; do
+		if echo "$priv" | grep -qx "$s"; then
+			continue
+		fi
+		case $s in
+		$prefix*) ;;
+		*) echo "$lib: exported without the $prefix prefix: $s"
+		   fail=1; continue ;;
+		esac
+		echo "$pub" | grep -qx "$s" ||
+			{ echo "$lib: exported but not in $sym: $s"; fail=1; }
+	done
+	for s in $pub $priv; do
+		echo "$ex" | grep -qx "$s" ||
+			{ echo "$lib: in $sym but not exported: $s"; fail=1; }
+	done
+	for s in $pub; do
+		declared "$s" "$hdr" "$macro " ||
+			{ echo "not declared after a comment in $hdr: $s"; fail=1; }
+	done
+	for s in $priv; do
+		declared "$s" "$top_srcdir/lib/backend.h" "MRI_PRIVATE_EXPORT " ||
+			{ echo "private, not declared after a comment in lib/backend.h: $s"; fail=1; }
+		if grep -qw "$s" "$top_srcdir"/include/*.h; then
+			echo "private, but named in an installed header: $s"
+			fail=1
+		fi
+	done
+	total=$((total + $(echo "$ex" | wc -w)))
+}
+
+core=$top_builddir/.libs/libmemreclaim.so
+check "$core" "$top_srcdir/lib/libmemreclaim.sym" \
+	"$top_srcdir/include/memreclaim.h" MR_EXPORT mr_
+check "$top_builddir/.libs/libmemreclaim-sim.so" \
+	"$top_srcdir/backends/sim/libmemreclaim-sim.sym" \
+	"$top_srcdir/include/memreclaim-sim.h" MR_SIM_EXPORT mr_sim_
+# The simulator is not the core's: none of its symbols there.
+n=$(exported "$core" | grep -c '^mr_sim_\|^mr_ctx_set_sim$')
+if [ "$n" -ne 0 ]; then
+	echo "$core exports $n symbols of the simulator"
+	fail=1
+fi
 if [ $fail -eq 0 ]; then
-	echo "1 passed, 0 failed ($n symbols exported, all listed and documented)"
+	echo "1 passed, 0 failed ($total symbols exported by the two libraries, all listed and documented)"
 else
 	echo "0 passed, 1 failed"
 fi

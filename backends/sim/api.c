@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "sim.h"
 
-MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret)
+MR_SIM_EXPORT int mr_sim_new(const struct mr_sim_config *config,
+			     mr_sim_t **ret)
 {
 	struct sim_config c = { 0 };
 	struct mr_sim *sim;
@@ -42,7 +44,7 @@ MR_EXPORT int mr_sim_new(const struct mr_sim_config *config, mr_sim_t **ret)
 	return 0;
 }
 
-MR_EXPORT int mr_sim_free(mr_sim_t *sim)
+MR_SIM_EXPORT int mr_sim_free(mr_sim_t *sim)
 {
 	if (!sim)
 		return 0;
@@ -53,15 +55,15 @@ MR_EXPORT int mr_sim_free(mr_sim_t *sim)
 	return 0;
 }
 
-MR_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path)
+MR_SIM_EXPORT int mr_sim_create_group(mr_sim_t *sim, const char *path)
 {
 	if (!sim || !path || strcmp(path, "/") == 0)
 		return !sim || !path ? -EINVAL : -EEXIST;
 	return sim_memcg_create(sim->m, path, NULL);
 }
 
-MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
-			      uint64_t bytes)
+MR_SIM_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path,
+				  int knob, uint64_t bytes)
 {
 	static const int knobs[] = {
 		[MR_SIM_MAX] = SIM_KNOB_MAX,
@@ -81,7 +83,12 @@ MR_EXPORT int mr_sim_set_knob(mr_sim_t *sim, const char *path, int knob,
 	return sim_memcg_set(g, knobs[knob], sim_pages(bytes));
 }
 
-MR_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim)
+MR_SIM_EXPORT uint64_t mr_sim_now_ns(const mr_sim_t *sim)
 {
 	return sim ? sim_now(sim->m) : 0;
+}
+
+MR_SIM_EXPORT int mr_sim_attach(mr_sim_t *sim, mr_ctx_t *ctx)
+{
+	return mri_ctx_set_backend_arg(ctx, &mri_backend_sim, sim);
 }

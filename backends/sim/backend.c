@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The simulator as a backend of the library: the same table as cgroup1,
- * over a group of the mr_sim_t bound to the context (mr_ctx_set_sim()).
+ * over a group of the mr_sim_t bound to the context (mr_sim_attach()),
+ * registered with the core when the simulator's code is loaded.
  * Reclaim is the model's memory.reclaim (a sized request, no limit
  * lowered, with an optional swappiness); thresholds and memory.events
  * wake an eventfd, as the kernel's do, and the library worker task of the
@@ -54,9 +55,9 @@ static int sim_open(void *priv, const char *path,
 	struct sim_priv *p = priv;
 	int r;
 
-	if (!env->sim)
+	if (!env->backend_arg)
 		return -ENODEV;
-	p->sim = env->sim;
+	p->sim = env->backend_arg;
 	p->swappiness = -1;
 	p->g = sim_memcg_find(p->sim->m, path);
 	if (!p->g)
@@ -403,7 +404,7 @@ static int sim_set_swappiness(void *priv, int swappiness)
 
 const struct mri_backend mri_backend_sim = {
 	.name = "sim",
-	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD,
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD | MRI_CAP_VIRTUAL_CLOCK,
 	.priv_size = sizeof(struct sim_priv),
 	.open_fds = 1,
 	.probe = sim_probe,
@@ -425,3 +426,14 @@ const struct mri_backend mri_backend_sim = {
 	.set_swappiness = sim_set_swappiness,
 	.read_protection = sim_read_protection,
 };
+
+/* The name "sim" exists wherever the simulator's code is in the process,
+ * from before main() on, bound to a context or not (a context bound to no
+ * simulator answers -ENODEV at open). Nothing is allocated: the registry
+ * keeps a pointer to the table above. It fails only if another library
+ * registered a table named "sim" first, or filled the registry: then
+ * "sim" is not this backend, and mr_sim_attach() answers -EINVAL. */
+__attribute__((constructor)) static void sim_backend_register(void)
+{
+	(void)mri_backend_register(&mri_backend_sim);
+}

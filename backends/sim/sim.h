@@ -7,17 +7,23 @@
  * coroutines run one at a time in (wake time, sequence) order, so a seed
  * gives the same run, byte for byte.
  *
- * The files of the model:
+ * The files of the model, built into libmemreclaim-sim:
  *   machine.c   clock, PRNG, tasks, wait queues, CPU and disk time
- *   costs.c     the cost parameter sets (2011, today)
+ *   costs.c     the cost parameter sets (2011, today; mr_sim_new()
+ *               takes one, "today" by default)
  *   memcg.c     groups: limits, charge/uncharge, events, thresholds, PSI
  *   page.c      pages, objects (files and anonymous regions), faults,
  *               refaults through shadow entries, writeback
  *   vmscan.c    reclaim: LRU scanning, activation, soft-limit designs
- *   backend.c   the library's backend table on top of the model
- *   api.c       the public mr_sim_* functions
- * Workloads (workload-*.c), the trace format (trace.c) and the reference
- * scenarios (scenario-*.c) are built on the functions below only.
+ *   check.c     the model's invariants (sim_check_invariants())
+ *   backend.c   the library's backend table on top of the model,
+ *               registered with libmemreclaim as "sim" when loaded
+ *   libworker.c the library's margin worker as a task of the machine
+ *   api.c       the public mr_sim_* functions (include/memreclaim-sim.h)
+ * The experiments (experiments/: workloads, the trace format and the
+ * reference scenarios) are built on the functions below only, from a
+ * convenience build of these files (libmemreclaim-sim-internal): they
+ * are not exported by the installed library.
  */
 #ifndef MR_SIM_H
 #define MR_SIM_H
@@ -27,7 +33,7 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include "memreclaim.h"
+#include "memreclaim-sim.h"
 
 #define SIM_PAGE_SIZE 4096ULL
 #define SIM_HPAGE_NR 512u           /* pages in a 2 MiB huge page */
@@ -502,6 +508,12 @@ int sim_check_invariants(const struct sim_machine *m, char *buf,
 			 size_t len);
 
 /* ------------------------------------------------------------- handle */
+
+/* The simulator's backend table (backend.c), registered with the core
+ * under the name "sim"; its open takes the struct mr_sim bound to the
+ * context. */
+struct mri_backend;
+extern const struct mri_backend mri_backend_sim;
 
 /* The public mr_sim_t: a machine and what the library keeps on it. One
  * thread drives a simulator, its groups and its contexts. */

@@ -51,7 +51,7 @@ static void setup(mr_ctx_t *ctx)
 	};
 
 	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
-	ck_assert_int_eq(mr_ctx_set_sim(ctx, sim), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 }
 
 static void teardown(void)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "experiments.h"
 #include "fuzz.h"
 #include "memreclaim.h"
 

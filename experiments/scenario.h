@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "experiments.h"
 #include "sim.h"
 
 /* One figure of one policy: name with its unit ("p99_ms", "elapsed_s",

@@ -162,7 +162,7 @@ static int keeper_start(struct keeper *k, const char *const *paths)
 
 	r = mr_ctx_new(&k->ctx);
 	if (r == 0)
-		r = mr_ctx_set_sim(k->ctx, k->sim);
+		r = mr_sim_attach(k->sim, k->ctx);
 	for (i = 0; i < 2 && r == 0; i++) {
 		r = mr_group_open(k->ctx, paths[i], "sim", &k->groups[i]);
 		if (r == 0)

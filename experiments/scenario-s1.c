@@ -196,7 +196,7 @@ static int run_one(uint64_t seed, const struct sim_costs *costs,
 	if (r == 0)
 		r = mr_ctx_new(&ctx);
 	if (r == 0)
-		r = mr_ctx_set_sim(ctx, sim);
+		r = mr_sim_attach(sim, ctx);
 	if (r == 0)
 		r = mr_group_open(ctx, GROUP, "sim", &grp);
 	if (r == 0 && margin)

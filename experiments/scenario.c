@@ -169,7 +169,7 @@ static const struct sim_scenario *find(const char *name)
 	return NULL;
 }
 
-MR_EXPORT const char *mr_sim_scenario_name(unsigned index)
+const char *mr_sim_scenario_name(unsigned index)
 {
 	size_t i;
 
@@ -180,23 +180,23 @@ MR_EXPORT const char *mr_sim_scenario_name(unsigned index)
 	return NULL;
 }
 
-MR_EXPORT const char *mr_sim_scenario_title(const char *name)
+const char *mr_sim_scenario_title(const char *name)
 {
 	const struct sim_scenario *s = find(name);
 
 	return s ? s->title : NULL;
 }
 
-MR_EXPORT const char *mr_sim_scenario_costs(const char *name)
+const char *mr_sim_scenario_costs(const char *name)
 {
 	const struct sim_scenario *s = find(name);
 
 	return s ? s->default_costs : NULL;
 }
 
-MR_EXPORT int mr_sim_run_scenario(const char *name, uint64_t seed,
-				  const char *costs, mr_sim_figure_fn fn,
-				  void *userdata, char **table, int *verdict)
+int mr_sim_run_scenario(const char *name, uint64_t seed, const char *costs,
+			mr_sim_figure_fn fn, void *userdata, char **table,
+			int *verdict)
 {
 	const struct sim_scenario *s = find(name);
 	struct sim_report rep = { .verdict = MR_SIM_NO_REFERENCE };

@@ -117,7 +117,7 @@ static int shrink_group(mr_sim_t *sim, const struct policy *p,
 
 	r = mr_ctx_new(&ctx);
 	if (r == 0)
-		r = mr_ctx_set_sim(ctx, sim);
+		r = mr_sim_attach(sim, ctx);
 	if (r == 0)
 		r = mr_group_open(ctx, GROUP, "sim", &g);
 	if (r == 0)

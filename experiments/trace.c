@@ -128,7 +128,7 @@ static int grow(void *v, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
-MR_EXPORT void mr_sim_trace_free(mr_sim_trace_t *t)
+void mr_sim_trace_free(mr_sim_trace_t *t)
 {
 	size_t i;
 
@@ -1204,9 +1204,8 @@ static int parse_end(struct parser *ps)
 		    t->ntasks ? " that is not background" : "");
 }
 
-MR_EXPORT int mr_sim_trace_parse(const char *text, size_t len,
-				 mr_sim_trace_t **ret, char *errbuf,
-				 size_t errlen)
+int mr_sim_trace_parse(const char *text, size_t len, mr_sim_trace_t **ret,
+		       char *errbuf, size_t errlen)
 {
 	struct parser ps = { .err = errbuf, .errlen = errlen };
 	const char *p, *e, *end;
@@ -1856,10 +1855,9 @@ static void run_free(struct trace_run *run)
 	sim_report_free(&run->rep);
 }
 
-MR_EXPORT int mr_sim_trace_run(const mr_sim_trace_t *trace, uint64_t seed,
-			       const char *costs, mr_sim_setup_fn setup,
-			       void *setup_data, mr_sim_figure_fn fn,
-			       void *fn_data)
+int mr_sim_trace_run(const mr_sim_trace_t *trace, uint64_t seed,
+		     const char *costs, mr_sim_setup_fn setup, void *setup_data,
+		     mr_sim_figure_fn fn, void *fn_data)
 {
 	struct trace_run run = { .t = trace };
 	struct mr_sim_config cfg;
@@ -1887,7 +1885,7 @@ MR_EXPORT int mr_sim_trace_run(const mr_sim_trace_t *trace, uint64_t seed,
 	if (r == 0)
 		r = mr_ctx_new(&ctx);
 	if (r == 0)
-		r = mr_ctx_set_sim(ctx, run.sim);
+		r = mr_sim_attach(run.sim, ctx);
 	for (i = 0; r == 0 && i < trace->ngroups; i++)
 		r = mr_group_open(ctx, trace->groups[i].path, "sim",
 				  &run.handle[i]);
