@@ -34,7 +34,7 @@ int sim_scenario_open(mr_sim_t *sim, const char *path, mr_ctx_t **ctx,
 
 	if (r < 0)
 		return r;
-	r = mr_ctx_set_sim(*ctx, sim);
+	r = mr_sim_attach(sim, *ctx);
 	if (r == 0)
 		r = mr_group_open(*ctx, path, "sim", grp);
 	if (r < 0) {

@@ -50,7 +50,7 @@ bool sim_report_band(struct sim_report *r, bool ok, const char *fmt, ...)
 void sim_report_free(struct sim_report *r);
 
 /* What a program that uses the library opens on a simulated group: a
- * context bound to sim (mr_ctx_set_sim()) and its handle on the group at
+ * context bound to sim (mr_sim_attach()) and its handle on the group at
  * path. Free the context (mr_ctx_free(), which closes the group) before
  * the simulator. On error nothing is left open. */
 int sim_scenario_open(mr_sim_t *sim, const char *path, mr_ctx_t **ctx,
