@@ -43,9 +43,11 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "context.h"
 #include "fdbudget.h"
 #include "group.h"
 #include "memreclaim-sim.h"
+#include "registry.h"
 
 #define BENCH "scale"
 #define SIM_GROUPS 10000

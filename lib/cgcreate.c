@@ -50,6 +50,7 @@
 
 #include "cgcreate.h"
 #include "cgtree2.h"
+#include "context.h"
 #include "fds.h"
 #include "group.h"
 #include "hybrid.h"

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "chargestate.h"
+#include "context.h"
 #include "group.h"
 #include "policy.h"
 

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "chargestate.h"
+#include "clock.h"
+#include "context.h"
 #include "group.h"
 #include "knobs.h"
 #include "swap.h"

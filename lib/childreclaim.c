@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "childreclaim.h"
+#include "context.h"
 #include "control.h"
 #include "fds.h"
 #include "group.h"

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "context.h"
 #include "control.h"
 #include "group.h"
 #include "log.h"

@@ -324,11 +324,14 @@ void mri_fds_parent(void)
 	fork_locked = false;
 }
 
+atomic_ulong mri_fork_gen;
+
 void mri_fds_child(void)
 {
 	size_t k, n_words = atomic_load(&top);
 	uint64_t w;
 
+	atomic_fetch_add(&mri_fork_gen, 1);
 	/* The only thread: nothing opens or closes meanwhile. No LOCK_UN:
 	 * the open file descriptions, and their locks, are the parent's. */
 	for (k = 0; k < n_words; k++) {

@@ -49,6 +49,7 @@
 #define MR_FDS_H
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -128,5 +129,10 @@ unsigned mri_fds_locking(uint64_t dev, uint64_t ino);
 void mri_fds_prepare(void);
 void mri_fds_parent(void);
 void mri_fds_child(void);
+
+/* Bumped in the child of every fork() (by mri_fds_child()): a context
+ * made before it answers -ECHILD there (mri_ctx_check_fork(); the
+ * worker thread did not survive the fork). */
+extern atomic_ulong mri_fork_gen;
 
 #endif /* MR_FDS_H */

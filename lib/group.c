@@ -8,11 +8,14 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "context.h"
 #include "control.h"
+#include "events.h"
 #include "fdbudget.h"
 #include "group.h"
 #include "path.h"
 #include "psi.h"
+#include "registry.h"
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
 static int choose_backend(const char *name, const char *path,
@@ -83,57 +86,10 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	return mri_group_open(ctx, norm, be, ret);
 }
 
-/* The group's struct mri_event_sink: the backend's new event fd, before the old one
- * is closed. Until the group is linked only recorded (mri_group_open()
- * adds it with the link); after mri_group_unpoll() ignored. */
-static int group_event_fd(void *arg, int fd, uint32_t events)
-{
-	struct epoll_event ev = { .events = events };
-	struct mr_group *g = arg;
-	mr_ctx_t *ctx = g->ctx;
-	int r = 0;
-
-	pthread_mutex_lock(&ctx->lock);
-	if (g->polled && fd != g->event_fd) {
-		ev.data.u64 = g->id;
-		if (fd >= 0 && epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-			r = -errno;
-		else if (g->event_fd >= 0)
-			epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, g->event_fd, NULL);
-	}
-	if (!r) {
-		g->event_fd = fd;
-		g->event_events = events;
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	return r;
-}
-
-/* The group's struct mri_event_sink: the context's tick. Ignored after
- * mri_group_unpoll(). */
-static int group_tick(void *arg, bool on)
-{
-	struct mr_group *g = arg;
-
-	return mri_ctx_tick(g->ctx, g, on);
-}
-
-void mri_group_unpoll(struct mr_group *g)
-{
-	pthread_mutex_lock(&g->ctx->lock);
-	if (g->polled && g->event_fd >= 0)
-		epoll_ctl(g->ctx->epfd, EPOLL_CTL_DEL, g->event_fd, NULL);
-	g->polled = false;
-	g->retired = true;
-	pthread_mutex_unlock(&g->ctx->lock);
-	mri_ctx_tick(g->ctx, g, false);
-}
-
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret)
 {
 	struct mri_open_env env;
-	struct epoll_event ev;
 	struct mr_group *g;
 	int r = 0;
 
@@ -160,9 +116,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->id = mri_ctx_new_id(ctx);
 
 	mri_ctx_open_env(ctx, be, &env);
-	env.events.fn = group_event_fd;
-	env.events.tick = group_tick;
-	env.events.arg = g;
+	mri_events_sink(g, &env.events);
 	/* The fds the group keeps, and the worker's passes room to run. */
 	r = mri_fd_budget(&ctx->log, ctx->epfd, be->open_fds, g->path,
 			  "opening the group");
@@ -184,13 +138,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	/* The event fd joins the set as the group joins the registry: the
 	 * worker never sees an event it cannot route. */
 	pthread_mutex_lock(&ctx->lock);
-	ev.events = g->event_events;
-	ev.data.u64 = g->id;
-	if (g->event_fd >= 0 &&
-	    epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, g->event_fd, &ev) < 0)
-		r = -errno;
-	else
-		g->polled = true;
+	r = mri_events_poll_locked(ctx, g);
 	if (!r)
 		mri_ctx_link_group(ctx, g);
 	pthread_mutex_unlock(&ctx->lock);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Internal state of a context and its groups. */
+/* A managed group (lib/group.c): its state, open and destroy. Its
+ * context is lib/context.h. */
 #ifndef MR_GROUP_H
 #define MR_GROUP_H
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -15,8 +15,6 @@
 #include "backend.h"
 #include "chargestate.h"
 #include "childreclaim.h"
-#include "fds.h"
-#include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
 #include "policy.h"
@@ -97,175 +95,11 @@ struct mr_group {
 	struct mri_charge charge;         /* the fast path (lib/charge.c) */
 };
 
-struct mr_ctx {
-	struct mr_ctx *next_ctx;          /* every context: context.c */
-	struct mri_logger log;
-	char state_dir[PATH_MAX];
-	/* Per registry slot (mri_backend_slot()): what opens pass that
-	 * backend (mri_ctx_set_backend_arg()), or NULL. */
-	void *backend_arg[MRI_MAX_REGISTERED];
-	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
-	char process_leaf[256];           /* mr_ctx_set_process_leaf(), or "" */
-	unsigned long fork_gen;           /* mri_fork_gen at creation */
-	pthread_mutex_t lock;             /* groups, registry writes, next_id */
-	pthread_cond_t unref;             /* a group's refs fell to 0 */
-	struct cds_list_head groups;      /* in opening order */
-	/* Groups a round must serve besides those its events name: opened,
-	 * their policy or limit changed, or left above their mark by the
-	 * last pass (mri_ctx_wake_group()). */
-	struct cds_list_head pending;
-	/* Groups whose backend asked for the tick, and the timerfd (in
-	 * epfd as MRI_TICK_ID) that runs while there is one. */
-	struct cds_list_head ticking;
-	size_t nticking;
-	int tickfd;
-	/* Groups whose usage threshold waits to be registered, those found
-	 * above their mark first (mri_ctx_register_later()). */
-	struct cds_list_head registering;
-	size_t nregistering;
-	/* The open groups by id (liburcu-bp's lock-free hash table): the
-	 * worker finds an event's group in O(1) without ctx->lock. Grown by
-	 * doubling when the groups outnumber its buckets (no resize
-	 * thread), never shrunk. */
-	struct cds_lfht *registry;
-	size_t ngroups;
-	unsigned long registry_buckets;
-	uint64_t next_id;
-	int epfd;                         /* groups' event fds + wakefd */
-	int wakefd;                       /* eventfd: wakes the worker */
-	/* Serialises worker start/stop and the start and end of a dispatch;
-	 * guards the five fields below. Never taken by the worker thread,
-	 * nor held across a round. Taken before ctx->lock when both are
-	 * (mri_ctx_set_backend_arg() and mr_ctx_worker_start() check
-	 * backend_arg and worker_running under both). */
-	pthread_mutex_t worker_lock;
-	bool worker_running;
-	bool dispatching;                 /* mr_ctx_worker_dispatch() runs */
-	pthread_t worker;
-	int sched;
-	int nice;
-	atomic_bool worker_stop;
-	/* The last round was to serve every group but could not get the
-	 * memory for the list: the next one tries again. Only the worker
-	 * (the thread, or the one dispatch that runs) touches it. */
-	bool serve_all;
-};
-
-/* epoll keys of ctx->wakefd and ctx->tickfd. Group ids start at 1 and
- * never reach MRI_TICK_ID. */
-#define MRI_WAKE_ID 0
-#define MRI_TICK_ID UINT64_MAX
-
-/* The ctx's logger, for other library files. */
-struct mri_logger *mri_ctx_logger(mr_ctx_t *ctx);
-
-/* -ECHILD if ctx was created before a fork() in this process, else 0. */
-int mri_ctx_check_fork(const mr_ctx_t *ctx);
-
-/* Under ctx->lock: whether ctx is bound to a backend whose groups live in
- * a virtual clock (MRI_CAP_VIRTUAL_CLOCK, mri_ctx_set_backend_arg()). */
-bool mri_ctx_virtual_clock_locked(const mr_ctx_t *ctx);
-
-/* Fills *env for an open of a group of `be` in ctx: ctx's logger, state
- * directory and hybrid PSI switch, what ctx bound for be, no event sink
- * (the caller sets env->events if it polls the handle). Takes ctx->lock
- * for a moment. */
-void mri_ctx_open_env(mr_ctx_t *ctx, const struct mri_backend *be,
-		      struct mri_open_env *env);
-
-/* Wakes the worker (if running): it runs a round at once. */
-void mri_ctx_wake_worker(mr_ctx_t *ctx);
-
-/* Queues g for the worker's next round and wakes it: O(1), so that a
- * policy update or an open costs the worker one group's pass, not a pass
- * over every group of the context. */
-void mri_ctx_wake_group(mr_ctx_t *ctx, struct mr_group *g);
-
-/* Queues g for the next round without waking the worker: the worker's
- * own re-queue of a group its pass left above the mark (the round then
- * answers 1, and the next one comes at once). */
-void mri_ctx_queue_group(mr_ctx_t *ctx, struct mr_group *g);
-
-/* The worker's side: moves the queued groups to *batch (an initialised
- * list head), then mri_ctx_next_pending() gives their ids one by one
- * (false when none is left). A group closed meanwhile leaves the batch. */
-void mri_ctx_take_pending(mr_ctx_t *ctx, struct cds_list_head *batch);
-bool mri_ctx_next_pending(mr_ctx_t *ctx, struct cds_list_head *batch,
-			  uint64_t *id);
-
-/* Puts g on ctx->registering, or moves it: at the head when `first` (it
- * has work: its registration comes next), else at the tail if it was not
- * there. mri_ctx_next_register() takes the head off (false when none);
- * mri_ctx_registering_ids() lists them all (0 or -ENOMEM, as
- * mri_ctx_group_ids()). A group closed meanwhile leaves the list. */
-void mri_ctx_register_later(mr_ctx_t *ctx, struct mr_group *g, bool first);
-bool mri_ctx_next_register(mr_ctx_t *ctx, uint64_t *id);
-int mri_ctx_registering_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
-
-/* The ids of ctx's groups, in the order they were opened, in a new array
- * in *ids (NULL when there are none) and their number in *n. Returns 0 or
- * -ENOMEM. */
-int mri_ctx_group_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
-
-/* Looks a group up by id and takes a reference (the group is not freed
- * until mri_ctx_put_group()), or returns NULL. O(1), lock-free (an RCU
- * read-side section over ctx->registry): the caller then takes
- * g->reclaim_lock without holding ctx->lock. */
-struct mr_group *mri_ctx_get_group(mr_ctx_t *ctx, uint64_t id);
-void mri_ctx_put_group(mr_ctx_t *ctx, struct mr_group *g);
-
-/* The next group id of ctx (never reused; a failed open uses one up). */
-uint64_t mri_ctx_new_id(mr_ctx_t *ctx);
-
-/* Puts g (its id taken from mri_ctx_new_id()) on the list and in the
- * registry: from then on the worker can find it. Call with ctx->lock. */
-void mri_ctx_link_group(mr_ctx_t *ctx, struct mr_group *g);
-
-/* Takes g off its context's list and registry and waits until nobody
- * holds a reference. */
-void mri_ctx_unlink_group(mr_ctx_t *ctx, struct mr_group *g);
-
-/* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
- * usage of floor_bytes, whichever comes first, in batches of the group's
- * policy; stops at deadline_ns (the group's clock, 0: none), after
- * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
- * nothing reclaimable, or when *stop becomes true (stop may be NULL).
- * Counts under `reason`. Caller holds g->reclaim_lock. Returns 0 if
- * something was freed or nothing was needed, -EAGAIN if nothing could be
- * freed, or the backend's error; *freed_bytes is set in every case. */
-int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
-		uint64_t floor_bytes, uint64_t deadline_ns,
-		const atomic_bool *stop, uint64_t *freed_bytes);
-
-/* The margin pass of the worker for one group (lib/worker.c); caller
- * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early. A
- * threshold of a MRI_CAP_SLOW_THRESHOLD backend is not armed here: the
- * group is put on ctx->registering for the round's registration step.
- * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
- * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
- * is the caller's own. Returns true if usage is still above the margin
- * and another pass is due at once. */
-bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
-		     bool boost_idle);
-
 /* Opens the group at `path` (normalised) with backend `be` and adds it
  * to ctx: mr_group_open() once the backend is chosen; tests open groups
  * of a fake backend with it. */
 int mri_group_open(mr_ctx_t *ctx, const char *path,
 		   const struct mri_backend *be, struct mr_group **ret);
-
-/* Takes the group's event fd out of the context's epoll set and off the
- * tick for good (its close, or its cgroup is gone). */
-void mri_group_unpoll(struct mr_group *g);
-
-/* The context's tick for g (struct mri_event_sink): on or off; the timer
- * runs while a group of the context asked for it. 0 or -errno. Takes
- * ctx->lock. */
-int mri_ctx_tick(mr_ctx_t *ctx, struct mr_group *g, bool on);
-
-/* The ids of the groups on the tick, in a new array (NULL when none) and
- * their number: 0 or -ENOMEM. */
-int mri_ctx_ticking_ids(mr_ctx_t *ctx, uint64_t **ids, size_t *n);
 
 /* Takes the group off its ctx's list, closes and frees it. Call without
  * ctx->lock. */

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "context.h"
 #include "fileops.h"
 #include "group.h"
 #include "hybrid.h"

@@ -15,6 +15,8 @@
 #include <urcu-bp.h>
 
 #include "chargestate.h"
+#include "context.h"
+#include "events.h"
 #include "fdbudget.h"
 #include "group.h"
 #include "knobs.h"

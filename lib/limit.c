@@ -15,8 +15,11 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "context.h"
 #include "control.h"
+#include "events.h"
 #include "group.h"
+#include "reclaim.h"
 
 /* Reclaims g towards `target` until usage fits or nothing more can be
  * freed or the deadline passes. Returns 0 with *fits telling whether usage

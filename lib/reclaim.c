@@ -11,9 +11,11 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "context.h"
 #include "control.h"
 #include "group.h"
 #include "knobs.h"
+#include "reclaim.h"
 
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)

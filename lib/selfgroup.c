@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "group.h"
+#include "context.h"
 #include "fds.h"
+#include "group.h"
 #include "log.h"
 #include "memreclaim.h"
 #include "mountinfo.h"

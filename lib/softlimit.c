@@ -14,8 +14,12 @@
 #include <stdlib.h>
 
 #include "clock.h"
+#include "context.h"
+#include "events.h"
 #include "group.h"
 #include "knobs.h"
+#include "reclaim.h"
+#include "registry.h"
 
 /* The first plan, and one more after some groups fell short. */
 #define ROUNDS 2

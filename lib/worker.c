@@ -26,10 +26,15 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "context.h"
 #include "control.h"
+#include "events.h"
 #include "group.h"
 #include "knobs.h"
+#include "reclaim.h"
+#include "registry.h"
 #include "swap.h"
+#include "worker.h"
 
 /* One margin pass gives the other groups of the context a turn after this
  * long, and comes back at once if its group is still above the margin. */
@@ -599,6 +604,22 @@ MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags)
 	return r;
 }
 
+/* Under ctx->lock: whether ctx is bound to a backend whose groups live in
+ * a virtual clock (MRI_CAP_VIRTUAL_CLOCK, mri_ctx_set_backend_arg()). */
+static bool virtual_clock_locked(const mr_ctx_t *ctx)
+{
+	const struct mri_backend *be;
+	unsigned i;
+
+	for (i = 0; i < MRI_MAX_REGISTERED; i++) {
+		be = mri_backend_at(i);
+		if (be && (be->caps & MRI_CAP_VIRTUAL_CLOCK) &&
+		    ctx->backend_arg[i])
+			return true;
+	}
+	return false;
+}
+
 MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 {
 	struct sched_param sp = { .sched_priority = 0 };
@@ -622,7 +643,7 @@ MR_EXPORT int mr_ctx_worker_start(mr_ctx_t *ctx)
 	 * thread racing it (mri_ctx_set_backend_arg() takes worker_lock
 	 * too). */
 	pthread_mutex_lock(&ctx->lock);
-	r = mri_ctx_virtual_clock_locked(ctx) ? -EOPNOTSUPP : 0;
+	r = virtual_clock_locked(ctx) ? -EOPNOTSUPP : 0;
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {
 		pthread_mutex_unlock(&ctx->worker_lock);

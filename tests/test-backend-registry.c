@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "group.h"
 
 static int probes;               /* calls of fake_probe() */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "context.h"
 #include "fileops.h"
 #include "group.h"
 #include "hybrid.h"

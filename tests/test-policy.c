@@ -19,6 +19,7 @@
 
 #include "group.h"
 #include "memreclaim.h"
+#include "worker.h"
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cgroup1.h"
+#include "context.h"
 #include "fileops.h"
 #include "group.h"
 #include "journal.h"

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "context.h"
 #include "fileops.h"
 #include "group.h"
 #include "hybrid.h"

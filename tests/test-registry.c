@@ -19,8 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "context.h"
+#include "events.h"
 #include "group.h"
 #include "memreclaim-sim.h"
+#include "registry.h"
 
 #define NGROUPS 2000
 

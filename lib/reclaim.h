@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The reclaim loop of a group (lib/reclaim.c). */
+#ifndef MR_RECLAIM_H
+#define MR_RECLAIM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct mr_group;
+
+/* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
+ * usage of floor_bytes, whichever comes first, in batches of the group's
+ * policy; stops at deadline_ns (the group's clock, 0: none), after
+ * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
+ * nothing reclaimable, or when *stop becomes true (stop may be NULL).
+ * Counts under `reason`. Caller holds g->reclaim_lock. Returns 0 if
+ * something was freed or nothing was needed, -EAGAIN if nothing could be
+ * freed, or the backend's error; *freed_bytes is set in every case. */
+int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
+		uint64_t floor_bytes, uint64_t deadline_ns,
+		const atomic_bool *stop, uint64_t *freed_bytes);
+
+#endif /* MR_RECLAIM_H */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The margin worker (lib/worker.c): its pass over one group. */
+#ifndef MR_WORKER_H
+#define MR_WORKER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct mr_group;
+
+/* The margin pass of the worker for one group (lib/worker.c); caller
+ * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early. A
+ * threshold of a MRI_CAP_SLOW_THRESHOLD backend is not armed here: the
+ * group is put on ctx->registering for the round's registration step.
+ * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
+ * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
+ * is the caller's own. Returns true if usage is still above the margin
+ * and another pass is due at once. */
+bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
+		     bool boost_idle);
+
+#endif /* MR_WORKER_H */
