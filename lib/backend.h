@@ -155,10 +155,11 @@ struct mri_backend {
 
 	/* MRI_CAP_RECLAIM. One reclaim call to the kernel asking for at most
 	 * `bytes` (cgroup1 and cgroup2 round to whole pages, and ask one
-	 * page for less). The backend caps nothing else: how much a call
-	 * may ask is the core's batch (lib/reclaim.c), which for a
+	 * page for less). The backend no longer caps a call of its own
+	 * (cgroup1 held its steps to half the reclaimable page cache): how
+	 * much a call asks is the core's batch (lib/reclaim.c), which for a
 	 * MRI_CAP_STEP_CAN_OOM backend is at most half of what reclaim can
-	 * take from the group (cgroup1 capped its own steps before). *asked_bytes receives what was asked of the
+	 * take from the group. *asked_bytes receives what was asked of the
 	 * kernel, *freed_bytes what the call freed: the fall in usage
 	 * (clamped at 0) where the backend cannot tell more (cgroup1,
 	 * cgroup2), the pages reclaimed where it can (sim). Returns 0
