@@ -29,14 +29,14 @@
  * restore leaves its record, and the next manager's open or step
  * restores by the same rule.
  *
- * A step takes less time than the group's charges take to notice it,
- * but not nothing: while the value is lowered the group's own tasks
- * charge against it (v1: a charge reclaim cannot cover OOM-kills one of
- * them, which is why the core sizes the batch of such a backend,
- * MRI_CAP_STEP_CAN_OOM in lib/backend.h; v2: they are throttled). So
- * usage is read last, just before the lowering write, and every signal
- * the thread can block is blocked for the step: a pending one would make
- * a restore write answer EINTR (v1 retries that as well).
+ * While the value is lowered the group's own tasks charge against it
+ * (v1: a charge reclaim cannot cover OOM-kills one of them, which is why
+ * the core caps the batch of such a backend, MRI_CAP_STEP_CAN_OOM in
+ * lib/backend.h; v2: they are throttled). So the step is short: usage is
+ * read last, just before the lowering write, the restore follows at
+ * once, and every signal the thread can block is blocked for the step (a
+ * pending one would make a restore write answer EINTR; v1 retries that
+ * as well).
  *
  * Not MT-safe per step: the calls of one struct mri_lowerstep are
  * serialised by the caller (the core's reclaim lock; open and close), and
