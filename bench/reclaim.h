@@ -34,9 +34,9 @@
 #define RECLAIM_ASK_BYTES (1ULL << 30)
 
 /* The clean page cache in the group when a run starts: the ask plus four
- * of the proportional batches' largest calls. The v1 backend caps a step at
- * half of the group's clean, unmapped page cache (cg1_reclaim() in
- * backends/cgroup1/cgroup1.c), so with 256 MiB still cached after the
+ * of the proportional batches' largest calls. A v1 step asks at most
+ * half of the group's clean, unmapped page cache (the core's batch,
+ * cap_step_batch() in lib/reclaim.c), so with 256 MiB still cached after the
  * last step no step of either library mode is ever capped: each asks what
  * its batch policy says. The one kernel request starts from the same
  * cache. */

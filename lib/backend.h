@@ -30,6 +30,19 @@
  * mr_ctx_worker_start() answers -EOPNOTSUPP: a worker thread would race
  * the clock's thread. */
 #define MRI_CAP_VIRTUAL_CLOCK (1u << 3)
+/* reclaim() lowers the group's limit below usage for a moment (a
+ * journaled lowering step, lib/lowerstep.h), and while it is lowered the
+ * group's own tasks charge against it: a charge that reclaim cannot
+ * cover there OOM-kills one of them. cgroup v1: mem_cgroup_resize_max()
+ * (mm/memcontrol-v1.c) sets the lowered limit once usage is below it;
+ * a charge above it fails page_counter_try_charge(), reclaims in
+ * try_charge_memcg() and, when that frees too little, ends in
+ * mem_cgroup_oom() (mm/memcontrol.c). The core then asks a batch of at
+ * most half of what reclaim can take from the group (lib/reclaim.c).
+ * Not for cgroup v2: memory.reclaim lowers nothing, and a lowered
+ * memory.high throttles the charging tasks on their way back to user
+ * space (mem_cgroup_handle_over_high()) and never OOM-kills. */
+#define MRI_CAP_STEP_CAN_OOM (1u << 4)
 
 /* The fds one margin pass of the worker, or one mr_group_reclaim(), opens
  * for a moment beyond those the group keeps (cgroup v1: a reader's
@@ -150,12 +163,16 @@ struct mri_backend {
 	int (*read_memstat)(void *priv, struct mr_memstat *out);
 
 	/* MRI_CAP_RECLAIM. One reclaim call to the kernel asking for at most
-	 * `bytes`; the backend may ask for less (cgroup1: at most half the
-	 * reclaimable page cache). *asked_bytes receives what was asked of
-	 * the kernel, *freed_bytes what the call freed: the fall in usage
- * (clamped at 0) where the backend cannot tell more (cgroup1), the pages
- * reclaimed where it can (sim). Returns
-	 * 0 (freed may still be 0), -EAGAIN when nothing is reclaimable (no
+	 * `bytes` (cgroup1 and cgroup2 round to whole pages, and ask one
+	 * page for less). The backend no longer caps a call of its own
+	 * (cgroup1 held its steps to half the reclaimable page cache): how
+	 * much a call asks is the core's batch (lib/reclaim.c), which for a
+	 * MRI_CAP_STEP_CAN_OOM backend is at most half of what reclaim can
+	 * take from the group. *asked_bytes receives what was asked of the
+	 * kernel, *freed_bytes what the call freed: the fall in usage
+	 * (clamped at 0) where the backend cannot tell more (cgroup1,
+	 * cgroup2), the pages reclaimed where it can (sim). Returns 0
+	 * (freed may still be 0), -EAGAIN when nothing is reclaimable (no
 	 * call was made), -EBUSY when another process holds the group's
 	 * reclaim lock, -ENOENT, or a write's errno. */
 	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,

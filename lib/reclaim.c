@@ -3,12 +3,15 @@
  * The reclaim loop: batches sized by the group's policy, a goal in bytes
  * freed or in usage reached, a deadline, bounded retries, statistics per
  * reason. Backends make one kernel call per batch; the loop decides how
- * many and how large. A group whose reclaim the kernel refused is
- * reclaimed through its children the caller owns (childreclaim.c).
+ * many and how large, and, for a backend whose step can OOM-kill, how
+ * much at most (MRI_CAP_STEP_CAN_OOM). A group whose reclaim the kernel
+ * refused is reclaimed through its children the caller owns
+ * (childreclaim.c).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "context.h"
@@ -16,6 +19,7 @@
 #include "group.h"
 #include "knobs.h"
 #include "reclaim.h"
+#include "swap.h"
 
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)
@@ -24,6 +28,73 @@ static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 		return mr_batch_proportional_bytes(excess, limit, p->share_ppm,
 						   p->max_bytes, p->max_ppm);
 	return excess < p->batch_bytes ? excess : p->batch_bytes;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Page cache reclaim drops at once: file pages that are neither dirty,
+ * under writeback, nor mapped (a mapped page may be the workload's own
+ * program text). Saturating. */
+static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
+{
+	uint64_t file = sat_add(ms->inactive_file_bytes, ms->active_file_bytes);
+	uint64_t busy = sat_add(sat_add(ms->file_dirty_bytes,
+					ms->file_writeback_bytes),
+				ms->file_mapped_bytes);
+
+	return file > busy ? file - busy : 0;
+}
+
+/*
+ * The batch of a backend whose step can OOM-kill (MRI_CAP_STEP_CAN_OOM,
+ * lib/backend.h): at most half of what reclaim can take from `target`
+ * (the group's handle, or a child's), so that the group's own charges
+ * find the other half while the step has the limit lowered. What
+ * reclaim can take: the clean, unmapped page cache of a memory.stat read
+ * now, and, where half of it is short of the call (at least a page, as
+ * the backend asks), also the anonymous memory the target may swap out
+ * (lib/swap.h), by the limits snapshot l when it is the target's and was
+ * read just before (fresh), else by a snapshot read now (none counted if
+ * that fails). The cap is in whole pages: with less than one, -EAGAIN,
+ * and the backend is not called. Returns 0 with *batch capped, -EAGAIN,
+ * or read_memstat()'s error.
+ */
+static int cap_step_batch(struct mr_group *g, void *target,
+			  const struct mr_limits *l, bool fresh,
+			  uint64_t *batch)
+{
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	struct mr_limits now = { .size = sizeof(now) };
+	long ps = sysconf(_SC_PAGESIZE);
+	const uint64_t page = ps > 0 ? (uint64_t)ps : 4096;
+	uint64_t want = *batch < page ? page : *batch, can, cap;
+	int r;
+
+	r = g->be->read_memstat(target, &ms);
+	if (r < 0)
+		return r;
+	can = clean_cache_bytes(&ms);
+	if (can / 2 < want) {
+		if (!fresh) {
+			/* The fds the run keeps go first: a reader's come on
+			 * top of none (MRI_FD_RESERVE). */
+			if (g->be->rest)
+				g->be->rest(target);
+			l = g->be->read_limits(target, &now) == 0 ? &now : NULL;
+		}
+		if (l)
+			can = sat_add(can, mri_swap_anon_reclaimable(l, &ms,
+				atomic_load(&g->reclaim_swappiness)));
+	}
+	cap = can / 2 / page * page;
+	if (cap == 0)
+		return -EAGAIN;
+	if (*batch > cap)
+		*batch = cap;
+	return 0;
 }
 
 static void count(struct mr_group *g, int reason, uint64_t asked,
@@ -106,7 +177,13 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			break;
 		}
 		t0 = mri_group_now_ns(g);
-		r = g->be->reclaim(target, batch, &asked, &freed);
+		r = 0;
+		if (g->be->caps & MRI_CAP_STEP_CAN_OOM)
+			r = cap_step_batch(g, target, &l,
+					   calls == 0 && target == g->priv,
+					   &batch);
+		if (r == 0)
+			r = g->be->reclaim(target, batch, &asked, &freed);
 		if (target == g->priv) {
 			r = mri_control_learn(g, MR_CONTROL_RECLAIM, r);
 			if (mri_control_refusal(r)) {

@@ -13,7 +13,9 @@ struct mr_group;
  * policy; stops at deadline_ns (the group's clock, 0: none), after
  * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
  * nothing reclaimable, or when *stop becomes true (stop may be NULL).
- * Counts under `reason`. Caller holds g->reclaim_lock. Returns 0 if
+ * A batch of a MRI_CAP_STEP_CAN_OOM backend asks at most half of what
+ * reclaim can take from the group. Counts under `reason`. Caller holds
+ * g->reclaim_lock. Returns 0 if
  * something was freed or nothing was needed, -EAGAIN if nothing could be
  * freed, or the backend's error; *freed_bytes is set in every case. */
 int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,

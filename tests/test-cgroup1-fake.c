@@ -39,6 +39,7 @@
 #include "journal.h"
 #include "hybrid.h"
 #include "log.h"
+#include "lowerstep.h"
 #include "swap.h"
 
 #define MiB ((uint64_t)1024 * 1024)
@@ -319,7 +320,7 @@ static void setup(void)
 	lg.fn = log_fn;
 	lg.max_level = MR_LOG_DEBUG;
 	logbuf[0] = '\0';
-	mri_cgroup1_test_pause_ms = 0;
+	mri_lowerstep_test_pause_ms = 0;
 	priv = calloc(1, be->priv_size);
 	ck_assert_ptr_nonnull(priv);
 }
@@ -454,6 +455,48 @@ static void leave_record(const char *path, uint64_t original,
 	ck_assert_int_eq(mri_journal_write(&j, &rec), 0);
 	mri_journal_unlock(&j);
 	mri_journal_close(&j);
+}
+
+/* The group opened through the public API, for the batch sizing that is
+ * the core's: at most half of what reclaim can take per step, since the
+ * backend's step can OOM-kill (MRI_CAP_STEP_CAN_OOM). */
+static mr_ctx_t *core_ctx;
+static mr_group_t *core_g;
+
+static void core_open(void)
+{
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&core_ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(core_ctx, log_fn, NULL, MR_LOG_DEBUG),
+			 0);
+	ck_assert_int_eq(mr_group_open(core_ctx, grp, "cgroup1", &core_g), 0);
+}
+
+static void core_close(void)
+{
+	ck_assert_int_eq(mr_group_close(core_g), 0);
+	mr_ctx_free(core_ctx);
+}
+
+/* One reclaim batch of `bytes` (a multiple of 4 KiB) through the core:
+ * a fixed batch of that size, and a timeout no second batch meets.
+ * *asked receives what the batch asked of the kernel (0 when no call was
+ * made), *freed what it freed. */
+static int core_batch(uint64_t bytes, uint64_t *asked, uint64_t *freed)
+{
+	struct mr_reclaim_stats a = { .size = sizeof(a) };
+	struct mr_reclaim_stats b = { .size = sizeof(b) };
+	int r;
+
+	ck_assert_int_eq(mr_group_set_batch_fixed(core_g, bytes), 0);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(core_g,
+		MR_REASON_REQUESTED, &a), 0);
+	r = mr_group_reclaim(core_g, bytes, 1, freed);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(core_g,
+		MR_REASON_REQUESTED, &b), 0);
+	ck_assert_uint_le(b.calls - a.calls, 1);
+	*asked = b.asked_bytes - a.asked_bytes;
+	return r;
 }
 
 START_TEST(probe)
@@ -626,14 +669,14 @@ START_TEST(reclaim_step_counts_only_clean_unmapped_cache)
 	fk.dirty = 20 * MiB;
 	fk.mapped = 12 * MiB;
 	fake_sync();
-	ck_assert_int_eq(be_open(), 0);
+	core_open();
 	/* 40 MiB of file pages, 32 MiB of them dirty or mapped. */
-	ck_assert_int_eq(be->reclaim(priv, 16 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(core_batch(16 * MiB, &asked, &freed), 0);
 	ck_assert_uint_eq(asked, 4 * MiB);
 	fk.mapped = 20 * MiB;
 	fake_sync();
-	ck_assert_int_eq(be->reclaim(priv, 16 * MiB, &asked, &freed), -EAGAIN);
-	ck_assert_int_eq(be->close(priv), 0);
+	ck_assert_int_eq(core_batch(16 * MiB, &asked, &freed), -EAGAIN);
+	core_close();
 }
 END_TEST
 
@@ -663,8 +706,8 @@ START_TEST(reclaim_step_is_half_the_cache)
 	fk.active_file = 4 * MiB;
 	fk.anon = 90 * MiB;
 	fake_sync();
-	ck_assert_int_eq(be_open(), 0);
-	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	core_open();
+	ck_assert_int_eq(core_batch(64 * MiB, &asked, &freed), 0);
 	ck_assert_uint_eq(asked, 5 * MiB);
 	ck_assert_uint_eq(freed, 5 * MiB);
 	ck_assert_str_eq(fk.limit_writes[0], "99614720"); /* 95 MiB */
@@ -673,11 +716,11 @@ START_TEST(reclaim_step_is_half_the_cache)
 	fk.active_file = 0;
 	fk.usage = fk.anon + 3 * 4096;
 	fake_sync();
-	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_int_eq(core_batch(64 * MiB, &asked, &freed), 0);
 	ck_assert_uint_eq(asked, 4096);
 	ck_assert_uint_eq(freed, 4096);
 	ck_assert_int_eq(fk.nlimit_writes, 4);
-	ck_assert_int_eq(be->close(priv), 0);
+	core_close();
 }
 END_TEST
 
@@ -689,13 +732,13 @@ START_TEST(reclaim_nothing_reclaimable)
 	fk.active_file = 4096; /* half a page is no step */
 	fk.anon = 100 * MiB - 4096;
 	fake_sync();
-	ck_assert_int_eq(be_open(), 0);
-	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -EAGAIN);
+	core_open();
+	ck_assert_int_eq(core_batch(8 * MiB, &asked, &freed), -EAGAIN);
 	ck_assert_uint_eq(asked, 0);
 	ck_assert_uint_eq(freed, 0);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
 	ck_assert_int_eq(journal_size(), -1); /* no record, no file */
-	ck_assert_int_eq(be->close(priv), 0);
+	core_close();
 }
 END_TEST
 
@@ -1028,7 +1071,7 @@ START_TEST(vanish_between_reads)
 	struct mr_limits l = { .size = sizeof(l) };
 
 	ck_assert_int_eq(be_open(), 0);
-	/* Usage reads; memory.stat is gone. */
+	/* The limit reads; the group is gone at the usage read. */
 	fk.vanish_after_reads = 2;
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -ENOENT);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
@@ -1045,9 +1088,9 @@ START_TEST(vanish_while_lowered)
 	uint64_t asked, freed;
 
 	ck_assert_int_eq(be_open(), 0);
-	/* usage, stat and limit read; the lowering write; gone at the
-	 * restore's read. */
-	fk.vanish_after_reads = 4;
+	/* limit and usage read; the lowering write; gone at the restore's
+	 * read. */
+	fk.vanish_after_reads = 3;
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), -ENOENT);
 	ck_assert_int_eq(fk.nlimit_writes, 1);
 	/* Nothing is left to restore: the record is dropped. */
@@ -1062,13 +1105,16 @@ START_TEST(read_error_injected)
 	uint64_t asked, freed;
 
 	ck_assert_int_eq(be_open(), 0);
+	core_open();
 	strcpy(fk.pread_err_file, "memory.stat");
 	fk.pread_err = EOPNOTSUPP;
 	ck_assert_int_eq(be->read_memstat(priv, &ms), -EOPNOTSUPP);
-	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed),
-			 -EOPNOTSUPP);
+	/* A reclaim reads memory.stat (the limits, the core's cap): its
+	 * error, and no limit written. */
+	ck_assert_int_eq(core_batch(8 * MiB, &asked, &freed), -EOPNOTSUPP);
 	ck_assert_int_eq(fk.nlimit_writes, 0);
 	fk.pread_err = 0;
+	core_close();
 	write_file("memory.usage_in_bytes", "12 apples\n");
 	ck_assert_int_eq(be->read_usage(priv, &asked), -EIO);
 	ck_assert_int_eq(be->close(priv), 0);
@@ -1228,7 +1274,7 @@ START_TEST(killed_while_lowered)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		mri_cgroup1_test_pause_ms = 60000;
+		mri_lowerstep_test_pause_ms = 60000;
 		if (be_open() == 0)
 			be->reclaim(priv, 8 * MiB, &asked, &freed);
 		_exit(1);
@@ -1257,7 +1303,7 @@ START_TEST(pause_setting)
 	struct timespec a, b;
 	uint64_t asked, freed, ms;
 
-	mri_cgroup1_test_pause_ms = 120;
+	mri_lowerstep_test_pause_ms = 120;
 	ck_assert_int_eq(be_open(), 0);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	ck_assert_int_eq(be->reclaim(priv, 8 * MiB, &asked, &freed), 0);
@@ -1288,7 +1334,7 @@ START_TEST(read_limits_during_step)
 	pthread_t t;
 	int r = 1, i;
 
-	mri_cgroup1_test_pause_ms = MRI_JOURNAL_LOCK_WAIT_MS / 2;
+	mri_lowerstep_test_pause_ms = MRI_JOURNAL_LOCK_WAIT_MS / 2;
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, reclaim_thread, &r), 0);
 	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)
@@ -1312,7 +1358,7 @@ START_TEST(read_limits_busy_during_long_step)
 	pthread_t t;
 	int r = 1, i;
 
-	mri_cgroup1_test_pause_ms = MRI_JOURNAL_READ_WAIT_MS * 2;
+	mri_lowerstep_test_pause_ms = MRI_JOURNAL_READ_WAIT_MS * 2;
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, reclaim_thread, &r), 0);
 	for (i = 0; i < 1000 && file_limit() != 92 * MiB; i++)

@@ -41,6 +41,7 @@
 #include "group.h"
 #include "journal.h"
 #include "log.h"
+#include "lowerstep.h"
 #include "swap.h"
 
 #define MiB (1024ULL * 1024)
@@ -423,7 +424,7 @@ static void setup(void)
 	lg.fn = log_fn;
 	lg.max_level = MR_LOG_DEBUG;
 	logbuf[0] = '\0';
-	mri_cgroup2_test_pause_ms = 0;
+	mri_lowerstep_test_pause_ms = 0;
 	priv = calloc(1, be->priv_size);
 	ck_assert_ptr_nonnull(priv);
 }

@@ -32,6 +32,7 @@
 #include "fileops.h"
 #include "group.h"
 #include "journal.h"
+#include "lowerstep.h"
 #include "memreclaim.h"
 #include "realcg.h"
 #include "reclaim-bound.h"
@@ -634,7 +635,7 @@ static pid_t start_paused_reclaimer(unsigned int pause_ms,
 		mr_group_t *g;
 		uint64_t freed;
 
-		mri_cgroup1_test_pause_ms = pause_ms;
+		mri_lowerstep_test_pause_ms = pause_ms;
 		if (mr_ctx_new(&c) < 0 || mr_group_open(c, group, NULL, &g) < 0 ||
 		    mr_group_set_batch_fixed(g, batch_bytes) < 0)
 			_exit(2);
@@ -1034,7 +1035,7 @@ START_TEST(worker_waiting_blocks_nothing_else)
 	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
 	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
 	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
-	mri_cgroup1_test_pause_ms = 5000;
+	mri_lowerstep_test_pause_ms = 5000;
 	ck_assert_int_eq(pthread_create(&t, NULL, paused_reclaim_main, g), 0);
 	/* Past the worker's next safety tick: it now waits for the group. */
 	nanosleep(&ts, NULL);
@@ -1050,7 +1051,7 @@ START_TEST(worker_waiting_blocks_nothing_else)
 			  256 * MiB);
 	wait_ok(pid);
 	ck_assert_int_eq(pthread_join(t, &ret), 0);
-	mri_cgroup1_test_pause_ms = 0;
+	mri_lowerstep_test_pause_ms = 0;
 	ck_assert_int_eq((int)(intptr_t)ret, 0);
 	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
 	ck_assert_int_eq(mr_group_close(go), 0);

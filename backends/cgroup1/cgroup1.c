@@ -8,14 +8,13 @@
  * to the new limit before it takes it (mm/memcontrol-v1.c,
  * mem_cgroup_resize_max()); when it cannot, the write fails with EBUSY and
  * the limit stays, but what could be reclaimed has been. A step therefore
- * lowers the limit to usage - step and puts it back at once, journaled
- * (lib/journal.h) so that the limit is restored on every path out,
- * including the next open after a crash. While the limit is lowered, a
- * charge that reclaim cannot cover OOM-kills a task of the group, so a
- * step never exceeds half of what reclaim can take from the group: its
- * clean page cache, and its anonymous memory when it may swap.
+ * lowers the limit to usage - step and puts it back at once: the
+ * journaled lowering step of lib/lowerstep.h, which this file gives the
+ * limit file, its "-1" for no limit, and its locked fds. While the limit
+ * is lowered, a charge that reclaim cannot cover OOM-kills a task of the
+ * group (MRI_CAP_STEP_CAN_OOM): the core sizes the batch for that.
  *
- * Test-only setting: mri_cgroup1_test_pause_ms (cgroup1.h).
+ * Test-only setting: mri_lowerstep_test_pause_ms (lib/lowerstep.h).
  */
 #include "config.h"
 
@@ -30,7 +29,6 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/statfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -38,8 +36,6 @@
 #include "fds.h"
 #include "fileops.h"
 #include "swap.h"
-
-unsigned int mri_cgroup1_test_pause_ms;
 
 /* Attempts of a limit write interrupted by a pending signal. */
 #define WRITE_RETRIES 100
@@ -112,17 +108,12 @@ int mri_cgroup1_read_at(struct mri_cgroup1 *cg, int dirfd, const char *name,
 /*
  * A step (a reclaim step, a limit write, the settling of a record at open
  * and close): under the group's step lock, with memory.limit_in_bytes
- * open for the step's reads and writes, opened from the directory the
- * lock is held on. The reclaim steps of one run keep the directories and
- * the limit file open from one step to the next (step_end(keep)), until
- * cg1_rest() at the end of the run: a batch then costs no more opens
- * than when they were kept for the group's life.
+ * open (run_limit_fd) for the step's reads and writes, opened from the
+ * directory the lock is held on. The reclaim steps of one run keep the
+ * directories and the limit file open from one step to the next
+ * (step_end(keep)), until cg1_rest() at the end of the run: a batch then
+ * costs no more opens than when they were kept for the group's life.
  */
-struct step {
-	struct mri_cgroup1 *cg;
-	int limit_fd;
-};
-
 static void close_run_fds(struct mri_cgroup1 *cg)
 {
 	if (cg->run_limit_fd >= 0)
@@ -130,39 +121,41 @@ static void close_run_fds(struct mri_cgroup1 *cg)
 	cg->run_limit_fd = -1;
 }
 
-static int step_begin(struct mri_cgroup1 *cg, struct step *st)
+/* struct mri_lowerstep_ops.begin */
+static int step_begin(void *arg)
 {
+	struct mri_cgroup1 *cg = arg;
 	int r;
 
-	st->cg = cg;
 	r = mri_journal_lock(&cg->journal);
 	if (r < 0) {
 		close_run_fds(cg);
 		return r;
 	}
-	if (cg->run_limit_fd >= 0) {
-		st->limit_fd = cg->run_limit_fd;
+	if (cg->run_limit_fd >= 0)
 		return 0;
-	}
 	r = mri_openat(cg->journal.step_fd, MRI_CGROUP1_LIMIT_FILE,
 			     O_RDWR | O_CLOEXEC, 0);
 	if (r < 0) {
 		mri_journal_unlock(&cg->journal);
 		return mri_cgroup1_gone(r);
 	}
-	st->limit_fd = cg->run_limit_fd = r;
+	cg->run_limit_fd = r;
 	return 0;
 }
 
-/* keep: the next step of the run comes soon (cg1_reclaim()). */
-static void step_end(struct step *st, bool keep)
+/* struct mri_lowerstep_ops.end; keep: the next step of the run comes
+ * soon (cg1_reclaim()). */
+static void step_end(void *arg, bool keep)
 {
+	struct mri_cgroup1 *cg = arg;
+
 	if (keep) {
-		mri_journal_unlock_keep(&st->cg->journal);
+		mri_journal_unlock_keep(&cg->journal);
 		return;
 	}
-	close_run_fds(st->cg);
-	mri_journal_unlock(&st->cg->journal);
+	close_run_fds(cg);
+	mri_journal_unlock(&cg->journal);
 }
 
 /* The end of a run of reclaim steps (struct mri_backend.rest). */
@@ -174,15 +167,25 @@ static void cg1_rest(void *priv)
 	mri_journal_rest(&cg->journal);
 }
 
-static int read_limit_raw(struct step *st, uint64_t *raw)
+/* struct mri_lowerstep_ops.read: the limit as a value
+ * (mri_cgroup1_limit_value()), in a step. */
+static int step_read(void *arg, uint64_t *value)
 {
-	return read_u64(st->cg, st->limit_fd, MRI_CGROUP1_LIMIT_FILE, raw);
+	struct mri_cgroup1 *cg = arg;
+	uint64_t raw;
+	int r;
+
+	r = read_u64(cg, cg->run_limit_fd, MRI_CGROUP1_LIMIT_FILE, &raw);
+	if (r == 0)
+		*value = mri_cgroup1_limit_value(raw);
+	return r;
 }
 
-/* Writes a limit; MR_UNLIMITED as "-1", the kernel's own spelling
- * (page_counter_memparse()). */
-static int write_limit(struct step *st, uint64_t value)
+/* Writes a limit in a step (struct mri_lowerstep_ops.write); MR_UNLIMITED
+ * as "-1", the kernel's own spelling (page_counter_memparse()). */
+static int write_limit(void *arg, uint64_t value)
 {
+	struct mri_cgroup1 *cg = arg;
 	char buf[24];
 	int i, r = 0;
 
@@ -194,16 +197,11 @@ static int write_limit(struct step *st, uint64_t value)
 	 * task work, TIF_NOTIFY_SIGNAL) is pending, even for a write that
 	 * raises the limit: a restore must not give up on that. */
 	for (i = 0; i < WRITE_RETRIES; i++) {
-		r = mri_write_fd(st->limit_fd, buf);
+		r = mri_write_fd(cg->run_limit_fd, buf);
 		if (r != -EINTR)
 			break;
 	}
 	return mri_cgroup1_gone(r);
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -242,69 +240,36 @@ static int cg1_probe(const char *path)
 	return r;
 }
 
-/*
- * Puts back the limit of a record, unless someone else has set the limit
- * since: it is written only while it holds the lowered value, or the
- * original one (the lowering write failed, or the crash came after the
- * restore). Returns 0, -ENOENT (group gone: nothing to restore) or the
- * error of the write.
- */
-static int restore(void *arg, const struct mri_journal_record *rec)
+static int cg1_read_usage(void *priv, uint64_t *usage_bytes)
 {
-	struct step *st = arg;
-	struct mri_cgroup1 *cg = st->cg;
-	uint64_t cur;
-	int r;
+	struct mri_cgroup1 *cg = priv;
 
-	r = read_limit_raw(st, &cur);
-	if (r == -ENOENT)
-		return r;
-	/* A read that fails otherwise cannot tell an administrator's value
-	 * from ours: the original is written all the same, since a limit
-	 * left lowered can OOM-kill the group's tasks, while an
-	 * administrator's change racing a failed read is the lesser risk. */
-	/* Already the original (the lowering write failed, or the crash came
-	 * after the restore): writing it again would make the kernel reclaim
-	 * to it and answer EBUSY where usage is above it (forced charges). */
-	if (r == 0 && mri_cgroup1_limit_value(cur) == rec->original)
-		return 0;
-	if (r == 0 && cur != rec->lowered) {
-		mri_log(cg->log, MR_LOG_NOTICE,
-			"cgroup1: %s: limit is %" PRIu64 ", not the %" PRIu64
-			" written by pid %d: changed by someone else, "
-			"left as is",
-			cg->path, cur, rec->lowered, (int)rec->pid);
-		return 0;
-	}
-	r = write_limit(st, rec->original);
-	if (r < 0 && r != -ENOENT)
-		mri_log(cg->log, MR_LOG_ERR,
-			"cgroup1: %s: cannot restore the limit to %" PRIu64
-			": %s; journal kept, every step retries it%s",
-			cg->path, rec->original, mr_strerror(r),
-			r == -EINVAL ? " (EINVAL: memory.memsw.limit_in_bytes "
-			"is below it now; an administrator must raise it)" :
-			"");
-	return r;
+	return read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
+			usage_bytes);
 }
 
-/* In a step: settles a record left behind (mri_journal_settle()). */
-static int settle(struct step *st)
+/* EINVAL from a restore: the memsw limit was lowered below the limit's
+ * original meanwhile (mem_cgroup_resize_max() refuses a limit above it). */
+static const char *restore_hint(int err)
 {
-	return mri_journal_settle(&st->cg->journal, MRI_CGROUP1_LIMIT_FILE,
-				  st->cg->path, restore, st);
+	return err == -EINVAL ? " (EINVAL: memory.memsw.limit_in_bytes is "
+	       "below it now; an administrator must raise it)" : "";
 }
 
-static void pause_lowered(unsigned int ms)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(ms / 1000),
-		.tv_nsec = (long)(ms % 1000) * 1000000L,
-	};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
+/* The lowering step of memory.limit_in_bytes (lib/lowerstep.h). */
+static const struct mri_lowerstep_ops step_ops = {
+	.file = MRI_CGROUP1_LIMIT_FILE,
+	.name = "cgroup1",
+	.begin = step_begin,
+	.end = step_end,
+	.read = step_read,
+	.write = write_limit,
+	.read_usage = cg1_read_usage,
+	.restore_hint = restore_hint,
+	/* Usage above the limit comes from forced charges: lowering from
+	 * the limit keeps the write a lowering. */
+	.lower_from_value = true,
+};
 
 static void close_fds(struct mri_cgroup1 *cg)
 {
@@ -402,29 +367,6 @@ static int hierarchy_root(const char *path, char *root, size_t len)
 	}
 }
 
-/* Crash recovery at open, under the group's lock. */
-static int recover(struct mri_cgroup1 *cg)
-{
-	struct step st;
-	int r;
-
-	r = step_begin(cg, &st);
-	if (r == -EBUSY) {
-		/* A step holds the lock (its holder is logged): a record
-		 * there is its own, and a stale one is settled at the start
-		 * of every step. */
-		mri_log(cg->log, MR_LOG_INFO,
-			"cgroup1: %s: the reclaim lock is held; recovery left "
-			"to the next step", cg->path);
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	r = settle(&st);
-	step_end(&st, false);
-	return r;
-}
-
 static int cg1_open(void *priv, const char *path,
 		    const struct mri_open_env *env)
 {
@@ -462,11 +404,13 @@ static int cg1_open(void *priv, const char *path,
 			     cg->root, env->log);
 	if (r < 0)
 		goto fail;
+	mri_lowerstep_init(&cg->step, &step_ops, cg, &cg->journal, cg->log,
+			   cg->path, cg->page_size);
 	r = open_files(cg);
 	if (r == 0)
 		r = read_u64(cg, cg->usage_fd, "memory.usage_in_bytes", &usage);
 	if (r == 0)
-		r = recover(cg);
+		r = mri_lowerstep_recover(&cg->step);
 	if (r < 0) {
 		mri_journal_close(&cg->journal);
 		goto fail;
@@ -481,35 +425,14 @@ fail:
 static int cg1_close(void *priv)
 {
 	struct mri_cgroup1 *cg = priv;
-	struct step st;
 	int r;
 
 	mri_cgroup1_threshold_fini(cg);
-	r = step_begin(cg, &st);
-	if (r == 0) {
-		r = settle(&st);
-		step_end(&st, false);
-		if (r == -ENOENT)
-			r = 0;
-	} else if (r == -ENOENT) {
-		r = 0;
-	} else if (r == -EBUSY && !cg->restore_failed) {
-		/* Nothing of ours is left lowered; the holder of the lock
-		 * unlinks the journal when it closes. */
-		r = 0;
-	}
+	r = mri_lowerstep_finish(&cg->step);
 	mri_journal_close(&cg->journal);
 	close_fds(cg);
 	free_paths(cg);
 	return r;
-}
-
-static int cg1_read_usage(void *priv, uint64_t *usage_bytes)
-{
-	struct mri_cgroup1 *cg = priv;
-
-	return read_u64(cg, cg->usage_fd, "memory.usage_in_bytes",
-			usage_bytes);
 }
 
 /* Swap from the memsw ("memory+swap") counters, read beside usage and
@@ -536,22 +459,6 @@ static void swap_from_memsw(struct mr_limits *l, uint64_t memsw_usage,
 struct memsw {
 	uint64_t usage, limit, hier_limit;
 };
-
-/* Reads m->usage and m->limit of a group with memsw accounting. */
-static int read_memsw(struct mri_cgroup1 *cg, int dirfd, struct memsw *m)
-{
-	int r;
-
-	r = mri_cgroup1_read_at(cg, dirfd, "memory.memsw.usage_in_bytes",
-				&m->usage);
-	if (r == 0)
-		r = mri_cgroup1_read_at(cg, dirfd,
-					"memory.memsw.limit_in_bytes",
-					&m->limit);
-	if (r == 0)
-		m->limit = mri_cgroup1_limit_value(m->limit);
-	return r;
-}
 
 /*
  * Whether a limit reclaim of the group may swap, and how much (lib/swap.h):
@@ -735,7 +642,6 @@ static int cg1_write_limit(void *priv, int which, uint64_t bytes)
 {
 	struct mri_cgroup1 *cg = priv;
 	sigset_t all, old;
-	struct step st;
 	int r;
 
 	if (which == MRI_LIMIT_HIGH)
@@ -745,15 +651,13 @@ static int cg1_write_limit(void *priv, int which, uint64_t bytes)
 	/* As in a step: a settle's restore must not meet EINTR. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = step_begin(cg, &st);
+	r = step_begin(cg);
 	if (r < 0)
 		goto out;
-	r = settle(&st);
-	if (r == 0) {
-		cg->restore_failed = false;
-		r = write_limit(&st, bytes);
-	}
-	step_end(&st, false);
+	r = mri_lowerstep_settle(&cg->step);
+	if (r == 0)
+		r = write_limit(cg, bytes);
+	step_end(cg, false);
 	if (r < 0 && r != -ENOENT)
 		mri_log(cg->log, MR_LOG_ERR,
 			"cgroup1: %s: writing the limit %" PRIu64 ": %s",
@@ -821,148 +725,21 @@ static int cg1_read_memstat(void *priv, struct mr_memstat *out)
 	return r;
 }
 
-/* Page cache the kernel can drop at once: file pages that are neither
- * dirty, under writeback, nor mapped (a mapped page may be the workload's
- * own program text). Saturating. */
-static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
-{
-	uint64_t file = sat_add(ms->inactive_file_bytes, ms->active_file_bytes);
-	uint64_t busy = sat_add(sat_add(ms->file_dirty_bytes,
-					ms->file_writeback_bytes),
-				ms->file_mapped_bytes);
-
-	return file > busy ? file - busy : 0;
-}
-
-/*
- * One step: under the group's lock, lower memory.limit_in_bytes to
- * usage - step, journaled, and put it back. While the limit is lowered a
- * charge that reclaim cannot cover OOM-kills a task of the group, so the
- * step is at most half of what reclaim can take: the clean, unmapped page
- * cache, and where the group may swap (read_swap()) its anonymous memory
- * up to the swap that makes room; every signal
- * the thread can block is blocked for the step (a pending one would make
- * the restore write fail with EINTR; it is retried as well).
- */
+/* One step of lib/lowerstep.h; the core sizes the batch
+ * (MRI_CAP_STEP_CAN_OOM). */
 static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes)
 {
 	struct mri_cgroup1 *cg = priv;
-	const uint64_t page = cg->page_size;
-	struct mri_journal_record rec = { .file = MRI_CGROUP1_LIMIT_FILE };
-	uint64_t usage, usage2, hier, raw, limit, base, step, want, can;
-	struct mr_limits sl = { .size = sizeof(sl) };
-	struct mr_memstat ms;
-	struct memsw m;
-	sigset_t all, old;
-	struct step st;
-	int r, w, c;
 
-	*asked_bytes = 0;
-	*freed_bytes = 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = step_begin(cg, &st);
-	if (r < 0)
-		goto out;
-	r = settle(&st);
-	if (r < 0)
-		goto unlock;
-	cg->restore_failed = false;
-
-	/* Everything below is read under the lock: another manager's
-	 * lowered limit must never be taken for the original. Usage last,
-	 * just before the write, so that little is charged in between. */
-	r = mri_cgroup1_read_stat(cg, cg->journal.step_fd, &ms, &hier,
-				  &m.hier_limit);
-	if (r < 0)
-		goto unlock;
-	r = read_limit_raw(&st, &raw);
-	if (r < 0)
-		goto unlock;
-	limit = mri_cgroup1_limit_value(raw);
-	r = cg1_read_usage(cg, &usage);
-	if (r < 0)
-		goto unlock;
-
-	/* Usage can exceed the limit (forced charges); lowering from the
-	 * limit keeps the write a lowering. At least one page stays. A
-	 * request below a page asks for one page (64 KiB pages exist). */
-	base = min_u64(usage, limit);
-	want = bytes < page ? page : bytes;
-	can = clean_cache_bytes(&ms);
-	/* Where the cache alone is short, what the kernel may swap out
-	 * counts too (swap and swappiness read only then). */
-	if (can / 2 < want) {
-		/* The memory headroom is the group's own (the binding
-		 * walk is not repeated under the lock): an ancestor's
-		 * tighter one would count more swap room, so this errs
-		 * low. */
-		sl.usage_bytes = usage;
-		sl.own_limit_bytes = limit;
-		if (!cg->memsw)
-			read_swap(cg, cg->journal.step_fd, NULL, &sl);
-		else if (read_memsw(cg, cg->journal.step_fd, &m) == 0)
-			read_swap(cg, cg->journal.step_fd, &m, &sl);
-		can = sat_add(can, mri_swap_anon_reclaimable(&sl, &ms, -1));
-	}
-	step = min_u64(want, can / 2);
-	if (base < 2 * page) {
-		r = -EAGAIN;
-		goto unlock;
-	}
-	step = min_u64(step, base - page) / page * page;
-	if (step < page) {
-		r = -EAGAIN;
-		goto unlock;
-	}
-
-	rec.original = limit;
-	rec.lowered = (base - step) / page * page;
-	rec.pid = getpid();
-	r = mri_journal_write(&cg->journal, &rec);
-	if (r < 0) {
-		mri_log(cg->log, MR_LOG_ERR,
-			"cgroup1: %s: cannot write the journal: %s; limit "
-			"left alone", cg->path, mr_strerror(r));
-		goto unlock;
-	}
-	w = write_limit(&st, rec.lowered);
-	/* EBUSY: the kernel reclaimed what it could but not down to the
-	 * new limit, and kept the old one (mem_cgroup_resize_max()): a
-	 * partial step, not an error. EINTR after all retries: the same,
-	 * the limit was not changed. */
-	if (w == -EBUSY || w == -EINTR)
-		w = 0;
-	if (mri_cgroup1_test_pause_ms)
-		pause_lowered(mri_cgroup1_test_pause_ms);
-	r = restore(&st, &rec);
-	if (r < 0 && r != -ENOENT) {
-		cg->restore_failed = true;
-		goto unlock;
-	}
-	c = mri_journal_clear(&cg->journal);
-	if (r == 0)
-		r = c;
-	if (r == 0)
-		r = w;
-	if (r < 0)
-		goto unlock;
-	r = cg1_read_usage(cg, &usage2);
-	if (r < 0)
-		goto unlock;
-	*asked_bytes = step;
-	*freed_bytes = usage > usage2 ? usage - usage2 : 0;
-unlock:
-	step_end(&st, true);
-out:
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return r;
+	return mri_lowerstep_reclaim(&cg->step, bytes, asked_bytes,
+				     freed_bytes);
 }
 
 const struct mri_backend mri_backend_cgroup1 = {
 	.name = "cgroup1",
-	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD | MRI_CAP_SLOW_THRESHOLD,
+	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD | MRI_CAP_SLOW_THRESHOLD |
+		MRI_CAP_STEP_CAN_OOM,
 	.priv_size = sizeof(struct mri_cgroup1),
 	.open_fds = 1,
 	.margin_fds = 1,

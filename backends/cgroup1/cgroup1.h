@@ -14,17 +14,11 @@
 #include "hybrid.h"
 #include "journal.h"
 #include "log.h"
+#include "lowerstep.h"
 #include "memreclaim.h"
 
 /* The control file a reclaim step lowers, as named in journal records. */
 #define MRI_CGROUP1_LIMIT_FILE "memory.limit_in_bytes"
-
-/* Tests only: when not 0, every reclaim step sleeps this many ms between
- * the lowering write and the restore, so a test can kill the process while
- * the limit is lowered and check the recovery of the next open. Hidden in
- * the shared library (no program can turn it on); tests that link the
- * convenience library set it before the step. */
-extern unsigned int mri_cgroup1_test_pause_ms;
 
 /*
  * A group's private data (struct mri_backend.priv). At most two fds stay
@@ -55,12 +49,13 @@ struct mri_cgroup1 {
 	/* memory.memsw.{usage,limit}_in_bytes exist: not on kernels without
 	 * swap accounting (CONFIG_MEMCG_SWAP, swapaccount=0). */
 	bool memsw;
-	bool restore_failed;     /* a step's restore failed: journal kept */
 	struct mri_event_sink events;
 	/* Steps take its lock exclusively; read_limits takes it shared, so
 	 * no reader, in this process or another, reports a step's
 	 * transient limit (mr_group_set_margin() checks against it). */
 	struct mri_journal journal;
+	/* The lowering step of the limit (lib/lowerstep.h), set at open. */
+	struct mri_lowerstep step;
 	/* Hybrid PSI (pressure.c): the context's switch; the twin is named
 	 * after real_path. */
 	const struct mri_hybrid_psi *hybrid;

@@ -12,8 +12,8 @@
  * local struct and copied out whole: a group removed in the middle of one
  * gives -ENOENT and nothing half filled.
  *
- * Test-only settings: mri_cgroup2_mountinfo, mri_cgroup2_test_pause_ms
- * (cgroup2.h).
+ * Test-only settings: mri_cgroup2_mountinfo (cgroup2.h), and the step's
+ * mri_lowerstep_test_pause_ms (lib/lowerstep.h).
  */
 #include "config.h"
 

@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "journal.h"
 #include "log.h"
+#include "lowerstep.h"
 #include "memreclaim.h"
 
 /* The control file the fallback reclaim step lowers (kernels without
@@ -30,11 +31,6 @@
 /* Where the backend reads mount options (memory_recursiveprot); tests
  * point it at a fixture. */
 extern const char *mri_cgroup2_mountinfo;
-
-/* Tests only: when not 0, a fallback reclaim step (kernels without
- * memory.reclaim) sleeps this many ms with memory.high lowered, so a
- * test can kill the process there. */
-extern unsigned int mri_cgroup2_test_pause_ms;
 
 /* A group's private data (struct mri_backend.priv). */
 struct mri_cgroup2 {
@@ -70,11 +66,11 @@ struct mri_cgroup2 {
 	 * (-1: none), and whether the kernel takes it (-1: not probed). */
 	int swappiness;
 	int swappiness_ok;
-	/* Kernels without memory.reclaim: the journal of the memory.high
-	 * step (open only then). */
+	/* Kernels without memory.reclaim: the journal and the lowering step
+	 * of memory.high (lib/lowerstep.h; open only then). */
 	bool journaled;
-	bool restore_failed;
 	struct mri_journal journal;
+	struct mri_lowerstep step;
 	/* Usage threshold (watch.c): the context's tick while armed, and a
 	 * memory.events fd of its own, the event fd (POLLPRI) when
 	 * watch_polled. */

@@ -22,27 +22,22 @@
  *
  * Without memory.reclaim (before 5.19), a step lowers memory.high to
  * usage - step for a moment, which makes the writer reclaim down to it
- * (memory_high_write()), and puts it back; journaled as cgroup1 journals
- * its limit (lib/journal.h), so that a crash in between is recovered by
- * the next open or step. A lowered high throttles the group's charging
- * tasks rather than OOM-killing them.
+ * (memory_high_write()), and puts it back: the journaled lowering step
+ * of lib/lowerstep.h, which cgroup1 takes for its limit, with "max" for
+ * no high. A lowered high throttles the group's charging tasks
+ * (mem_cgroup_handle_over_high()) rather than OOM-killing them, so the
+ * core does not cap its batches (no MRI_CAP_STEP_CAN_OOM).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cgroup2.h"
 #include "fileops.h"
-
-unsigned int mri_cgroup2_test_pause_ms;
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -99,47 +94,53 @@ int mri_cgroup2_set_swappiness(void *priv, int swappiness)
 
 /* ---------------------------------------------------------- fallback */
 
-static int read_high(struct mri_cgroup2 *cg, uint64_t *v)
-{
-	return mri_cgroup2_read_file(cg, MRI_CGROUP2_HIGH_FILE, v);
-}
-
-/* Puts back the high of a record, unless someone else has set it since
- * (the rule of cgroup1's restore()). 0, -ENOENT or the write's error. */
-static int restore(void *arg, const struct mri_journal_record *rec)
+/* struct mri_lowerstep_ops of the memory.high step. */
+static int high_begin(void *arg)
 {
 	struct mri_cgroup2 *cg = arg;
-	uint64_t cur;
-	int r;
 
-	r = read_high(cg, &cur);
-	if (r == -ENOENT)
-		return r;
-	if (r == 0 && cur == rec->original)
-		return 0;
-	if (r == 0 && cur != rec->lowered) {
-		mri_log(cg->log, MR_LOG_NOTICE, "cgroup2: %s: memory.high is "
-			"%" PRIu64 ", not the %" PRIu64 " written by pid %d: "
-			"changed by someone else, left as is", cg->path, cur,
-			rec->lowered, (int)rec->pid);
-		return 0;
-	}
-	r = mri_cgroup2_write_file(cg, MRI_CGROUP2_HIGH_FILE, rec->original);
-	if (r < 0 && r != -ENOENT)
-		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: cannot restore "
-			"memory.high to %" PRIu64 ": %s; journal kept, every "
-			"step retries it", cg->path, rec->original,
-			mr_strerror(r));
-	return r;
+	return mri_journal_lock(&cg->journal);
 }
 
-/* Under the journal lock: settles a record left behind
- * (mri_journal_settle()). */
-static int settle(struct mri_cgroup2 *cg)
+/* No fd is kept between steps: cgroup2 has no rest op. */
+static void high_end(void *arg, bool keep)
 {
-	return mri_journal_settle(&cg->journal, MRI_CGROUP2_HIGH_FILE, cg->path,
-				  restore, cg);
+	struct mri_cgroup2 *cg = arg;
+
+	(void)keep;
+	mri_journal_unlock(&cg->journal);
 }
+
+static int high_read(void *arg, uint64_t *value)
+{
+	return mri_cgroup2_read_file(arg, MRI_CGROUP2_HIGH_FILE, value);
+}
+
+static int high_write(void *arg, uint64_t value)
+{
+	return mri_cgroup2_write_file(arg, MRI_CGROUP2_HIGH_FILE, value);
+}
+
+static int high_usage(void *arg, uint64_t *bytes)
+{
+	struct mri_cgroup2 *cg = arg;
+
+	return mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
+				      bytes);
+}
+
+static const struct mri_lowerstep_ops high_ops = {
+	.file = MRI_CGROUP2_HIGH_FILE,
+	.name = "cgroup2",
+	.begin = high_begin,
+	.end = high_end,
+	.read = high_read,
+	.write = high_write,
+	.read_usage = high_usage,
+	/* Usage above memory.high is a group being throttled towards it:
+	 * a step lowers from usage, and only below the high. */
+	.lower_from_value = false,
+};
 
 int mri_cgroup2_journal_open(struct mri_cgroup2 *cg, const char *state_dir)
 {
@@ -149,20 +150,10 @@ int mri_cgroup2_journal_open(struct mri_cgroup2 *cg, const char *state_dir)
 			     cg->log);
 	if (r < 0)
 		return r;
+	mri_lowerstep_init(&cg->step, &high_ops, cg, &cg->journal, cg->log,
+			   cg->path, cg->page_size);
 	cg->journaled = true;
-	r = mri_journal_lock(&cg->journal);
-	if (r == -EBUSY) {
-		/* A step holds the lock (its holder is logged): the record
-		 * is its own; a stale one is settled at the start of every
-		 * step. */
-		mri_log(cg->log, MR_LOG_INFO, "cgroup2: %s: the reclaim lock "
-			"is held; recovery left to the next step", cg->path);
-		return 0;
-	}
-	if (r == 0) {
-		r = settle(cg);
-		mri_journal_unlock(&cg->journal);
-	}
+	r = mri_lowerstep_recover(&cg->step);
 	if (r < 0) {
 		mri_journal_close(&cg->journal);
 		cg->journaled = false;
@@ -174,98 +165,9 @@ int mri_cgroup2_journal_close(struct mri_cgroup2 *cg)
 {
 	int r;
 
-	r = mri_journal_lock(&cg->journal);
-	if (r == 0) {
-		r = settle(cg);
-		mri_journal_unlock(&cg->journal);
-		if (r == -ENOENT)
-			r = 0;
-	} else if (r == -EBUSY && !cg->restore_failed) {
-		r = 0;
-	}
+	r = mri_lowerstep_finish(&cg->step);
 	mri_journal_close(&cg->journal);
 	cg->journaled = false;
-	return r;
-}
-
-static void pause_lowered(unsigned int ms)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(ms / 1000),
-		.tv_nsec = (long)(ms % 1000) * 1000000L,
-	};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* One step of the fallback, under the group's lock with every signal
- * blocked (a restore must not be interrupted). */
-static int high_step(struct mri_cgroup2 *cg, uint64_t bytes, uint64_t *asked,
-		     uint64_t *freed)
-{
-	const uint64_t page = cg->page_size;
-	struct mri_journal_record rec = { .file = MRI_CGROUP2_HIGH_FILE };
-	uint64_t usage, usage2, high, step;
-	sigset_t all, old;
-	int r, w, c;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = mri_journal_lock(&cg->journal);
-	if (r < 0)
-		goto out;
-	r = settle(cg);
-	if (r < 0)
-		goto unlock;
-	cg->restore_failed = false;
-	r = read_high(cg, &high);
-	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->current_fd,
-					   "memory.current", &usage);
-	if (r < 0)
-		goto unlock;
-	/* At least one page stays; the new high must be a lowering. */
-	step = min_u64(bytes < page ? page : bytes, usage > page ?
-		       usage - page : 0) / page * page;
-	if (step < page || (high != MR_UNLIMITED && high <= usage - step)) {
-		r = -EAGAIN;
-		goto unlock;
-	}
-	rec.original = high;
-	rec.lowered = (usage - step) / page * page;
-	rec.pid = getpid();
-	r = mri_journal_write(&cg->journal, &rec);
-	if (r < 0) {
-		mri_log(cg->log, MR_LOG_ERR, "cgroup2: %s: cannot write the "
-			"journal: %s; memory.high left alone", cg->path,
-			mr_strerror(r));
-		goto unlock;
-	}
-	w = mri_cgroup2_write_file(cg, MRI_CGROUP2_HIGH_FILE, rec.lowered);
-	if (mri_cgroup2_test_pause_ms)
-		pause_lowered(mri_cgroup2_test_pause_ms);
-	r = restore(cg, &rec);
-	if (r < 0 && r != -ENOENT) {
-		cg->restore_failed = true;
-		goto unlock;
-	}
-	c = mri_journal_clear(&cg->journal);
-	if (r == 0)
-		r = c;
-	if (r == 0)
-		r = w;
-	if (r == 0)
-		r = mri_cgroup2_read_value(cg, cg->current_fd,
-					   "memory.current", &usage2);
-	if (r < 0)
-		goto unlock;
-	*asked = step;
-	*freed = usage > usage2 ? usage - usage2 : 0;
-unlock:
-	mri_journal_unlock(&cg->journal);
-out:
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
 
@@ -284,7 +186,8 @@ int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	if (!cg->has_reclaim && cg->limits_write_err)
 		return cg->limits_write_err;
 	if (!cg->has_reclaim)
-		return high_step(cg, bytes, asked_bytes, freed_bytes);
+		return mri_lowerstep_reclaim(&cg->step, bytes, asked_bytes,
+					     freed_bytes);
 	r = mri_cgroup2_read_value(cg, cg->current_fd, "memory.current",
 				   &before);
 	if (r < 0)

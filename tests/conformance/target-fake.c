@@ -1002,9 +1002,10 @@ struct conf_target conf_target = {
 		.limits_present = MR_LIMITS_HAS_PEAK | MR_LIMITS_HAS_BINDING |
 				  MR_LIMITS_HAS_SWAP_FREE,
 		.anon_reclaim = -EAGAIN,
-		.anon_reason = "the fake kernel has no swap: the cgroup1 "
-			       "backend's step is at most half of the group's "
-			       "page cache, and the group has none",
+		.anon_reason = "the fake kernel has no swap: a cgroup1 step "
+			       "asks at most half of the group's page cache "
+			       "(the core's batch, since the step can "
+			       "OOM-kill), and the group has none",
 #endif
 		.swappiness = -EOPNOTSUPP,
 		.swap_reason = "the fake kernel has no swap (SwapFree 0 in its "

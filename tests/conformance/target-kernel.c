@@ -636,8 +636,9 @@ struct conf_target conf_target = {
 		/* Without swap on the host (init() tells): */
 		.anon_reclaim = -EAGAIN,
 		.anon_reason = "the host has no free swap (or the parent's "
-			       "memory.swappiness is 0): the cgroup1 backend's "
-			       "step is at most half of the group's page cache "
+			       "memory.swappiness is 0): a cgroup1 step asks "
+			       "at most half of the group's page cache (the "
+			       "core's batch, since the step can OOM-kill) "
 			       "and the group has none",
 		.swap_reason = "the host has no free swap (or the parent's "
 			       "memory.swappiness is 0)",
