@@ -18,7 +18,7 @@
 #include "context.h"
 #include "group.h"
 #include "knobs.h"
-#include "swap.h"
+#include "policy.h"
 
 /* Keys of groups, process-wide; 0 marks an empty TLS entry. */
 static _Atomic uint64_t next_key = 1;
@@ -175,21 +175,6 @@ static struct mri_charge_state *state_make(struct mr_group *g)
 	return st;
 }
 
-/* The clean page cache of a memory.stat: what reclaim frees without swap
- * or writeback. */
-static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
-{
-	const uint64_t lru = (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
-			     (1ULL << MR_MEMSTAT_ACTIVE_FILE);
-	uint64_t file, busy;
-
-	file = (ms->present & lru) == lru ?
-	       ms->inactive_file_bytes + ms->active_file_bytes :
-	       ms->file_bytes;
-	busy = ms->file_dirty_bytes + ms->file_writeback_bytes;
-	return file > busy ? file - busy : 0;
-}
-
 void mri_charge_note_limits(struct mr_group *g, const struct mr_limits *l)
 {
 	struct mri_charge *c = &g->charge;
@@ -258,12 +243,16 @@ static int refresh(struct mr_group *g, bool arming)
 	if (r == 0) {
 		uint64_t usage = atomic_load(&c->usage_bytes);
 		/* What reclaim can free: the clean page cache, and the
-		 * anonymous memory the group may swap out (lib/swap.h). */
-		uint64_t clean = clean_cache_bytes(&ms);
-		uint64_t swappable = mri_swap_anon_reclaimable(&l, &ms,
-			atomic_load(&g->reclaim_swappiness));
-		uint64_t keep = clean + swappable;
+		 * anonymous memory the group may swap out (lib/policy.h). */
+		struct mri_reclaimable rc;
+		uint64_t clean, swappable, keep;
 		int64_t live = atomic_load(&c->live_bytes);
+
+		mri_reclaimable(&ms, &l, atomic_load(&g->reclaim_swappiness),
+				&rc);
+		clean = rc.clean_bytes;
+		swappable = rc.swappable_bytes;
+		keep = clean + swappable;
 
 		/* What reclaim cannot free and the fast path did not charge
 		 * (taking every live charge as already in usage, so the

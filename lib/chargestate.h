@@ -91,7 +91,7 @@ struct mri_charge {
 	_Atomic uint64_t usage_refreshes;
 	_Atomic uint64_t refresh_errors;
 	/* The slow snapshot: binding limit, backend high, clean page cache,
-	 * and the anonymous memory reclaim may swap out (lib/swap.h: 0
+	 * and the anonymous memory reclaim may swap out (lib/policy.h: 0
 	 * without swap or with swappiness 0). */
 	_Atomic uint64_t limit_bytes;
 	_Atomic uint64_t backend_high_bytes;

@@ -80,7 +80,7 @@ struct mr_group {
 	 * (mr_group_set_reclaim_swappiness()), -1: the kernel's. Written
 	 * under reclaim_lock; read by the worker and the fast path's
 	 * refresh, which count anonymous memory reclaimable only when it
-	 * allows swapping (lib/swap.h). */
+	 * allows swapping (lib/policy.h). */
 	atomic_int reclaim_swappiness;
 	/* A backend call answered -ENOENT: the cgroup was removed, and the
 	 * worker no longer serves the group (it stays open until closed). */

@@ -401,3 +401,62 @@ int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 				  p->hysteresis_bytes : cap);
 	return 0;
 }
+
+/* ------------------------------------------------------- reclaimable */
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+void mri_reclaimable(const struct mr_memstat *ms, const struct mr_limits *l,
+		     int reclaim_swappiness, struct mri_reclaimable *out)
+{
+	const uint64_t lru = (1ULL << MR_MEMSTAT_INACTIVE_FILE) |
+			     (1ULL << MR_MEMSTAT_ACTIVE_FILE);
+
+	out->file_bytes = (ms->present & lru) == lru ?
+			  sat_add(ms->inactive_file_bytes,
+				  ms->active_file_bytes) :
+			  ms->file_bytes;
+	out->clean_bytes = sat_sub(out->file_bytes,
+				   sat_add(ms->file_dirty_bytes,
+					   ms->file_writeback_bytes));
+	out->clean_unmapped_bytes = sat_sub(out->clean_bytes,
+					    ms->file_mapped_bytes);
+	out->swappable_bytes = l ? mri_swap_anon_reclaimable(l, ms,
+							     reclaim_swappiness) :
+			       0;
+}
+
+bool mri_swap_swappiness_zero(const struct mr_limits *l,
+			      int reclaim_swappiness)
+{
+	return reclaim_swappiness < 0 ? l->swappiness == 0 :
+	       reclaim_swappiness == 0;
+}
+
+uint64_t mri_swap_anon_reclaimable(const struct mr_limits *l,
+				   const struct mr_memstat *m,
+				   int reclaim_swappiness)
+{
+	const uint64_t lru = (1ULL << MR_MEMSTAT_INACTIVE_ANON) |
+			     (1ULL << MR_MEMSTAT_ACTIVE_ANON);
+	uint64_t anon;
+
+	if (!(l->present & MR_LIMITS_HAS_SWAP_FREE) ||
+	    mri_swap_swappiness_zero(l, reclaim_swappiness))
+		return 0;
+	if ((m->present & lru) == lru)
+		anon = m->inactive_anon_bytes + m->active_anon_bytes;
+	else if (m->present & (1ULL << MR_MEMSTAT_ANON))
+		anon = m->anon_bytes;
+	else
+		return 0;
+	return anon < l->swap_free_bytes ? anon : l->swap_free_bytes;
+}

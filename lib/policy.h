@@ -77,4 +77,65 @@ int mri_margin_marks(const struct mri_policy *p, uint64_t limit_bytes,
 uint64_t mri_shortfall_bytes(uint64_t usage_bytes, uint64_t charge_bytes,
 			     uint64_t limit_bytes, uint64_t margin_bytes);
 
+/*
+ * What a limit reclaim of a group can take: page cache first, then the
+ * anonymous memory it can swap out. The kernel
+ * scans a memory cgroup's anonymous pages only when it may swap: some
+ * swap left for the group (mm/memcontrol.c, mem_cgroup_get_nr_swap_pages():
+ * the free swap pages of the host, and on cgroup v2 the headroom under
+ * memory.swap.max of the group and every ancestor) and a swappiness that
+ * is not 0 (mm/vmscan.c, get_scan_count(): `cgroup_reclaim(sc) &&
+ * !swappiness` and `!can_reclaim_anon_pages()` scan file pages only).
+ *
+ * What this does not model:
+ * - the swappiness of descendants: a reclaim of the group walks every
+ *   descendant's lruvec with that descendant's own swappiness
+ *   (shrink_node_memcgs() -> get_scan_count(), mem_cgroup_swappiness()
+ *   of each memcg), while on cgroup v1 only the group's own
+ *   memory.swappiness is read, for the anon of the whole subtree;
+ *   a child with 0 keeps its anon, a child above 0 under a parent with 0
+ *   gives its anon;
+ * - demotion: can_reclaim_anon_pages() is true without swap where the
+ *   node can demote to a slower tier (can_demote()); with no swap this
+ *   counts no anon although the kernel may move it off the node;
+ * - MGLRU: with lru_gen on, anon is scanned only with at least
+ *   MIN_LRU_BATCH (BITS_PER_LONG) pages of swap left for the group
+ *   (get_swappiness() in mm/vmscan.c), where this counts any free swap.
+ */
+
+/* What reclaim can take from a group now, by one memory.stat (and the
+ * limits snapshot l for swap; NULL: none counted): the one definition the
+ * worker, the reclaim loop and the fast path use. file_bytes: the page
+ * cache on the file LRUs (file_bytes of memory.stat where they are
+ * absent); clean_bytes: of it, what is neither dirty nor under writeback
+ * (dropped without I/O); clean_unmapped_bytes: of that, what no process
+ * maps either (dropped without touching a program's text); swappable_bytes:
+ * mri_swap_anon_reclaimable(). Saturating, pure. */
+struct mri_reclaimable {
+	uint64_t file_bytes;
+	uint64_t clean_bytes;
+	uint64_t clean_unmapped_bytes;
+	uint64_t swappable_bytes;
+};
+void mri_reclaimable(const struct mr_memstat *ms, const struct mr_limits *l,
+		     int reclaim_swappiness, struct mri_reclaimable *out);
+
+/* Whether the swappiness in force is 0 (no anonymous memory is
+ * reclaimed): reclaim_swappiness when the library's reclaim passes one
+ * (>= 0), else the kernel's (l->swappiness). Pure. */
+bool mri_swap_swappiness_zero(const struct mr_limits *l,
+			      int reclaim_swappiness);
+
+/* The anonymous memory a limit reclaim of the group can swap out now:
+ * its anonymous LRU pages (inactive_anon + active_anon, which count
+ * shmem; anon_bytes where they are absent), at most the swap the group
+ * may still use (l->swap_free_bytes), and 0 when the snapshot has no
+ * swap information (MR_LIMITS_HAS_SWAP_FREE clear) or the swappiness is
+ * 0. reclaim_swappiness: the swappiness the library's own reclaim calls
+ * pass (mr_group_set_reclaim_swappiness()), -1 for the kernel's
+ * (l->swappiness). Pure. */
+uint64_t mri_swap_anon_reclaimable(const struct mr_limits *l,
+				   const struct mr_memstat *m,
+				   int reclaim_swappiness);
+
 #endif /* MR_POLICY_H */

@@ -19,7 +19,7 @@
 #include "group.h"
 #include "knobs.h"
 #include "reclaim.h"
-#include "swap.h"
+#include "policy.h"
 
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)
@@ -30,24 +30,6 @@ static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 	return excess < p->batch_bytes ? excess : p->batch_bytes;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-/* Page cache reclaim drops at once: file pages that are neither dirty,
- * under writeback, nor mapped (a mapped page may be the workload's own
- * program text). Saturating. */
-static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
-{
-	uint64_t file = sat_add(ms->inactive_file_bytes, ms->active_file_bytes);
-	uint64_t busy = sat_add(sat_add(ms->file_dirty_bytes,
-					ms->file_writeback_bytes),
-				ms->file_mapped_bytes);
-
-	return file > busy ? file - busy : 0;
-}
-
 /*
  * The batch of a backend whose step can OOM-kill (MRI_CAP_STEP_CAN_OOM,
  * lib/backend.h): at most half of what reclaim can take from `target`
@@ -56,7 +38,7 @@ static uint64_t clean_cache_bytes(const struct mr_memstat *ms)
  * reclaim can take: the clean, unmapped page cache of a memory.stat read
  * now, and, where half of it is short of the call (at least a page, as
  * the backend asks), also the anonymous memory the target may swap out
- * (lib/swap.h), by the limits snapshot l when it is the target's and was
+ * (lib/policy.h), by the limits snapshot l when it is the target's and was
  * read just before (fresh), else by a snapshot read now (none counted if
  * that fails). The cap is in whole pages: with less than one, -EAGAIN,
  * and the backend is not called. Returns 0 with *batch capped, -EAGAIN,
@@ -68,15 +50,17 @@ static int cap_step_batch(struct mr_group *g, void *target,
 {
 	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mr_limits now = { .size = sizeof(now) };
+	struct mri_reclaimable rc;
 	long ps = sysconf(_SC_PAGESIZE);
 	const uint64_t page = ps > 0 ? (uint64_t)ps : 4096;
-	uint64_t want = *batch < page ? page : *batch, can, cap;
+	uint64_t want = *batch < page ? page : *batch, can, cap, anon;
 	int r;
 
 	r = g->be->read_memstat(target, &ms);
 	if (r < 0)
 		return r;
-	can = clean_cache_bytes(&ms);
+	mri_reclaimable(&ms, NULL, -1, &rc);
+	can = rc.clean_unmapped_bytes;
 	if (can / 2 < want) {
 		if (!fresh) {
 			/* The fds the run keeps go first: a reader's come on
@@ -85,9 +69,12 @@ static int cap_step_batch(struct mr_group *g, void *target,
 				g->be->rest(target);
 			l = g->be->read_limits(target, &now) == 0 ? &now : NULL;
 		}
-		if (l)
-			can = sat_add(can, mri_swap_anon_reclaimable(l, &ms,
-				atomic_load(&g->reclaim_swappiness)));
+		if (l) {
+			anon = mri_swap_anon_reclaimable(l, &ms,
+				atomic_load(&g->reclaim_swappiness));
+			can = can > UINT64_MAX - anon ? UINT64_MAX :
+			      can + anon;
+		}
 	}
 	cap = can / 2 / page * page;
 	if (cap == 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Swap as reclaim sees it (lib/swap.h). */
+/* The host's swap, read for the backends' limits (lib/swap.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -53,31 +53,4 @@ int mri_swap_vm(uint32_t *swappiness)
 		return -EIO;
 	*swappiness = (uint32_t)v;
 	return 0;
-}
-
-bool mri_swap_swappiness_zero(const struct mr_limits *l,
-			      int reclaim_swappiness)
-{
-	return reclaim_swappiness < 0 ? l->swappiness == 0 :
-	       reclaim_swappiness == 0;
-}
-
-uint64_t mri_swap_anon_reclaimable(const struct mr_limits *l,
-				   const struct mr_memstat *m,
-				   int reclaim_swappiness)
-{
-	const uint64_t lru = (1ULL << MR_MEMSTAT_INACTIVE_ANON) |
-			     (1ULL << MR_MEMSTAT_ACTIVE_ANON);
-	uint64_t anon;
-
-	if (!(l->present & MR_LIMITS_HAS_SWAP_FREE) ||
-	    mri_swap_swappiness_zero(l, reclaim_swappiness))
-		return 0;
-	if ((m->present & lru) == lru)
-		anon = m->inactive_anon_bytes + m->active_anon_bytes;
-	else if (m->present & (1ULL << MR_MEMSTAT_ANON))
-		anon = m->anon_bytes;
-	else
-		return 0;
-	return anon < l->swap_free_bytes ? anon : l->swap_free_bytes;
 }

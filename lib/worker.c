@@ -33,7 +33,7 @@
 #include "knobs.h"
 #include "reclaim.h"
 #include "registry.h"
-#include "swap.h"
+#include "policy.h"
 #include "worker.h"
 
 /* One margin pass gives the other groups of the context a turn after this
@@ -202,7 +202,7 @@ static double mib(uint64_t bytes)
 }
 
 /* Whether reclaim can bring usage down to high_mark: what is neither page
- * cache nor anonymous memory the group may swap out (lib/swap.h: swap
+ * cache nor anonymous memory the group may swap out (lib/policy.h: swap
  * left for it, swappiness not 0) stays (kernel memory, anonymous memory
  * without swap). When it cannot, reclaim would strip the cache at every
  * tick and never reach the mark: warn once (until it becomes reachable
@@ -213,6 +213,7 @@ static int margin_reachable(struct mr_group *g, const struct mr_limits *l,
 			    uint64_t high_mark)
 {
 	struct mr_memstat m = { .size = sizeof(m) };
+	struct mri_reclaimable rc;
 	uint64_t file, anon, rest, usage = l->usage_bytes;
 	int r, swappiness = atomic_load(&g->reclaim_swappiness);
 	char swap[64];
@@ -223,8 +224,9 @@ static int margin_reachable(struct mr_group *g, const struct mr_limits *l,
 	if (r < 0 || !(m.present & ((1ULL << MR_MEMSTAT_INACTIVE_FILE) |
 				    (1ULL << MR_MEMSTAT_ACTIVE_FILE))))
 		return 1;
-	file = m.inactive_file_bytes + m.active_file_bytes;
-	anon = mri_swap_anon_reclaimable(l, &m, swappiness);
+	mri_reclaimable(&m, l, swappiness, &rc);
+	file = rc.file_bytes;
+	anon = rc.swappable_bytes;
 	rest = usage > file ? usage - file : 0;
 	rest = rest > anon ? rest - anon : 0;
 	if (rest <= high_mark) {

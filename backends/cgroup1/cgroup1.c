@@ -461,7 +461,7 @@ struct memsw {
 };
 
 /*
- * Whether a limit reclaim of the group may swap, and how much (lib/swap.h):
+ * Whether a limit reclaim of the group may swap, and how much (lib/policy.h):
  * the host's free swap, the group's memory.swappiness (mm/memcontrol-v1.c,
  * mem_cgroup_swappiness()), and with memsw accounting (m not NULL) the
  * room a swap-out makes. A swap-out moves a charge from memory to swap and

@@ -713,7 +713,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	if (r < 0)
 		return r;
 	l.present |= MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION;
-	/* Whether a limit reclaim may swap (lib/swap.h): v2 has no
+	/* Whether a limit reclaim may swap (lib/policy.h): v2 has no
 	 * memory.swappiness, memcg reclaim uses vm.swappiness. Either file
 	 * unreadable: MR_LIMITS_HAS_SWAP_FREE stays clear. */
 	if (mri_swap_host_free(&host_free) == 0 &&
