@@ -54,7 +54,6 @@
 #define MRI_FD_RESERVE 16
 
 /* What the core hands a backend when it opens a group. Valid until close. */
-struct mri_hybrid_psi;
 
 /* The period of a context's tick (mri_event_sink_tick()): 10 ms, about
  * 10 MB of charges at 1 GB/s, the fastest a single task faults in page
@@ -106,10 +105,10 @@ struct mri_open_env {
 	/* What the context bound for this backend with
 	 * mri_ctx_set_backend_arg(), or NULL (always for a built-in one). */
 	void *backend_arg;
-	/* The context's hybrid PSI switch and mounts (lib/hybrid.h), read
-	 * at each call since the option may change while the group is
-	 * open; NULL for none. */
-	const struct mri_hybrid_psi *hybrid;
+	/* The context's state of this backend (ctx_size below), NULL for
+	 * none: the backend reads it at each call, since an option in it
+	 * may change while the group is open. */
+	void *ctx_state;
 	/* The group's event fd goes there (copied by the backend; valid
 	 * until close). */
 	struct mri_event_sink events;
@@ -270,13 +269,25 @@ struct mri_backend {
 	 * one used. -EINVAL for a level above the top. */
 	int (*read_protection)(void *priv, uint32_t root_level,
 			       struct mr_protection *out);
+
+	/* Optional, built-in backends only: context-wide state of ctx_size
+	 * bytes that every open of the context gets (mri_open_env.ctx_state):
+	 * zeroed and set up by ctx_init at mr_ctx_new() (0, or a negative
+	 * errno that fails it), torn down by ctx_fini at mr_ctx_free().
+	 * cgroup v1: hybrid PSI's switch and mounts (lib/hybrid.h), which
+	 * mr_ctx_set_hybrid_psi() sets through mri_ctx_backend_state(). */
+	size_t ctx_size;
+	int (*ctx_init)(void *ctx_state);
+	void (*ctx_fini)(void *ctx_state);
 };
 
 /* `which` of write_limit */
 #define MRI_LIMIT_MAX  0
 #define MRI_LIMIT_HIGH 1
 
-/* The backends built in, NULL-terminated, in the order "auto" tries them. */
+/* The backends built in, NULL-terminated, in the order "auto" tries them;
+ * at most MRI_MAX_BUILTIN. */
+#define MRI_MAX_BUILTIN 4
 extern const struct mri_backend *const mri_backends[];
 
 extern const struct mri_backend mri_backend_cgroup1;

@@ -59,7 +59,6 @@
 #include "mountinfo.h"
 #include "path.h"
 
-#define MRI_MOUNTINFO "/proc/self/mountinfo"
 #define MRI_CG_MIN_LIMIT_BYTES 4096ULL
 
 /* The logger of the ctx whose call runs in this thread, or NULL. */
@@ -205,6 +204,7 @@ struct cg_target {
  */
 static int cg_begin(mr_ctx_t *ctx, const char *path, struct cg_target *t)
 {
+	const struct mri_hybrid_psi *hy;
 	struct mri_cgroup_mount mnt;
 	size_t mlen;
 	int r;
@@ -232,9 +232,11 @@ static int cg_begin(mr_ctx_t *ctx, const char *path, struct cg_target *t)
 	t->is_root = t->path[mlen] == '\0' || strcmp(t->path, "/") == 0;
 	t->name = t->is_root ? "/" : t->path + mlen;
 	strcpy(t->mount_root, mnt.root);
-	t->hybrid = mri_hybrid_enabled(&ctx->hybrid);
+	/* The hybrid PSI option is cgroup v1's context state. */
+	hy = mri_ctx_backend_state(ctx, mri_backend_find("cgroup1"));
+	t->hybrid = mri_hybrid_enabled(hy);
 	if (t->hybrid) {
-		r = mri_hybrid_twin_path(&ctx->hybrid, t->path, t->twin,
+		r = mri_hybrid_twin_path(hy, t->path, t->twin,
 					 sizeof(t->twin));
 		if (r < 0) {
 			mri_log(cg_call_logger, MR_LOG_ERR,

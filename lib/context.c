@@ -112,6 +112,43 @@ MRI_PRIVATE_EXPORT int mri_ctx_set_backend_arg(mr_ctx_t *ctx,
 	return r;
 }
 
+/* Each built-in backend's context state (struct mri_backend.ctx_size). */
+static void builtin_states_fini(mr_ctx_t *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < MRI_MAX_BUILTIN && mri_backends[i]; i++) {
+		if (!ctx->builtin_state[i])
+			continue;
+		if (mri_backends[i]->ctx_fini)
+			mri_backends[i]->ctx_fini(ctx->builtin_state[i]);
+		free(ctx->builtin_state[i]);
+		ctx->builtin_state[i] = NULL;
+	}
+}
+
+static int builtin_states_init(mr_ctx_t *ctx)
+{
+	const struct mri_backend *be;
+	size_t i;
+	int r;
+
+	for (i = 0; i < MRI_MAX_BUILTIN && (be = mri_backends[i]); i++) {
+		if (!be->ctx_size)
+			continue;
+		ctx->builtin_state[i] = calloc(1, be->ctx_size);
+		r = !ctx->builtin_state[i] ? -ENOMEM :
+		    be->ctx_init ? be->ctx_init(ctx->builtin_state[i]) : 0;
+		if (r < 0) {
+			free(ctx->builtin_state[i]);
+			ctx->builtin_state[i] = NULL;
+			builtin_states_fini(ctx);
+			return r;
+		}
+	}
+	return 0;
+}
+
 MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 {
 	const char *dir;
@@ -142,13 +179,16 @@ MR_EXPORT int mr_ctx_new(mr_ctx_t **ret)
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->unref, NULL);
 	pthread_mutex_init(&ctx->worker_lock, NULL);
-	mri_hybrid_init(&ctx->hybrid);
 	strcpy(ctx->state_dir, dir);
 	ctx->fork_gen = atomic_load(&mri_fork_gen);
 	ctx->sched = MR_SCHED_NICE;
-	r = mri_events_init(ctx);
+	r = builtin_states_init(ctx);
+	if (r == 0) {
+		r = mri_events_init(ctx);
+		if (r < 0)
+			builtin_states_fini(ctx);
+	}
 	if (r < 0) {
-		mri_hybrid_destroy(&ctx->hybrid);
 		pthread_mutex_destroy(&ctx->worker_lock);
 		pthread_cond_destroy(&ctx->unref);
 		pthread_mutex_destroy(&ctx->lock);
@@ -192,7 +232,7 @@ MR_EXPORT void mr_ctx_free(mr_ctx_t *ctx)
 	}
 	pthread_mutex_unlock(&all_lock);
 	mri_events_fini(ctx);
-	mri_hybrid_destroy(&ctx->hybrid);
+	builtin_states_fini(ctx);
 	pthread_mutex_destroy(&ctx->worker_lock);
 	pthread_cond_destroy(&ctx->unref);
 	pthread_mutex_destroy(&ctx->lock);

@@ -23,7 +23,6 @@
 #include "backend.h"
 #include "fds.h"
 #include "group.h"
-#include "hybrid.h"
 #include "log.h"
 #include "memreclaim.h"
 
@@ -34,7 +33,9 @@ struct mr_ctx {
 	/* Per registry slot (mri_backend_slot()): what opens pass that
 	 * backend (mri_ctx_set_backend_arg()), or NULL. */
 	void *backend_arg[MRI_MAX_REGISTERED];
-	struct mri_hybrid_psi hybrid;     /* mr_ctx_set_hybrid_psi() */
+	/* Per built-in backend (mri_backends[]), its context state
+	 * (struct mri_backend.ctx_size), or NULL. */
+	void *builtin_state[MRI_MAX_BUILTIN];
 	char process_leaf[256];           /* mr_ctx_set_process_leaf(), or "" */
 	unsigned long fork_gen;           /* mri_fork_gen at creation */
 	pthread_mutex_t lock;             /* groups, registry writes, next_id */
@@ -130,8 +131,23 @@ static inline int mri_ctx_list_ids(mr_ctx_t *ctx, struct cds_list_head *head,
 }
 
 
+/* ctx's state of the built-in backend be (struct mri_backend.ctx_size),
+ * or NULL (be has none, or is not built in). */
+static inline void *mri_ctx_backend_state(mr_ctx_t *ctx,
+					  const struct mri_backend *be)
+{
+	size_t i;
+
+	for (i = 0; i < MRI_MAX_BUILTIN && mri_backends[i]; i++) {
+		if (mri_backends[i] == be)
+			return ctx->builtin_state[i];
+	}
+	return NULL;
+}
+
 /* Fills *env for an open of a group of `be` in ctx: ctx's logger, state
- * directory and hybrid PSI switch, what ctx bound for be, no event sink
+ * directory, its state of be (built in) or what it bound for be
+ * (registered), no event sink
  * (the caller sets env->events if it polls the handle). Takes ctx->lock
  * for a moment. */
 static inline void mri_ctx_open_env(mr_ctx_t *ctx,
@@ -143,7 +159,7 @@ static inline void mri_ctx_open_env(mr_ctx_t *ctx,
 	memset(env, 0, sizeof(*env));
 	env->log = &ctx->log;
 	env->state_dir = ctx->state_dir;
-	env->hybrid = &ctx->hybrid;
+	env->ctx_state = mri_ctx_backend_state(ctx, be);
 	if (slot >= 0) {
 		pthread_mutex_lock(&ctx->lock);
 		env->backend_arg = ctx->backend_arg[slot];

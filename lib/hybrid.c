@@ -26,13 +26,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
 #include "fileops.h"
-#include "group.h"
 #include "hybrid.h"
 #include "mountinfo.h"
 
-#define MRI_MOUNTINFO "/proc/self/mountinfo"
 
 void mri_hybrid_init(struct mri_hybrid_psi *h)
 {
@@ -235,17 +232,4 @@ int mri_hybrid_twin_attach(const char *twin, pid_t pid)
 	r = mri_write_fd(fd, buf);
 	mri_close(fd);
 	return r;
-}
-
-MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable)
-{
-	int r;
-
-	if (!ctx)
-		return -EINVAL;
-	r = mri_ctx_check_fork(ctx);
-	if (r < 0)
-		return r;
-	return mri_hybrid_set(&ctx->hybrid, enable != 0, MRI_MOUNTINFO,
-			      &ctx->log);
 }

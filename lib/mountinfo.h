@@ -19,6 +19,9 @@ struct mri_cgroup_mount {
 	bool memory_recursiveprot;
 };
 
+/* The process's mount table, the file every caller reads. */
+#define MRI_MOUNTINFO "/proc/self/mountinfo"
+
 /* Finds the cgroup or cgroup2 mount whose mount point contains `path`
  * (equal, or a prefix followed by '/'); the longest such mount point wins.
  * mountinfo: the file to parse, normally "/proc/self/mountinfo" (tests pass

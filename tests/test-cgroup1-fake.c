@@ -2087,7 +2087,7 @@ static void write_twin_pressure(const char *text)
 static int be_open_hybrid(const char *pressure)
 {
 	struct mri_open_env env = { .log = &lg, .state_dir = state,
-				    .hybrid = &hy };
+				    .ctx_state = &hy };
 
 	mri_hybrid_init(&hy);
 	ck_assert_ptr_nonnull(realpath(tmp, hy.v1_mount));

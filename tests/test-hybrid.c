@@ -283,7 +283,8 @@ START_TEST(set_hybrid_psi_arguments)
 	ck_assert_int_eq(mr_ctx_set_hybrid_psi(NULL, 0), -EINVAL);
 	/* Off needs no hybrid host. */
 	ck_assert_int_eq(mr_ctx_set_hybrid_psi(ctx, 0), 0);
-	ck_assert(!mri_hybrid_enabled(&ctx->hybrid));
+	ck_assert(!mri_hybrid_enabled(mri_ctx_backend_state(ctx,
+							    &mri_backend_cgroup1)));
 }
 END_TEST
 

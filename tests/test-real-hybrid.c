@@ -591,6 +591,7 @@ static int find_places(void)
 	const char *p = getenv("MEMRECLAIM_TEST_PARENT");
 	const char *d = getenv("MEMRECLAIM_TEST_DATA_DIR");
 	static char why[3 * PATH_MAX];
+	const struct mri_hybrid_psi *hy;
 	struct statfs sf;
 	mr_ctx_t *c;
 	int r;
@@ -605,10 +606,11 @@ static int find_places(void)
 		    "beside cgroup2 without it): %s", mr_strerror(r));
 		return skip(why);
 	}
-	fmt(v1_mount, sizeof(v1_mount), "%s", c->hybrid.v1_mount);
-	fmt(v2_mount, sizeof(v2_mount), "%s", c->hybrid.v2_mount);
+	hy = mri_ctx_backend_state(c, &mri_backend_cgroup1);
+	fmt(v1_mount, sizeof(v1_mount), "%s", hy->v1_mount);
+	fmt(v2_mount, sizeof(v2_mount), "%s", hy->v2_mount);
 	fmt(parent, sizeof(parent), "%s", p && *p ? p : v1_mount);
-	r = mri_hybrid_twin_path(&c->hybrid, parent, twin_parent,
+	r = mri_hybrid_twin_path(hy, parent, twin_parent,
 				 sizeof(twin_parent));
 	mr_ctx_free(c);
 	if (r < 0) {

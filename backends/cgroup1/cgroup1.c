@@ -378,7 +378,7 @@ static int cg1_open(void *priv, const char *path,
 
 	cg->usage_fd = cg->run_limit_fd = -1;
 	cg->log = env->log;
-	cg->hybrid = env->hybrid;
+	cg->hybrid = env->ctx_state;
 	mri_cgroup1_threshold_init(cg, &env->events);
 	if (strlen(path) >= PATH_MAX)
 		return -EINVAL;
@@ -736,6 +736,19 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 				     freed_bytes);
 }
 
+/* The context's hybrid PSI state (lib/hybrid.h): off, no mounts found
+ * yet, until mr_ctx_set_hybrid_psi(). */
+static int cg1_ctx_init(void *ctx_state)
+{
+	mri_hybrid_init(ctx_state);
+	return 0;
+}
+
+static void cg1_ctx_fini(void *ctx_state)
+{
+	mri_hybrid_destroy(ctx_state);
+}
+
 const struct mri_backend mri_backend_cgroup1 = {
 	.name = "cgroup1",
 	.caps = MRI_CAP_RECLAIM | MRI_CAP_THRESHOLD | MRI_CAP_SLOW_THRESHOLD |
@@ -760,4 +773,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.psi_trigger_open = mri_cgroup1_psi_trigger_open,
 	.write_limit = cg1_write_limit,
 	.set_swappiness = cg1_set_swappiness,
+	.ctx_size = sizeof(struct mri_hybrid_psi),
+	.ctx_init = cg1_ctx_init,
+	.ctx_fini = cg1_ctx_fini,
 };

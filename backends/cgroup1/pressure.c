@@ -18,7 +18,10 @@
 #include <fcntl.h>
 
 #include "cgroup1.h"
+#include "context.h"
 #include "fileops.h"
+#include "hybrid.h"
+#include "mountinfo.h"
 #include "psi.h"
 
 /* The answer when the twin cannot be reached: -ENOENT if the v1 group is
@@ -112,4 +115,18 @@ int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 			"cgroup1: %s: arming a PSI trigger on its twin: %s",
 			cg->path, mr_strerror(r));
 	return r;
+}
+
+MR_EXPORT int mr_ctx_set_hybrid_psi(mr_ctx_t *ctx, int enable)
+{
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	/* The switch and the mounts are the context's cgroup1 state. */
+	return mri_hybrid_set(mri_ctx_backend_state(ctx, &mri_backend_cgroup1),
+			      enable != 0, MRI_MOUNTINFO, &ctx->log);
 }
