@@ -14,7 +14,7 @@
 #include "fdbudget.h"
 #include "group.h"
 #include "path.h"
-#include "psi.h"
+#include "psitrigger.h"
 #include "registry.h"
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */

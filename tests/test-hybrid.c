@@ -28,6 +28,7 @@
 #include "memreclaim.h"
 #include "mountinfo.h"
 #include "psi.h"
+#include "psitrigger.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL

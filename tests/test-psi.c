@@ -21,6 +21,7 @@
 #include "fileops.h"
 #include "memreclaim.h"
 #include "psi.h"
+#include "psitrigger.h"
 
 #define S MR_PRESSURE_SOME
 #define F MR_PRESSURE_FULL
