@@ -4,7 +4,7 @@
 # script and declared with a comment in its public header; every symbol of
 # the version script is exported. libmemreclaim.so exports no mr_sim_
 # symbol, and besides its public nodes only its private node, whose
-# symbols are declared in lib/backend.h and in no installed header.
+# symbols are declared in lib/core/backend.h and in no installed header.
 set -u
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -74,8 +74,8 @@ check() {
 			{ echo "not declared after a comment in $hdr: $s"; fail=1; }
 	done
 	for s in $priv; do
-		declared "$s" "$top_srcdir/lib/backend.h" "MRI_PRIVATE_EXPORT " ||
-			{ echo "private, not declared after a comment in lib/backend.h: $s"; fail=1; }
+		declared "$s" "$top_srcdir/lib/core/backend.h" "MRI_PRIVATE_EXPORT " ||
+			{ echo "private, not declared after a comment in lib/core/backend.h: $s"; fail=1; }
 		if grep -qw "$s" "$top_srcdir"/include/*.h; then
 			echo "private, but named in an installed header: $s"
 			fail=1
