@@ -270,6 +270,25 @@ struct mri_backend {
 	 * one used. -EINVAL for a level above the top. */
 	int (*read_protection)(void *priv, uint32_t root_level,
 			       struct mr_protection *out);
+
+	/* Optional (NULL: the backend offers no children, and a group
+	 * whose reclaim the kernel refused goes to advisory mode). Calls
+	 * fn(arg, child_path) for each child group of the group at absolute
+	 * `path` that the caller may reclaim through (lib/childreclaim.c):
+	 * a child directory owned by the caller's effective uid, as a
+	 * delegatee owns the groups it created; child_path is absolute and
+	 * valid during the call only; the core probes and opens it with
+	 * this backend. fn returns 0 to go on or a negative errno to stop
+	 * the walk, which is then returned. Returns 0 after the last child,
+	 * fn's negative return, or the -errno of listing the directory
+	 * (-ENOENT: the group is gone). May block on the directory's
+	 * reads. No priv; called under the group's reclaim_lock, once per
+	 * group. cgroup1 and cgroup2: mri_cgroup_list_children()
+	 * (lib/cgchildren.h); the simulator has none (its reclaim is never
+	 * refused). */
+	int (*list_children)(const char *path,
+			     int (*fn)(void *arg, const char *child_path),
+			     void *arg);
 };
 
 /* `which` of write_limit */

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cgchildren.h"
 #include "cgroup1.h"
 #include "fds.h"
 #include "fileops.h"
@@ -760,4 +761,5 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.psi_trigger_open = mri_cgroup1_psi_trigger_open,
 	.write_limit = cg1_write_limit,
 	.set_swappiness = cg1_set_swappiness,
+	.list_children = mri_cgroup_list_children,
 };

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cgchildren.h"
 #include "cgroup2.h"
 #include "fds.h"
 #include "fileops.h"
@@ -841,4 +842,5 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.write_limit = mri_cgroup2_write_limit,
 	.set_swappiness = mri_cgroup2_set_swappiness,
 	.read_protection = cg2_read_protection,
+	.list_children = mri_cgroup_list_children,
 };
