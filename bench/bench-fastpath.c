@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The allocator fast path (lib/charge.c) on a real cgroup v1 group that
+ * The allocator fast path (lib/core/charge.c) on a real cgroup v1 group that
  * this program creates under /sys/fs/cgroup/memory and removes: ns per
  * mr_group_charge()/mr_group_uncharge() call served from the thread's
  * stock and per call that draws a batch, calls per second with one and two

@@ -214,7 +214,7 @@ static double update_ns(struct sim_set *s, double *round_ns)
 	return (double)call / UPDATE_ROUNDS;
 }
 
-/* Mean ns of the fd budget's check an open makes (lib/fdbudget.c: one
+/* Mean ns of the fd budget's check an open makes (lib/core/fdbudget.c: one
  * kept fd and the reserve duplicated and closed). */
 static double budget_ns(struct sim_set *s)
 {

@@ -36,7 +36,7 @@
 /* The clean page cache in the group when a run starts: the ask plus four
  * of the proportional batches' largest calls. A v1 step asks at most
  * half of the group's clean, unmapped page cache (the core's batch,
- * cap_step_batch() in lib/reclaim.c), so with 256 MiB still cached after the
+ * cap_step_batch() in lib/core/reclaim.c), so with 256 MiB still cached after the
  * last step no step of either library mode is ever capped: each asks what
  * its batch policy says. The one kernel request starts from the same
  * cache. */

@@ -1582,7 +1582,7 @@ struct mr_charge_stats {
 	uint64_t thp_fallbacks;    /* mr_group_thp_advise() answers
 				      MR_THP_ADVICE_SMALL: huge pages wanted,
 				      small pages advised */
-	/* The anonymous memory in use as reclaimable by swap (lib/policy.h:
+	/* The anonymous memory in use as reclaimable by swap (lib/core/policy.h:
 	 * at most the swap left for the group; 0 with swappiness 0): the
 	 * charge's RECLAIM-or-REFUSE counts it with reclaimable_bytes, THP
 	 * advice does not. */

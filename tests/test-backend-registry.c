@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The registry of backends (lib/backend.c) with a backend of its own, as
+ * The registry of backends (lib/core/backend.c) with a backend of its own, as
  * another library registers one: registration checks the table and is
  * idempotent, a registered backend is opened by name only, never by
  * "auto", a context passes it the argument bound for it, and a backend

@@ -2,7 +2,7 @@
 /*
  * The margin worker with many cgroup v1 groups, on a fake tree: a
  * temporary directory of groups made of regular files named like the
- * cgroup files, and a file-access table (lib/fileops.h) that plays the
+ * cgroup files, and a file-access table (lib/cgroupfs/fileops.h) that plays the
  * kernel's part for the writes: a limit below usage reclaims page cache
  * down to it, or all of it and EBUSY (mm/memcontrol-v1.c,
  * mem_cgroup_resize_max()); a cgroup.event_control write is a threshold

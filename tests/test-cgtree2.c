@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cgroup2 group creation, attach and removal (lib/cgtree2.c) on a fake
+ * cgroup2 group creation, attach and removal (lib/cgroupfs/cgtree2.c) on a fake
  * cgroup2 tree: a temporary directory whose control files a fake kernel
  * behind the file-access table keeps as the kernel would (mkdir fills a
  * group's files; +memory in cgroup.subtree_control and joining

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/charge.c, the allocator fast path, on a fake backend whose usage,
+ * lib/core/charge.c, the allocator fast path, on a fake backend whose usage,
  * limit, high, page cache and clock the tests set: the verdicts at each
  * boundary (GO, DELAY, RECLAIM, REFUSE; no delay at or below high; the
  * curves' values), the kept high of a backend without one and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The library's fds across fork() (lib/fds.c): nothing is allocated under
+ * The library's fds across fork() (lib/core/fds.c): nothing is allocated under
  * the fork lock, a fork() from a thread inside a hold or from another
  * fork handler does not hang, and an fd that cannot be tracked is closed
  * by the file-access table that opened it.

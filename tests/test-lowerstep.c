@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The journaled lowering step (lib/lowerstep.c) alone, with a control of
+ * The journaled lowering step (lib/cgroupfs/lowerstep.c) alone, with a control of
  * its own: a value and a usage in regular files of a temporary directory
  * (so that a killed child's writes are seen), a "kernel" whose lowering
  * write reclaims down to the value, errors injected per write and per

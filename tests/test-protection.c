@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Effective memory.low/min (lib/protection.c) against examples worked by
+ * Effective memory.low/min (lib/cgroupfs/protection.c) against examples worked by
  * hand from the kernel's algorithm: Linux 6.1 mm/memcontrol.c,
  * effective_protection() (called by mem_cgroup_calculate_protection()
  * with the parent's children_low_usage/children_min_usage as

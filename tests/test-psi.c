@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/psi.c: pressure files captured from Linux 6.1 (Debian 6.1.192 under
+ * lib/cgroupfs/psi.c: pressure files captured from Linux 6.1 (Debian 6.1.192 under
  * qemu, a group under memory.high pressure, and the root) and 6.18 (this
  * machine's cgroup2 twin of a v1 group at its limit), every malformed form
  * the parser refuses, percent to ppm rounding, reads from a kept fd with

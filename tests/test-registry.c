@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The context's registry of groups (lib/context.c) with many groups open
+ * The context's registry of groups (lib/core/context.c) with many groups open
  * on the simulator: every id finds its own group, an event reaches the
  * group whose fd signalled it and no other, closed groups are gone from
  * it, reopened ones get new ids (never one used before), and the ids come

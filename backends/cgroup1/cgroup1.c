@@ -9,12 +9,12 @@
  * mem_cgroup_resize_max()); when it cannot, the write fails with EBUSY and
  * the limit stays, but what could be reclaimed has been. A step therefore
  * lowers the limit to usage - step and puts it back at once: the
- * journaled lowering step of lib/lowerstep.h, which this file gives the
+ * journaled lowering step of lib/cgroupfs/lowerstep.h, which this file gives the
  * limit file, its "-1" for no limit, and its locked fds. While the limit
  * is lowered, a charge that reclaim cannot cover OOM-kills a task of the
  * group (MRI_CAP_STEP_CAN_OOM): the core sizes the batch for that.
  *
- * Test-only setting: mri_lowerstep_test_pause_ms (lib/lowerstep.h).
+ * Test-only setting: mri_lowerstep_test_pause_ms (lib/cgroupfs/lowerstep.h).
  */
 #include "config.h"
 
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cgchildren.h"
 #include "cgroup1.h"
 #include "fds.h"
 #include "fileops.h"
@@ -256,7 +257,7 @@ static const char *restore_hint(int err)
 	       "below it now; an administrator must raise it)" : "";
 }
 
-/* The lowering step of memory.limit_in_bytes (lib/lowerstep.h). */
+/* The lowering step of memory.limit_in_bytes (lib/cgroupfs/lowerstep.h). */
 static const struct mri_lowerstep_ops step_ops = {
 	.file = MRI_CGROUP1_LIMIT_FILE,
 	.name = "cgroup1",
@@ -461,7 +462,7 @@ struct memsw {
 };
 
 /*
- * Whether a limit reclaim of the group may swap, and how much (lib/policy.h):
+ * Whether a limit reclaim of the group may swap, and how much (lib/core/policy.h):
  * the host's free swap, the group's memory.swappiness (mm/memcontrol-v1.c,
  * mem_cgroup_swappiness()), and with memsw accounting (m not NULL) the
  * room a swap-out makes. A swap-out moves a charge from memory to swap and
@@ -700,7 +701,7 @@ static int cg1_claim_keeper(void *priv, bool claim)
 	return r;
 }
 
-/* In a child after fork(), whose handler closed every fd (lib/fds.h):
+/* In a child after fork(), whose handler closed every fd (lib/core/fds.h):
  * drop their numbers, touch nothing. */
 static void cg1_forget(void *priv)
 {
@@ -725,7 +726,7 @@ static int cg1_read_memstat(void *priv, struct mr_memstat *out)
 	return r;
 }
 
-/* One step of lib/lowerstep.h; the core sizes the batch
+/* One step of lib/cgroupfs/lowerstep.h; the core sizes the batch
  * (MRI_CAP_STEP_CAN_OOM). */
 static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes)
@@ -736,7 +737,7 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 				     freed_bytes);
 }
 
-/* The context's hybrid PSI state (lib/hybrid.h): off, no mounts found
+/* The context's hybrid PSI state (lib/cgroupfs/hybrid.h): off, no mounts found
  * yet, until mr_ctx_set_hybrid_psi(). */
 static int cg1_ctx_init(void *ctx_state)
 {
@@ -773,6 +774,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.psi_trigger_open = mri_cgroup1_psi_trigger_open,
 	.write_limit = cg1_write_limit,
 	.set_swappiness = cg1_set_swappiness,
+	.list_children = mri_cgroup_list_children,
 	.ctx_size = sizeof(struct mri_hybrid_psi),
 	.ctx_init = cg1_ctx_init,
 	.ctx_fini = cg1_ctx_fini,

@@ -54,7 +54,7 @@ struct mri_cgroup1 {
 	 * no reader, in this process or another, reports a step's
 	 * transient limit (mr_group_set_margin() checks against it). */
 	struct mri_journal journal;
-	/* The lowering step of the limit (lib/lowerstep.h), set at open. */
+	/* The lowering step of the limit (lib/cgroupfs/lowerstep.h), set at open. */
 	struct mri_lowerstep step;
 	/* Hybrid PSI (pressure.c): the context's switch; the twin is named
 	 * after real_path. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * PSI of a v1 memory group, read from its cgroup2 twin on hybrid hosts
- * (lib/hybrid.c explains the twin; mr_ctx_set_hybrid_psi() turns it on).
+ * (lib/cgroupfs/hybrid.c explains the twin; mr_ctx_set_hybrid_psi() turns it on).
  * cgroup v1 has no memory.pressure of its own (memory.pressure_level is
  * another, deprecated, interface).
  *

@@ -13,7 +13,7 @@
  * The eventfd itself is the group's event fd (struct mri_event_sink),
  * reported anew at each arming. A group that keeps a margin holds one
  * eventfd from mr_group_set_margin() on (the spare, opened by the keeper's
- * claim so that the fd budget is met there, lib/fdbudget.c), which its
+ * claim so that the fd budget is met there, lib/core/fdbudget.c), which its
  * first registration takes; a re-arming opens a new one and closes the
  * old after (an eventfd cannot be registered twice: the kernel drops a
  * threshold only when its eventfd is released). A registration waits for

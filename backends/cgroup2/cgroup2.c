@@ -13,7 +13,7 @@
  * gives -ENOENT and nothing half filled.
  *
  * Test-only settings: mri_cgroup2_mountinfo (cgroup2.h), and the step's
- * mri_lowerstep_test_pause_ms (lib/lowerstep.h).
+ * mri_lowerstep_test_pause_ms (lib/cgroupfs/lowerstep.h).
  */
 #include "config.h"
 
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cgchildren.h"
 #include "cgroup2.h"
 #include "fds.h"
 #include "fileops.h"
@@ -713,7 +714,7 @@ static int cg2_read_limits(void *priv, struct mr_limits *out)
 	if (r < 0)
 		return r;
 	l.present |= MR_LIMITS_HAS_HIGH | MR_LIMITS_HAS_PROTECTION;
-	/* Whether a limit reclaim may swap (lib/policy.h): v2 has no
+	/* Whether a limit reclaim may swap (lib/core/policy.h): v2 has no
 	 * memory.swappiness, memcg reclaim uses vm.swappiness. Either file
 	 * unreadable: MR_LIMITS_HAS_SWAP_FREE stays clear. */
 	if (mri_swap_host_free(&host_free) == 0 &&
@@ -784,7 +785,7 @@ static int cg2_claim_keeper(void *priv, bool claim)
 }
 
 /* memory.pressure (4.20, CONFIG_PSI): absent, empty or EOPNOTSUPP is
- * -EOPNOTSUPP (lib/psi.h). */
+ * -EOPNOTSUPP (lib/cgroupfs/psi.h). */
 static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 {
 	struct mri_cgroup2 *cg = priv;
@@ -841,4 +842,5 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.write_limit = mri_cgroup2_write_limit,
 	.set_swappiness = mri_cgroup2_set_swappiness,
 	.read_protection = cg2_read_protection,
+	.list_children = mri_cgroup_list_children,
 };

@@ -22,7 +22,7 @@
 #define MRI_CGROUP2_MAX_DEPTH 32
 
 /* An armed usage threshold is watched at the context's tick
- * (MRI_TICK_NS, lib/backend.h): one tick is one pread of memory.current
+ * (MRI_TICK_NS, lib/core/backend.h): one tick is one pread of memory.current
  * (1.5 us on the development machine), so a group costs about 0.02 % of
  * a CPU while its threshold is armed. Between ticks, memory.events wakes
  * the worker at once (kernfs notifies its modifications: a high or max
@@ -67,7 +67,7 @@ struct mri_cgroup2 {
 	int swappiness;
 	int swappiness_ok;
 	/* Kernels without memory.reclaim: the journal and the lowering step
-	 * of memory.high (lib/lowerstep.h; open only then). */
+	 * of memory.high (lib/cgroupfs/lowerstep.h; open only then). */
 	bool journaled;
 	struct mri_journal journal;
 	struct mri_lowerstep step;

@@ -7,7 +7,7 @@
  * reclaim, throttling or an OOM kill to the group's next charge, instead
  * of reclaiming down to it in the writer's context
  * (memory_max_write(), memory_high_write()). Older kernels ignore the
- * flag. The core reclaims first (lib/limit.c), so the write finds usage
+ * flag. The core reclaims first (lib/core/limit.c), so the write finds usage
  * below the new value either way.
  */
 #include "config.h"

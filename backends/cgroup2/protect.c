@@ -3,7 +3,7 @@
  * Effective memory.low and memory.min of a group: the walk. The kernel
  * computes a group's protection from its parent's effective one and from
  * what all the parent's children claim (Linux 6.1 mm/memcontrol.c,
- * mem_cgroup_calculate_protection()); lib/protection.c has the formula,
+ * mem_cgroup_calculate_protection()); lib/cgroupfs/protection.c has the formula,
  * this reads what it needs, top down from the reclaim root (the kernel's
  * `root` argument: the group whose limit or memory.reclaim started the
  * reclaim, the real root for global reclaim): at each level below the

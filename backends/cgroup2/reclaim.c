@@ -23,7 +23,7 @@
  * Without memory.reclaim (before 5.19), a step lowers memory.high to
  * usage - step for a moment, which makes the writer reclaim down to it
  * (memory_high_write()), and puts it back: the journaled lowering step
- * of lib/lowerstep.h, which cgroup1 takes for its limit, with "max" for
+ * of lib/cgroupfs/lowerstep.h, which cgroup1 takes for its limit, with "max" for
  * no high. A lowered high throttles the group's charging tasks
  * (mem_cgroup_handle_over_high()) rather than OOM-killing them, so the
  * core does not cap its batches (no MRI_CAP_STEP_CAN_OOM).

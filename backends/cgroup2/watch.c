@@ -85,7 +85,7 @@ void mri_cgroup2_watch_fini(struct mri_cgroup2 *cg)
 
 void mri_cgroup2_watch_forget(struct mri_cgroup2 *cg)
 {
-	/* Closed by the fork handler (lib/fds.h). */
+	/* Closed by the fork handler (lib/core/fds.h). */
 	cg->watch_events_fd = -1;
 }
 

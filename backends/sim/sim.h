@@ -326,7 +326,7 @@ uint64_t sim_memcg_get(const struct sim_memcg *g, int knob);
 /* The effective low and min of g, in pages, as a reclaim rooted at root
  * (an ancestor of g, or g) sees them: mm/memcontrol.c,
  * mem_cgroup_calculate_protection(root, g), without
- * memory_recursiveprot (lib/protection.c). The root gets none, its
+ * memory_recursiveprot (lib/cgroupfs/protection.c). The root gets none, its
  * children their own settings. Every value is read as it is now: g's and
  * each ancestor's usage and settings, and the parents' children_low_usage
  * and children_min_usage, which charge, uncharge, sim_memcg_set() and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Creating, attaching to and removing memory cgroups: through libcgroup on
- * cgroup v1, through lib/cgtree2.c (no libcgroup) on cgroup2.
+ * cgroup v1, through lib/cgroupfs/cgtree2.c (no libcgroup) on cgroup2.
  *
  * libcgroup is initialised once per process, on the first call that needs
  * it, after its logger has been pointed at ours (its default logger prints
@@ -25,7 +25,7 @@
  *  - cgroup_attach_task_pid() moves one thread; cgroup_change_cgroup_path()
  *    moves every thread of the process.
  *
- * With hybrid PSI on (lib/hybrid.c), each call also handles the group's
+ * With hybrid PSI on (lib/cgroupfs/hybrid.c), each call also handles the group's
  * cgroup2 twin, all or nothing: create checks the twin's place first and
  * removes the new v1 group if the twin cannot be made; attach moves the
  * process into v1, then into the twin, and back to its former v1 group
@@ -186,7 +186,7 @@ static void cg_init_once(void)
 }
 
 /* One call's target: the normalized path and its libcgroup name, and
- * its cgroup2 twin when the ctx has hybrid PSI on (lib/hybrid.h). */
+ * its cgroup2 twin when the ctx has hybrid PSI on (lib/cgroupfs/hybrid.h). */
 struct cg_target {
 	char path[PATH_MAX];
 	const char *name;     /* into path: "/" for the mount's root */
@@ -313,7 +313,7 @@ static int cg_check_parent(const struct cg_target *t)
 }
 
 /* Creating, attaching to and removing groups on a cgroup2 mount that has
- * the memory controller go through lib/cgtree2.c, without libcgroup.
+ * the memory controller go through lib/cgroupfs/cgtree2.c, without libcgroup.
  * Returns 1 with the normalised path in norm when `path` lies on a cgroup2
  * mount, 0 when it does not (the v1 path then answers), or -errno. */
 static int cg2_target(const char *path, char *norm)

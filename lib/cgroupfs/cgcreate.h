@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Creating, attaching to and removing memory cgroups through libcgroup
- * (lib/cgcreate.c). Internal: declared here so tests can reach the error
+ * (lib/cgroupfs/cgcreate.c). Internal: declared here so tests can reach the error
  * table.
  */
 #ifndef MR_CGCREATE_H

@@ -26,7 +26,7 @@ struct mri_file_ops {
 	int (*close)(int fd);
 	int (*statfs)(const char *path, struct statfs *st);
 	/* Creating and removing a cgroup directory (cgroup2 groups,
-	 * lib/cgtree2.c; the twin of a v1 group, lib/hybrid.c); tables of
+	 * lib/cgroupfs/cgtree2.c; the twin of a v1 group, lib/cgroupfs/hybrid.c); tables of
 	 * tests that never reach them may leave them NULL. */
 	int (*mkdir)(const char *path, mode_t mode);
 	int (*rmdir)(const char *path);
@@ -37,7 +37,7 @@ extern const struct mri_file_ops *mri_fops;
 extern const struct mri_file_ops mri_file_ops_real;
 
 /* The calls the library makes: the table's open, openat and close, with
- * the fd tracked from the open to the close (lib/fds.h: a child of fork()
+ * the fd tracked from the open to the close (lib/core/fds.h: a child of fork()
  * closes every tracked fd, and a close unlocks a flock of the library
  * first). Every file under a cgroup mount is opened and closed through
  * these, never through the table's members directly. Return as the

@@ -336,7 +336,7 @@ static void say_holder(char *out, size_t len, size_t *used, long pid,
  * /proc/locks (fs/locks.c, lock_get_status(): "1: FLOCK  ADVISORY  WRITE
  * 1234 00:20:5678 0 EOF", the device's major and minor in hex, the pid
  * of the process that took the lock; a blocked waiter's line has "->"),
- * and this process's own fds locking it (lib/fds.h). */
+ * and this process's own fds locking it (lib/core/fds.h). */
 static void describe_holders(int fd, char *out, size_t len)
 {
 	unsigned maj, min, ours;

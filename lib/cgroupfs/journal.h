@@ -39,7 +39,7 @@
  * Steps of one journal are serialised by the caller (the core's reclaim
  * lock); readers may run concurrently with them and with each other.
  * After fork(), the child's handler closes every fd of the library
- * (lib/fds.h: their copies would keep a step's lock held for as long as
+ * (lib/core/fds.h: their copies would keep a step's lock held for as long as
  * it lives), and mri_journal_forget() drops their numbers.
  */
 #ifndef MR_JOURNAL_H
@@ -192,7 +192,7 @@ int mri_journal_check_dir(const struct mri_journal *j, int dirfd);
 void mri_journal_close(struct mri_journal *j);
 
 /* In a child after fork(), whose handler closed every fd of the library
- * (lib/fds.h): drops the numbers of a step's fds without closing,
+ * (lib/core/fds.h): drops the numbers of a step's fds without closing,
  * unlocking or touching anything (the parent's step keeps its lock). */
 void mri_journal_forget(struct mri_journal *j);
 

@@ -11,7 +11,7 @@
  * it). The backend says which file, how its value is read, written and
  * spelled, how usage is read, and how the group's step lock is taken with
  * the fds its reads and writes need (struct mri_lowerstep_ops); the step,
- * its journal record (lib/journal.h) and the restore rule are here.
+ * its journal record (lib/cgroupfs/journal.h) and the restore rule are here.
  *
  * The restore rule, the one for every path out of a step (its own
  * restore, the settling of a record left behind at the start of every
@@ -32,7 +32,7 @@
  * While the value is lowered the group's own tasks charge against it
  * (v1: a charge reclaim cannot cover OOM-kills one of them, which is why
  * the core caps the batch of such a backend, MRI_CAP_STEP_CAN_OOM in
- * lib/backend.h; v2: they are throttled). So the step is short: usage is
+ * lib/core/backend.h; v2: they are throttled). So the step is short: usage is
  * read last, just before the lowering write, the restore follows at
  * once, and every signal the thread can block is blocked for the step (a
  * pending one would make a restore write answer EINTR; v1 retries that

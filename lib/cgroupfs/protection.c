@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Effective memory.low and memory.min (lib/protection.h). */
+/* Effective memory.low and memory.min (lib/cgroupfs/protection.h). */
 #include "config.h"
 
 #include "protection.h"

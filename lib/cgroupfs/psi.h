@@ -29,7 +29,7 @@ int mri_psi_read(int fd, struct mr_pressure *out);
  * O_CLOEXEC, through mri_openat()) and writes the trigger
  * "some|full STALL_US WINDOW_US\n" (the newline is part of the write:
  * the kernel overwrites the write's last byte). Returns the fd, which is
- * the caller's and no longer tracked (lib/fds.h), or the
+ * the caller's and no longer tracked (lib/core/fds.h), or the
  * negative errno of the open or the write (fd closed); EOPNOTSUPP of the
  * open/write is -EOPNOTSUPP; ENODEV/ENOENT is -ENOENT. */
 int mri_psi_trigger_open(int dirfd, const char *name, int kind,

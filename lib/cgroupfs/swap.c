@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The host's swap, read for the backends' limits (lib/swap.h). */
+/* The host's swap, read for the backends' limits (lib/cgroupfs/swap.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -20,7 +20,7 @@
  * waits for an RCU grace period in the kernel (mm/memcontrol-v1.c,
  * __mem_cgroup_usage_register_event(): synchronize_rcu() after swapping
  * the thresholds array in). The worker registers such thresholds after
- * serving the groups with work, a slice at a time (lib/worker.c), and
+ * serving the groups with work, a slice at a time (lib/core/worker.c), and
  * polls the groups waiting for theirs. */
 #define MRI_CAP_SLOW_THRESHOLD (1u << 2)
 /* The groups live in a virtual clock (the now_ns op) that moves only as
@@ -31,14 +31,14 @@
  * the clock's thread. */
 #define MRI_CAP_VIRTUAL_CLOCK (1u << 3)
 /* reclaim() lowers the group's limit below usage for a moment (a
- * journaled lowering step, lib/lowerstep.h), and while it is lowered the
+ * journaled lowering step, lib/cgroupfs/lowerstep.h), and while it is lowered the
  * group's own tasks charge against it: a charge that reclaim cannot
  * cover there OOM-kills one of them. cgroup v1: mem_cgroup_resize_max()
  * (mm/memcontrol-v1.c) sets the lowered limit once usage is below it;
  * a charge above it fails page_counter_try_charge(), reclaims in
  * try_charge_memcg() and, when that frees too little, ends in
  * mem_cgroup_oom() (mm/memcontrol.c). The core then asks a batch of at
- * most half of what reclaim can take from the group (lib/reclaim.c).
+ * most half of what reclaim can take from the group (lib/core/reclaim.c).
  * Not for cgroup v2: memory.reclaim lowers nothing, and a lowered
  * memory.high throttles the charging tasks on their way back to user
  * space (mem_cgroup_handle_over_high()) and never OOM-kills. */
@@ -50,7 +50,7 @@
  * two directories, journal, limit file and memory.stat; a registration's
  * directory and cgroup.event_control). An open, or a margin's fds, is
  * refused while fewer than this many would stay free below RLIMIT_NOFILE
- * (lib/fdbudget.c): 16 covers a group 14 levels below the root. */
+ * (lib/core/fdbudget.c): 16 covers a group 14 levels below the root. */
 #define MRI_FD_RESERVE 16
 
 /* What the core hands a backend when it opens a group. Valid until close. */
@@ -79,7 +79,7 @@
  * asked). Returns 0 or a negative errno (the timer could not be armed).
  *
  * Neither is called at close nor in forget(). fn NULL: nobody polls this
- * handle (a child handle of lib/childreclaim.c, a backend's own tests).
+ * handle (a child handle of lib/core/childreclaim.c, a backend's own tests).
  */
 struct mri_event_sink {
 	int (*fn)(void *arg, int fd, uint32_t events);
@@ -131,7 +131,7 @@ struct mri_backend {
 	/* The fds a group keeps while open (cgroup v1 1, v2 2, sim 1), and
 	 * the more it keeps while it keeps a margin, opened by
 	 * claim_keeper(true) (cgroup v1: the threshold's eventfd). The core
-	 * checks them against the fd budget (lib/fdbudget.c) before open and
+	 * checks them against the fd budget (lib/core/fdbudget.c) before open and
 	 * before claim_keeper(true). */
 	unsigned int open_fds;
 	unsigned int margin_fds;
@@ -165,7 +165,7 @@ struct mri_backend {
 	 * `bytes` (cgroup1 and cgroup2 round to whole pages, and ask one
 	 * page for less). The backend no longer caps a call of its own
 	 * (cgroup1 held its steps to half the reclaimable page cache): how
-	 * much a call asks is the core's batch (lib/reclaim.c), which for a
+	 * much a call asks is the core's batch (lib/core/reclaim.c), which for a
 	 * MRI_CAP_STEP_CAN_OOM backend is at most half of what reclaim can
 	 * take from the group. *asked_bytes receives what was asked of the
 	 * kernel, *freed_bytes what the call freed: the fall in usage
@@ -195,7 +195,7 @@ struct mri_backend {
 	int (*claim_keeper)(void *priv, bool claim);
 
 	/* Mandatory. In a child after fork(), whose handler has closed
-	 * every fd the library tracks (lib/fds.h; a backend opens every fd
+	 * every fd the library tracks (lib/core/fds.h; a backend opens every fd
 	 * through mri_open(), mri_openat() or mri_fd_begin()/_end()):
 	 * drops priv's fd numbers without closing them (an fd it made
 	 * untracked, as the simulator's library does its eventfd, it
@@ -209,7 +209,7 @@ struct mri_backend {
 	 * the previous threshold; may replace the event fd (reported before
 	 * the old one is closed). With MRI_CAP_SLOW_THRESHOLD an arming may
 	 * block for a kernel grace period, and the worker calls it only from
-	 * its registration step (lib/worker.c). */
+	 * its registration step (lib/core/worker.c). */
 	int (*set_usage_threshold)(void *priv, uint64_t bytes);
 
 	/* MRI_CAP_THRESHOLD. Consumes pending events so the event fd stops
@@ -270,11 +270,30 @@ struct mri_backend {
 	int (*read_protection)(void *priv, uint32_t root_level,
 			       struct mr_protection *out);
 
+	/* Optional (NULL: the backend offers no children, and a group
+	 * whose reclaim the kernel refused goes to advisory mode). Calls
+	 * fn(arg, child_path) for each child group of the group at absolute
+	 * `path` that the caller may reclaim through (lib/core/childreclaim.c):
+	 * a child directory owned by the caller's effective uid, as a
+	 * delegatee owns the groups it created; child_path is absolute and
+	 * valid during the call only; the core probes and opens it with
+	 * this backend. fn returns 0 to go on or a negative errno to stop
+	 * the walk, which is then returned. Returns 0 after the last child,
+	 * fn's negative return, or the -errno of listing the directory
+	 * (-ENOENT: the group is gone). May block on the directory's
+	 * reads. No priv; called under the group's reclaim_lock, once per
+	 * group. cgroup1 and cgroup2: mri_cgroup_list_children()
+	 * (lib/cgroupfs/cgchildren.h); the simulator has none (its reclaim is never
+	 * refused). */
+	int (*list_children)(const char *path,
+			     int (*fn)(void *arg, const char *child_path),
+			     void *arg);
+
 	/* Optional, built-in backends only: context-wide state of ctx_size
 	 * bytes that every open of the context gets (mri_open_env.ctx_state):
 	 * zeroed and set up by ctx_init at mr_ctx_new() (0, or a negative
 	 * errno that fails it), torn down by ctx_fini at mr_ctx_free().
-	 * cgroup v1: hybrid PSI's switch and mounts (lib/hybrid.h), which
+	 * cgroup v1: hybrid PSI's switch and mounts (lib/cgroupfs/hybrid.h), which
 	 * mr_ctx_set_hybrid_psi() sets through mri_ctx_backend_state(). */
 	size_t ctx_size;
 	int (*ctx_init)(void *ctx_state);
@@ -325,7 +344,7 @@ MRI_PRIVATE_EXPORT int mri_backend_register(const struct mri_backend *be);
 
 /* Binds `arg` (NULL: unbinds) as what ctx's opens pass the registered
  * backend `be` (mri_open_env.backend_arg), for the groups opened from now
- * on, in ctx and in its children reclaim (lib/childreclaim.c). Errors:
+ * on, in ctx and in its children reclaim (lib/core/childreclaim.c). Errors:
  * -EINVAL (ctx or be NULL, be not registered), -EBUSY (ctx has groups of
  * be open and arg is not the bound one; or arg is not NULL, be has
  * MRI_CAP_VIRTUAL_CLOCK and the worker thread of mr_ctx_worker_start()

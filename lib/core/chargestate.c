@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The allocator fast path's slow side (lib/chargestate.h): the state made
+ * The allocator fast path's slow side (lib/core/chargestate.h): the state made
  * when a group is first armed, the latch the knobs are published to, the
  * refreshes of usage, limits and memory.stat the estimate is built on, and
  * the statistics. The hot side, which serves charges from it without a
- * lock, is lib/charge.c.
+ * lock, is lib/core/charge.c.
  */
 #include "config.h"
 
@@ -166,7 +166,7 @@ static struct mri_charge_state *state_make(struct mr_group *g)
 	for (i = 0; i <= MR_CHARGE_THREAD_SLOTS; i++)
 		atomic_init(&st->slots[i].owner, 0);
 	/* A setter publishing meanwhile has exchanged its policy before it
-	 * takes c->lock (lib/knobs.c): it finds this state and writes the
+	 * takes c->lock (lib/core/knobs.c): it finds this state and writes the
 	 * latch again, or it had already and this reads its policy. */
 	mri_group_policy(g, &gp);
 	charge_image(&gp, &image);
@@ -243,7 +243,7 @@ static int refresh(struct mr_group *g, bool arming)
 	if (r == 0) {
 		uint64_t usage = atomic_load(&c->usage_bytes);
 		/* What reclaim can free: the clean page cache, and the
-		 * anonymous memory the group may swap out (lib/policy.h). */
+		 * anonymous memory the group may swap out (lib/core/policy.h). */
 		struct mri_reclaimable rc;
 		uint64_t clean, swappable, keep;
 		int64_t live = atomic_load(&c->live_bytes);

@@ -2,8 +2,8 @@
 /*
  * The allocator fast path's state in a group: the policy latch, the thread
  * slots, the estimate, and the slow side that arms and refreshes them
- * (lib/chargestate.c). The hot side, mr_group_charge() and its kin, is
- * lib/charge.c; the knobs it reads are published by lib/knobs.c.
+ * (lib/core/chargestate.c). The hot side, mr_group_charge() and its kin, is
+ * lib/core/charge.c; the knobs it reads are published by lib/core/knobs.c.
  */
 #ifndef MR_CHARGESTATE_H
 #define MR_CHARGESTATE_H
@@ -91,7 +91,7 @@ struct mri_charge {
 	_Atomic uint64_t usage_refreshes;
 	_Atomic uint64_t refresh_errors;
 	/* The slow snapshot: binding limit, backend high, clean page cache,
-	 * and the anonymous memory reclaim may swap out (lib/policy.h: 0
+	 * and the anonymous memory reclaim may swap out (lib/core/policy.h: 0
 	 * without swap or with swappiness 0). */
 	_Atomic uint64_t limit_bytes;
 	_Atomic uint64_t backend_high_bytes;
@@ -104,7 +104,7 @@ struct mri_charge {
 	_Atomic uint64_t thp_fallbacks;
 	/* Serialises writers: creating the state, the latch, arming and
 	 * refreshes. Taken after the group's policy_lock when both are
-	 * (lib/knobs.c). */
+	 * (lib/core/knobs.c). */
 	pthread_mutex_t lock;
 	/* NULL until the group is first armed or set up; then fixed until
 	 * the group is freed. */

@@ -2,56 +2,53 @@
 /* Reclaim through the children the caller owns (see childreclaim.h). */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "childreclaim.h"
 #include "context.h"
 #include "control.h"
-#include "fds.h"
 #include "group.h"
 #include "log.h"
 
-/* Opens g's child directory `name` if the caller owns it and the group's
- * backend takes it; appends it to v. Returns 0 whether or not it did, or
- * -ENOMEM. */
-static int add_child(struct mr_group *g, const char *name,
-		     struct mri_child **v, size_t *n)
+/* The children found so far, while the backend lists them. */
+struct found {
+	struct mr_group *g;
+	struct mri_child *v;
+	size_t n;
+	int err;        /* what add_child() stopped the listing with */
+};
+
+/* list_children()'s fn: opens the child group at `path` if the group's
+ * backend takes it and appends it to s->v. Returns 0 whether or not it
+ * did, or -ENOMEM (then the listing stops). */
+static int add_child(void *arg, const char *path)
 {
+	struct found *s = arg;
+	struct mr_group *g = s->g;
 	struct mri_open_env env;
 	struct mri_child c = { 0 }, *nv;
-	char path[PATH_MAX];
-	struct stat st;
 	int r;
 
-	if (snprintf(path, sizeof(path), "%s/%s", g->path, name) >=
-	    (int)sizeof(path))
-		return 0;
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || g->be->probe(path) != 1)
+	if (g->be->probe(path) != 1)
 		return 0;
 	c.path = strdup(path);
 	c.priv = calloc(1, g->be->priv_size ? g->be->priv_size : 1);
-	nv = realloc(*v, (*n + 1) * sizeof(**v));
+	nv = realloc(s->v, (s->n + 1) * sizeof(*s->v));
 	if (!c.path || !c.priv || !nv) {
 		free(c.path);
 		free(c.priv);
 		if (nv)
-			*v = nv;
-		return -ENOMEM;
+			s->v = nv;
+		return s->err = -ENOMEM;
 	}
-	*v = nv;
+	s->v = nv;
 	/* No event sink: nobody polls a child handle. */
 	mri_ctx_open_env(g->ctx, g->be, &env);
 	r = g->be->open(c.priv, path, &env);
 	if (r == 0)
-		(*v)[(*n)++] = c;
+		s->v[s->n++] = c;
 	if (r < 0) {
 		mri_log(&g->ctx->log, MR_LOG_DEBUG, "%s: child %s: %s",
 			g->path, path, mr_strerror(r));
@@ -61,30 +58,24 @@ static int add_child(struct mr_group *g, const char *name,
 	return 0;
 }
 
+/* The children the group's backend lists, kept with those found before
+ * a failure of the listing. */
 static void scan(struct mr_group *g)
 {
-	struct mri_child *v = NULL;
-	struct dirent *de;
-	size_t n = 0;
-	DIR *dir;
+	struct found s = { .g = g };
+	int r = 0;
 
 	g->children.scanned = true;
-	dir = mri_opendir(g->path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.' ||
-		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
-			continue;
-		if (add_child(g, de->d_name, &v, &n) < 0)
-			break;
-	}
-	mri_closedir(dir);
-	g->children.v = v;
-	g->children.n = n;
+	if (g->be->list_children)
+		r = g->be->list_children(g->path, add_child, &s);
+	if (r < 0 && r != s.err)
+		mri_log(&g->ctx->log, MR_LOG_DEBUG, "%s: its children could "
+			"not be listed: %s", g->path, mr_strerror(r));
+	g->children.v = s.v;
+	g->children.n = s.n;
 	mri_log(&g->ctx->log, MR_LOG_NOTICE, "%s: reclaim refused; %zu child "
-		"group%s owned by this user to reclaim instead%s", g->path, n,
-		n == 1 ? "" : "s", n ? "" : ": advisory mode");
+		"group%s owned by this user to reclaim instead%s", g->path,
+		s.n, s.n == 1 ? "" : "s", s.n ? "" : ": advisory mode");
 }
 
 void *mri_children_next(struct mr_group *g)

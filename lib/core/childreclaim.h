@@ -32,10 +32,10 @@ struct mri_children {
 };
 
 /* The backend handle the next batch goes through when the group's own
- * reclaim was refused: a child directory owned by the caller's effective
- * uid that the group's backend opens, taken in turn; NULL when there is
- * none (left: advisory mode). Scans and opens them on the first call.
- * Under reclaim_lock. */
+ * reclaim was refused: a child the group's backend lists (its
+ * list_children op: a child directory owned by the caller's effective
+ * uid) and opens, taken in turn; NULL when there is none (left: advisory
+ * mode). Lists and opens them on the first call. Under reclaim_lock. */
 void *mri_children_next(struct mr_group *g);
 
 /* The child whose handle is priv answered r: a refusal takes it out. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A context (lib/context.c): its groups' list and registry (lib/
- * registry.c), its events and the worker's epoll set (lib/events.c), the
- * worker's state (lib/worker.c), its log and options, and the fork
+ * A context (lib/core/context.c): its groups' list and registry (lib/
+ * registry.c), its events and the worker's epoll set (lib/core/events.c), the
+ * worker's state (lib/core/worker.c), its log and options, and the fork
  * check every entry point makes.
  */
 #ifndef MR_CONTEXT_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A context's events (lib/events.c): the epoll set the worker waits on,
+ * A context's events (lib/core/events.c): the epoll set the worker waits on,
  * the eventfd that wakes it, the tick and the groups on it, the queue of
  * groups its next round serves, and the groups whose usage threshold waits
  * to be registered. Its lists are under ctx->lock.

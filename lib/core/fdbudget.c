@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The fd budget (lib/fdbudget.h). */
+/* The fd budget (lib/core/fdbudget.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -24,7 +24,7 @@ int mri_fd_budget(struct mri_logger *log, int probe_fd, unsigned int need,
 	if (n > PROBE_MAX)
 		return -EINVAL;
 	/* Under the fork lock: a child never gets a copy of the probe's fds
-	 * (no wait is done under it; lib/fds.h). */
+	 * (no wait is done under it; lib/core/fds.h). */
 	mri_fork_hold();
 	for (i = 0; i < n; i++) {
 		fds[i] = fcntl(probe_fd, F_DUPFD_CLOEXEC, 0);

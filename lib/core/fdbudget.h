@@ -6,7 +6,7 @@
 #include "log.h"
 
 /*
- * Whether `need` more fds can be kept with MRI_FD_RESERVE (lib/backend.h)
+ * Whether `need` more fds can be kept with MRI_FD_RESERVE (lib/core/backend.h)
  * still free after them below the process's soft RLIMIT_NOFILE, the fds a
  * worker pass and a registration open for a moment: were the last fds
  * kept by groups, every group's next pass would fail with EMFILE, those

@@ -121,7 +121,7 @@ int mri_flock(int fd, int op);
  * a lock's holder. MT-safe. */
 unsigned mri_fds_locking(uint64_t dev, uint64_t ino);
 
-/* The fork handlers (lib/context.c): before fork(), take the write side
+/* The fork handlers (lib/core/context.c): before fork(), take the write side
  * (unless this thread holds the read side: see above); in the parent,
  * release it; in the child, close every tracked fd without unlocking it,
  * untrack them all and make the lock new (held for reading if the

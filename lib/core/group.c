@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A managed group: open, close, reads and statistics (its knobs are
- * lib/knobs.c). */
+ * lib/core/knobs.c). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A managed group (lib/group.c): its state, open and destroy. Its
- * context is lib/context.h. */
+/* A managed group (lib/core/group.c): its state, open and destroy. Its
+ * context is lib/core/context.h. */
 #ifndef MR_GROUP_H
 #define MR_GROUP_H
 
@@ -54,7 +54,7 @@ struct mr_group {
 	struct cds_list_head tick_link;
 	bool ticking;
 	/* On ctx->registering: its usage threshold waits to be registered
-	 * (MRI_CAP_SLOW_THRESHOLD, lib/worker.c), under ctx->lock. */
+	 * (MRI_CAP_SLOW_THRESHOLD, lib/core/worker.c), under ctx->lock. */
 	struct cds_list_head register_link;
 	bool registering;
 	bool retired;                     /* mri_group_unpoll() ran */
@@ -80,19 +80,19 @@ struct mr_group {
 	 * (mr_group_set_reclaim_swappiness()), -1: the kernel's. Written
 	 * under reclaim_lock; read by the worker and the fast path's
 	 * refresh, which count anonymous memory reclaimable only when it
-	 * allows swapping (lib/policy.h). */
+	 * allows swapping (lib/core/policy.h). */
 	atomic_int reclaim_swappiness;
 	/* A backend call answered -ENOENT: the cgroup was removed, and the
 	 * worker no longer serves the group (it stays open until closed). */
 	bool gone;                        /* under reclaim_lock */
 	/* Per enum mr_control: 0 not written yet, 1 writable, or the
-	 * refusal's negative errno (lib/control.c). */
+	 * refusal's negative errno (lib/core/control.c). */
 	atomic_int control_state[MR_NCONTROLS];
 	/* Its reclaim refused: the children reclaimed instead (lib/
 	 * childreclaim.c), under reclaim_lock. */
 	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
-	struct mri_charge charge;         /* the fast path (lib/charge.c) */
+	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
 };
 
 /* Opens the group at `path` (normalised) with backend `be` and adds it

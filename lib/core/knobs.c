@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Every knob setter of a group. Each edits a copy of the one master policy
- * (struct mri_policy, lib/policy.h) under the group's policy_lock, then
+ * (struct mri_policy, lib/core/policy.h) under the group's policy_lock, then
  * publishes that copy twice: under RCU, for the worker, the reclaim loop
- * and soft-limit reclaim (lib/knobs.h), and to the allocator fast path's
- * latch (mri_charge_publish(), lib/chargestate.h). Nothing else writes a
+ * and soft-limit reclaim (lib/core/knobs.h), and to the allocator fast path's
+ * latch (mri_charge_publish(), lib/core/chargestate.h). Nothing else writes a
  * knob, so the two forms never disagree for longer than one setter.
  */
 #include "config.h"

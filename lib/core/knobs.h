@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The read side of a group's knobs. Every setter is in lib/knobs.c, which
- * edits one master copy (struct mri_policy, lib/policy.h) and publishes it
+ * The read side of a group's knobs. Every setter is in lib/core/knobs.c, which
+ * edits one master copy (struct mri_policy, lib/core/policy.h) and publishes it
  * twice from there: under RCU for the worker, the reclaim loop and soft-
- * limit reclaim, and to the fast path's latch (lib/chargestate.h).
+ * limit reclaim, and to the fast path's latch (lib/core/chargestate.h).
  */
 #ifndef MR_KNOBS_H
 #define MR_KNOBS_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A group's policy, and the math on it (lib/policy.c): pure functions,
+/* A group's policy, and the math on it (lib/core/policy.c): pure functions,
  * shared by the public ones, the worker, the reclaim loop and the
- * allocator fast path. The setters that make a policy are lib/knobs.c. */
+ * allocator fast path. The setters that make a policy are lib/core/knobs.c. */
 #ifndef MR_POLICY_H
 #define MR_POLICY_H
 
@@ -10,9 +10,9 @@
 
 #include "memreclaim.h"
 
-/* Every knob of a group, the master copy the setters edit (lib/knobs.c):
+/* Every knob of a group, the master copy the setters edit (lib/core/knobs.c):
  * immutable once published, replaced whole under RCU; its fast-path part
- * is published to the allocator fast path's latch too (lib/chargestate.h,
+ * is published to the allocator fast path's latch too (lib/core/chargestate.h,
  * struct mri_charge_policy), from the same copy. */
 struct mri_policy {
 	/* mr_group_set_margin() */

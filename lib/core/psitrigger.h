@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The rules of a PSI trigger (lib/psitrigger.c), which the core checks
+ * The rules of a PSI trigger (lib/core/psitrigger.c), which the core checks
  * before a backend opens one (mr_group_psi_trigger_open()): the kernel's
  * psi_trigger_create() (kernel/sched/psi.c) refuses the others.
  */

@@ -32,13 +32,13 @@ static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 
 /*
  * The batch of a backend whose step can OOM-kill (MRI_CAP_STEP_CAN_OOM,
- * lib/backend.h): at most half of what reclaim can take from `target`
+ * lib/core/backend.h): at most half of what reclaim can take from `target`
  * (the group's handle, or a child's), so that the group's own charges
  * find the other half while the step has the limit lowered. What
  * reclaim can take: the clean, unmapped page cache of a memory.stat read
  * now, and, where half of it is short of the call (at least a page, as
  * the backend asks), also the anonymous memory the target may swap out
- * (lib/policy.h), by the limits snapshot l when it is the target's and was
+ * (lib/core/policy.h), by the limits snapshot l when it is the target's and was
  * read just before (fresh), else by a snapshot read now (none counted if
  * that fails). The cap is in whole pages: with less than one, -EAGAIN,
  * and the backend is not called. Returns 0 with *batch capped, -EAGAIN,

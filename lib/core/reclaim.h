@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The reclaim loop of a group (lib/reclaim.c). */
+/* The reclaim loop of a group (lib/core/reclaim.c). */
 #ifndef MR_RECLAIM_H
 #define MR_RECLAIM_H
 
@@ -8,7 +8,7 @@
 
 struct mr_group;
 
-/* The reclaim loop (lib/reclaim.c). Frees up to `bytes`, or down to a
+/* The reclaim loop (lib/core/reclaim.c). Frees up to `bytes`, or down to a
  * usage of floor_bytes, whichever comes first, in batches of the group's
  * policy; stops at deadline_ns (the group's clock, 0: none), after
  * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has

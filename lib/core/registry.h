@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A context's groups (lib/registry.c): the list in opening order and the
+ * A context's groups (lib/core/registry.c): the list in opening order and the
  * registry by id (liburcu's lock-free hash table), with the references
  * that keep a group the worker found from being freed under it.
  */

@@ -202,7 +202,7 @@ static double mib(uint64_t bytes)
 }
 
 /* Whether reclaim can bring usage down to high_mark: what is neither page
- * cache nor anonymous memory the group may swap out (lib/policy.h: swap
+ * cache nor anonymous memory the group may swap out (lib/core/policy.h: swap
  * left for it, swappiness not 0) stays (kernel memory, anonymous memory
  * without swap). When it cannot, reclaim would strip the cache at every
  * tick and never reach the mark: warn once (until it becomes reachable

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The margin worker (lib/worker.c): its pass over one group. */
+/* The margin worker (lib/core/worker.c): its pass over one group. */
 #ifndef MR_WORKER_H
 #define MR_WORKER_H
 
@@ -8,7 +8,7 @@
 
 struct mr_group;
 
-/* The margin pass of the worker for one group (lib/worker.c); caller
+/* The margin pass of the worker for one group (lib/core/worker.c); caller
  * holds g->reclaim_lock. stop (may be NULL) ends the reclaim early. A
  * threshold of a MRI_CAP_SLOW_THRESHOLD backend is not armed here: the
  * group is put on ctx->registering for the round's registration step.

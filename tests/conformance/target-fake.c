@@ -2,7 +2,7 @@
 /*
  * The conformance target on a fake kernel: a cgroup tree in a temporary
  * directory (v1 memory, or v2 with CONF_FAKE_V2, as Linux 6.1 shows it)
- * whose files are answered by the file-access table (lib/fileops.h), so
+ * whose files are answered by the file-access table (lib/cgroupfs/fileops.h), so
  * the cgroup1 and cgroup2 backends run the suite without a kernel.
  *
  * The fake kernel keeps, per group: page cache and anonymous bytes (usage

@@ -568,7 +568,7 @@ static int init(void)
 	if (access(probe, F_OK) == 0)
 		conf_target.expect.limits_present |= MR_LIMITS_HAS_SWAP;
 	/* Swap on the host, and a swappiness the groups inherit that is
-	 * not 0: a step may then swap anonymous memory out (lib/policy.h). */
+	 * not 0: a step may then swap anonymous memory out (lib/core/policy.h). */
 	fmt(probe, sizeof(probe), "%s/memory.swappiness", parent);
 	if (mri_swap_host_free(&swap_free) == 0 && swap_free > 0 &&
 	    read_u64_at(probe, &swappiness) == 0 && swappiness > 0) {

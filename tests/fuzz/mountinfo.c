@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* /proc/self/mountinfo (lib/mountinfo.c): every mount it lists, and the
+/* /proc/self/mountinfo (lib/cgroupfs/mountinfo.c): every mount it lists, and the
  * three lookups. */
 #include <errno.h>
 #include <stdlib.h>
