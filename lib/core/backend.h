@@ -47,8 +47,10 @@
 /* The fds one margin pass of the worker, or one mr_group_reclaim(), opens
  * for a moment beyond those the group keeps (cgroup v1: a reader's
  * directory per level up to the hierarchy's root and one file; a step's
- * two directories, journal, limit file and memory.stat; a registration's
- * directory and cgroup.event_control). An open, or a margin's fds, is
+ * two directories, journal and limit file, and memory.stat with the
+ * group's directory for its batch's cap while the run keeps the step's
+ * directories and limit file (lib/reclaim.c); a registration's directory
+ * and cgroup.event_control). An open, or a margin's fds, is
  * refused while fewer than this many would stay free below RLIMIT_NOFILE
  * (lib/core/fdbudget.c): 16 covers a group 14 levels below the root. */
 #define MRI_FD_RESERVE 16
