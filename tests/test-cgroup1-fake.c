@@ -812,6 +812,31 @@ START_TEST(reclaim_failed_restore_retried_next_step)
 }
 END_TEST
 
+/* A restore that failed is retried at the next reclaim call even when the
+ * core sizes that step to nothing (the group's cache ran out: the cap of
+ * MRI_CAP_STEP_CAN_OOM gives no page): the backend's settle op restores
+ * the limit, which is never left lowered. Regression: the core's cap
+ * answered -EAGAIN before the backend was called, and the lowered limit
+ * stayed until the group's close. */
+START_TEST(reclaim_failed_restore_retried_without_cache)
+{
+	uint64_t asked, freed;
+
+	fk.limit_write_err[1] = EIO;
+	fake_sync();
+	core_open();
+	ck_assert_int_eq(core_batch(8 * MiB, &asked, &freed), -EIO);
+	ck_assert_uint_eq(file_limit(), 92 * MiB);
+	fk.inactive_file = 0;
+	fk.active_file = 4096;
+	fk.usage = fk.anon + 4096;
+	fake_sync();
+	ck_assert_int_eq(core_batch(8 * MiB, &asked, &freed), -EAGAIN);
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	core_close();
+}
+END_TEST
+
 START_TEST(reclaim_leaves_admin_change)
 {
 	uint64_t asked, freed;
@@ -2296,6 +2321,7 @@ int main(void)
 	tcase_add_test(tc, reclaim_ebusy_is_partial_progress);
 	tcase_add_test(tc, reclaim_failed_restore_keeps_journal);
 	tcase_add_test(tc, reclaim_failed_restore_retried_next_step);
+	tcase_add_test(tc, reclaim_failed_restore_retried_without_cache);
 	tcase_add_test(tc, reclaim_leaves_admin_change);
 	tcase_add_test(tc, vanish_while_lowered);
 	tcase_add_test(tc, lock_held_elsewhere_is_ebusy);

@@ -737,6 +737,15 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 				     freed_bytes);
 }
 
+/* The core sized a step to nothing: a failed restore is retried all the
+ * same (struct mri_backend.settle). */
+static int cg1_settle(void *priv)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	return mri_lowerstep_retry(&cg->step);
+}
+
 /* The context's hybrid PSI state (lib/cgroupfs/hybrid.h): off, no mounts found
  * yet, until mr_ctx_set_hybrid_psi(). */
 static int cg1_ctx_init(void *ctx_state)
@@ -764,6 +773,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.read_limits = cg1_read_limits,
 	.read_memstat = cg1_read_memstat,
 	.reclaim = cg1_reclaim,
+	.settle = cg1_settle,
 	.rest = cg1_rest,
 	.claim_keeper = cg1_claim_keeper,
 	.forget = cg1_forget,

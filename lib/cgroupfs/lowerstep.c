@@ -201,6 +201,22 @@ static int step(struct mri_lowerstep *s, uint64_t bytes,
 	return 0;
 }
 
+int mri_lowerstep_retry(struct mri_lowerstep *s)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = s->ops->begin(s->arg);
+	if (r == 0) {
+		r = mri_lowerstep_settle(s);
+		s->ops->end(s->arg, true);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
 int mri_lowerstep_reclaim(struct mri_lowerstep *s, uint64_t bytes,
 			  uint64_t *asked_bytes, uint64_t *freed_bytes)
 {

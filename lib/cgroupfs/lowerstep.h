@@ -142,6 +142,13 @@ int mri_lowerstep_reclaim(struct mri_lowerstep *s, uint64_t bytes,
  * restore (cgroup1's write_limit). */
 int mri_lowerstep_settle(struct mri_lowerstep *s);
 
+/* A reclaim call the core sized to nothing (no step): takes the lock,
+ * settles a record left behind as a step does first (a failed restore is
+ * retried), and releases it (the run goes on), signals blocked as for a
+ * step. Returns 0, -EBUSY (the lock), -ENOENT, -EIO or the restore's
+ * error (record kept). */
+int mri_lowerstep_retry(struct mri_lowerstep *s);
+
 /* At open: settles a record left behind, under the lock. A lock held by
  * another manager's step is not waited for (that step settles at its
  * start; logged at MR_LOG_INFO): 0. Returns 0, -ENOENT, -EIO or the

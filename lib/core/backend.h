@@ -179,6 +179,16 @@ struct mri_backend {
 	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes);
 
+	/* Optional, for MRI_CAP_STEP_CAN_OOM. Settles, without a step, what
+	 * an earlier reclaim() left behind (the record of a failed restore,
+	 * or of a dead manager's step), as reclaim() does first: the core
+	 * calls it when it sizes a step to nothing (lib/core/reclaim.c), so
+	 * that a failed restore is retried at every reclaim call and a limit
+	 * is never left lowered because the group's cache ran out. Returns
+	 * 0, -EBUSY (another manager holds the step's lock), -ENOENT, or the
+	 * restore's error (the record kept). Serialised with reclaim. */
+	int (*settle)(void *priv);
+
 	/* Optional. Closes what reclaim() kept open from one call to the
 	 * next of a run of batches (cgroup1: the step's directories and
 	 * limit file, so that a batch costs no more opens than before the

@@ -169,8 +169,17 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			r = cap_step_batch(g, target, &l,
 					   calls == 0 && target == g->priv,
 					   &batch);
-		if (r == 0)
+		if (r == 0) {
 			r = g->be->reclaim(target, batch, &asked, &freed);
+		} else if (g->be->settle) {
+			/* No step: what an earlier one left lowered (a
+			 * failed restore) is retried all the same, as every
+			 * step does before it lowers anything. */
+			int s = g->be->settle(target);
+
+			if (s < 0)
+				r = s;
+		}
 		if (target == g->priv) {
 			r = mri_control_learn(g, MR_CONTROL_RECLAIM, r);
 			if (mri_control_refusal(r)) {
