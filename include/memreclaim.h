@@ -425,7 +425,7 @@ enum mr_memstat_field {
 	MR_MEMSTAT_PGSTEAL,
 	MR_MEMSTAT_WORKINGSET_REFAULT_ANON,
 	MR_MEMSTAT_WORKINGSET_REFAULT_FILE,
-	MR_MEMSTAT_KERNEL,               /* since 0.2 */
+	MR_MEMSTAT_KERNEL,
 };
 
 /* memory.stat mapped onto one set of names for every backend, counted over
@@ -789,8 +789,9 @@ struct mr_throttle_point {
  * gives the delay for a charge of 64 pages (MEMCG_CHARGE_BATCH, 256 KiB),
  * scaled in proportion to the charge, then clamped to max_delay_ns, as
  * mm/memcontrol.c calculate_high_delay() does. The caller sets size =
- * sizeof(struct mr_throttle_curve): a curve of another size is refused
- * (-EINVAL), so that a field a later version appends is never ignored. */
+ * sizeof(struct mr_throttle_curve). Later versions accept this size; a
+ * size this version does not know (0, or a later, larger struct) is
+ * refused (-EINVAL), so that a field appended later is never ignored. */
 struct mr_throttle_curve {
 	size_t size;
 	int kind;                 /* enum mr_throttle_kind */
@@ -917,7 +918,8 @@ MR_EXPORT int mr_soft_limit_plan(size_t n, const uint64_t *usage_bytes,
  * mr_group_reclaim() and the fast path see a change at their next step.
  * The fast path's knobs arm the group for it first (mr_group_charge()
  * below), so that they answer what arming would: a removed group, an
- * unreadable limit. (mr_group_set_limit() and mr_group_set_high() above write the cgroup's
+ * unreadable limit. A setter waits for a liburcu grace period before it
+ * returns (the old policy is freed then): none is for a hot path. (mr_group_set_limit() and mr_group_set_high() above write the cgroup's
  * own limits; they are not knobs.) */
 
 /* The smallest margin in bytes mr_group_set_margin() takes: 4 KiB, the

@@ -100,6 +100,11 @@ START_TEST(register_checks_the_table)
 	bad.read_memstat = NULL;
 	ck_assert_int_eq(mri_backend_register(&bad), -EINVAL);
 	bad.read_memstat = fake_read_memstat;
+	/* Context state is the built-in backends' alone: the core makes it
+	 * at mr_ctx_new(), before any library registers. */
+	bad.ctx_size = 8;
+	ck_assert_int_eq(mri_backend_register(&bad), -EINVAL);
+	bad.ctx_size = 0;
 	/* A built-in name, then one taken by another table. */
 	bad.name = "cgroup1";
 	ck_assert_int_eq(mri_backend_register(&bad), -EEXIST);

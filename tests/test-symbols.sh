@@ -22,7 +22,7 @@ exported() {
 # private one ($2 = public) or in the private node alone ($2 = private).
 listed() {
 	awk -v want="$2" '
-		/^[A-Z0-9_.]+[[:space:]]*\{/ { private = ($1 ~ /_PRIVATE$/) }
+		/^[A-Z0-9_.]+[[:space:]]*\{/ { private = ($1 ~ /_PRIVATE(_[0-9.]+)?$/) }
 		/^[[:space:]]*[a-z][a-z0-9_]*;/ {
 			s = $1; sub(/;.*/, "", s)
 			if ((want == "private") == private) print s
@@ -90,6 +90,13 @@ check "$core" "$top_srcdir/lib/libmemreclaim.sym" \
 check "$top_builddir/.libs/libmemreclaim-sim.so" \
 	"$top_srcdir/backends/sim/libmemreclaim-sim.sym" \
 	"$top_srcdir/include/memreclaim-sim.h" MR_SIM_EXPORT mr_sim_
+# The private node is named after this release (lib/libmemreclaim.sym).
+ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
+if ! grep -q "^LIBMEMRECLAIM_PRIVATE_$ver[[:space:]]*{" \
+	"$top_srcdir/lib/libmemreclaim.sym"; then
+	echo "lib/libmemreclaim.sym: no private node LIBMEMRECLAIM_PRIVATE_$ver"
+	fail=1
+fi
 # The simulator is not the core's: none of its symbols there.
 n=$(exported "$core" | grep -c '^mr_sim_\|^mr_ctx_set_sim$')
 if [ "$n" -ne 0 ]; then

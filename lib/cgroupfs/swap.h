@@ -2,9 +2,10 @@
 /*
  * The host's swap as the backends read it for struct mr_limits
  * (swap_free_bytes, swappiness): SwapFree of /proc/meminfo and
- * vm.swappiness. What reclaim makes of it is the policy's (lib/core/policy.h,
- * mri_swap_anon_reclaimable()).
- */#ifndef MR_SWAP_H
+ * vm.swappiness. What reclaim makes of it is the policy's
+ * (lib/core/policy.h, mri_swap_anon_reclaimable()).
+ */
+#ifndef MR_SWAP_H
 #define MR_SWAP_H
 
 #include <stdint.h>

@@ -61,6 +61,10 @@ MRI_PRIVATE_EXPORT int mri_backend_register(const struct mri_backend *be)
 	    !be->probe || !be->open || !be->close || !be->read_usage ||
 	    !be->read_limits || !be->read_memstat || !be->forget)
 		return -EINVAL;
+	/* Context state is for built-in backends alone (the core makes it
+	 * at mr_ctx_new(), before any library could register). */
+	if (be->ctx_size || be->ctx_init || be->ctx_fini)
+		return -EINVAL;
 	if (find_builtin(be->name))
 		return -EEXIST;
 	pthread_mutex_lock(&reg_lock);

@@ -330,10 +330,11 @@ extern const struct mri_backend mri_backend_cgroup2;
  * name. "auto" never picks one: a program that opens a real path never
  * silently gets a group of a registered backend.
  *
- * The two functions below make the private node LIBMEMRECLAIM_PRIVATE of
- * lib/libmemreclaim.sym: exported from libmemreclaim.so for the project's
- * own libraries only, declared in no installed header, with no promise of
- * a stable ABI beyond one release of the package.
+ * The two functions below make the private node LIBMEMRECLAIM_PRIVATE_<the
+ * package version> of lib/libmemreclaim.sym: exported from libmemreclaim.so
+ * for the project's own libraries only, declared in no installed header,
+ * renamed with every release (a library built against another release
+ * does not load).
  */
 #if defined(MR_BUILDING_LIBRARY)
 #define MRI_PRIVATE_EXPORT __attribute__((visibility("default")))
@@ -348,7 +349,8 @@ extern const struct mri_backend mri_backend_cgroup2;
  * the process (a registering shared object is linked -z nodelete, so
  * that dlclose() leaves it loaded), under be->name. Idempotent: the same
  * table again returns 0. Errors: -EINVAL (be or its name NULL, the name
- * empty or "auto", a mandatory op NULL), -EEXIST (a built-in backend or
+ * empty or "auto", a mandatory op NULL, context state asked: ctx_size,
+ * ctx_init and ctx_fini are for built-in backends), -EEXIST (a built-in backend or
  * another registered table has the name), -ENOSPC (MRI_MAX_REGISTERED
  * tables registered already). MT-safe: registrations serialise on one
  * mutex, lookups take no lock. */

@@ -166,9 +166,10 @@ void mri_charge_policy_read(struct mri_charge *c,
  * (nothing armed then). */
 int mri_charge_arm(struct mr_group *g);
 
-/* Publishes the fast path's form of a policy just made current (lib/
- * knobs.c, under the group's policy_lock) to the latch, when the group has
- * a state; a state made later reads the current policy itself. */
+/* Publishes the fast path's form of a policy just made current
+ * (lib/core/knobs.c, under the group's policy_lock) to the latch, when
+ * the group has a state; a state made later reads the current policy
+ * itself. */
 void mri_charge_publish(struct mr_group *g, const struct mri_policy *p);
 
 /* Reads usage again if MR_CHARGE_USAGE_REFRESH_NS has passed since the last

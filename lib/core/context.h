@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A context (lib/core/context.c): its groups' list and registry (lib/
- * registry.c), its events and the worker's epoll set (lib/core/events.c), the
- * worker's state (lib/core/worker.c), its log and options, and the fork
- * check every entry point makes.
+ * A context (lib/core/context.c): its groups' list and registry
+ * (lib/core/registry.c), its events and the worker's epoll set
+ * (lib/core/events.c), the worker's state (lib/core/worker.c), its log
+ * and options, and the fork check every entry point makes.
  */
 #ifndef MR_CONTEXT_H
 #define MR_CONTEXT_H
@@ -81,11 +81,6 @@ struct mr_ctx {
 	 * (the thread, or the one dispatch that runs) touches it. */
 	bool serve_all;
 };
-
-/* epoll keys of ctx->wakefd and ctx->tickfd. Group ids start at 1 and
- * never reach MRI_TICK_ID. */
-#define MRI_WAKE_ID 0
-#define MRI_TICK_ID UINT64_MAX
 
 /* epoll keys of ctx->wakefd and ctx->tickfd. Group ids start at 1 and
  * never reach MRI_TICK_ID. */

@@ -88,8 +88,8 @@ struct mr_group {
 	/* Per enum mr_control: 0 not written yet, 1 writable, or the
 	 * refusal's negative errno (lib/core/control.c). */
 	atomic_int control_state[MR_NCONTROLS];
-	/* Its reclaim refused: the children reclaimed instead (lib/
-	 * childreclaim.c), under reclaim_lock. */
+	/* Its reclaim refused: the children reclaimed instead
+	 * (lib/core/childreclaim.c), under reclaim_lock. */
 	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */

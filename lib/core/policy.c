@@ -78,8 +78,9 @@ static int check_curve(const struct mr_throttle_curve *c)
 {
 	size_t i;
 
-	/* One version so far: a larger size would carry fields this library
-	 * cannot read, which it refuses rather than ignore. */
+	/* One version so far: a size it does not know (a larger struct
+	 * carries fields this library cannot read) is refused rather than
+	 * its fields ignored; later versions accept this one's size. */
 	if (c->size != sizeof(*c))
 		return -EINVAL;
 	switch (c->kind) {
