@@ -471,10 +471,14 @@ static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
 	return 0;
 }
 
+/* How often the daemon looks whether its group is still there. */
+#define GONE_CHECK_NS 1000000000ULL
+
 /* Waits for a signal, the end of the run or the next statistics; prints
- * statistics on the way. Returns 0 when it is time to stop, or the error
- * of a statistics read (-EBUSY is not one: that read is retried at the
- * next interval). */
+ * statistics on the way, and looks every second whether the group is
+ * still there. Returns 0 when it is time to stop, -ENOENT when the group
+ * was removed, or the error of a statistics read (-EBUSY is not one: that
+ * read is retried at the next interval). */
 static int run(int sfd, mr_group_t *g, const struct options *o,
 	       const struct baseline *base)
 {
@@ -485,7 +489,7 @@ static int run(int sfd, mr_group_t *g, const struct options *o,
 	uint64_t next_ns = interval_ns ? start_ns + interval_ns : 0;
 	struct signalfd_siginfo si;
 	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-	uint64_t now, wake;
+	uint64_t now, wake, usage;
 	int timeout_ms, r;
 
 	for (;;) {
@@ -502,7 +506,11 @@ static int run(int sfd, mr_group_t *g, const struct options *o,
 		wake = next_ns;
 		if (end_ns && (!wake || end_ns < wake))
 			wake = end_ns;
-		timeout_ms = wake ? (int)((wake - now + 999999) / 1000000) : -1;
+		/* At least once a second, whatever the statistics interval:
+		 * a group removed under the daemon ends it (one pread). */
+		if (!wake || wake > now + GONE_CHECK_NS)
+			wake = now + GONE_CHECK_NS;
+		timeout_ms = (int)((wake - now + 999999) / 1000000);
 		r = poll(&pfd, 1, timeout_ms);
 		if (r < 0 && errno != EINTR) {
 			r = -errno;
@@ -513,6 +521,11 @@ static int run(int sfd, mr_group_t *g, const struct options *o,
 			fprintf(stderr, PROG ": %s, stopping\n",
 				strsignal((int)si.ssi_signo));
 			return 0;
+		}
+		if (mr_group_read_usage(g, &usage) == -ENOENT) {
+			fprintf(stderr, PROG ": %s: %s; exiting\n",
+				mr_group_path(g), mr_strerror(-ENOENT));
+			return -ENOENT;
 		}
 	}
 }

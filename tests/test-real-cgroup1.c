@@ -1486,6 +1486,28 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 }
 END_TEST
 
+/* The group is removed under memreclaimd with no statistics interval and
+ * no duration: it says so and exits 1 within a couple of seconds.
+ * Regression from a fresh user's trial: it warned and ran on until a
+ * signal, although the README says it exits. */
+START_TEST(daemon_exits_when_group_removed)
+{
+	static struct daemon d;
+	int status;
+
+	new_group(64 * MiB);
+	start_pump(&d, "0");
+	write_file(group, "memory.force_empty", "0");
+	ck_assert_int_eq(rmdir(group), 0);
+	group[0] = '\0'; /* nothing left for the teardown */
+	status = daemon_exit(&d);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "wait status %#x", status);
+	ck_assert_msg(strstr(d.ebuf, "removed; exiting"), "stderr: %s",
+		      d.ebuf);
+}
+END_TEST
+
 /* A process the test started and moved into a group it created finds
  * that group as its own: mr_group_open_self() in the library, then
  * memreclaimd --self, which names it in its start record. */
@@ -2035,6 +2057,7 @@ int main(void)
 	tcase_add_test(tc, worker_leaves_unreachable_margin_alone);
 	tcase_add_test(tc, worker_forgets_removed_group);
 	tcase_add_test(tc, daemon_clean_stop_on_hup_quit_and_closed_pipe);
+	tcase_add_test(tc, daemon_exits_when_group_removed);
 	tcase_add_test(tc, open_self_in_created_group);
 	tcase_add_test(tc, selfmanage_shrinks_before_oom);
 	tcase_add_test(tc, daemon_retries_busy_statistics);

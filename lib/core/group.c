@@ -18,7 +18,7 @@
 #include "registry.h"
 
 /* The explicit name first, then MEMRECLAIM_BACKEND, then "auto". */
-static int choose_backend(const char *name, const char *path,
+static int choose_backend(mr_ctx_t *ctx, const char *name, const char *path,
 			  const struct mri_backend **out)
 {
 	const struct mri_backend *be;
@@ -32,13 +32,20 @@ static int choose_backend(const char *name, const char *path,
 	}
 	if (name && strcmp(name, "auto") != 0) {
 		be = mri_backend_find(name);
-		if (!be)
+		if (!be) {
+			mri_log(&ctx->log, MR_LOG_DEBUG, "%s: no backend named "
+				"\"%s\" (built in: cgroup1, cgroup2; \"sim\" "
+				"comes with libmemreclaim-sim)", path, name);
 			return -EINVAL;
+		}
 		r = be->probe(path);
 		if (r < 0)
 			return r;
-		if (r == 0)
+		if (r == 0) {
+			mri_log(&ctx->log, MR_LOG_DEBUG, "%s: not a group of "
+				"the backend %s", path, name);
 			return -ENODEV;
+		}
 		*out = be;
 		return 0;
 	}
@@ -80,7 +87,7 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
 	r = mri_path_normalize(path, norm, sizeof(norm));
 	if (r < 0)
 		return r;
-	r = choose_backend(backend, norm, &be);
+	r = choose_backend(ctx, backend, norm, &be);
 	if (r < 0)
 		return r;
 	return mri_group_open(ctx, norm, be, ret);
