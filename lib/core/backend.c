@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The registry of backends: those built in, and those other libraries
- * register. */
+/* The registry of backends: those built in, those other libraries
+ * register, and what a context binds for a registered one. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "context.h"
+#include "group.h"
 
 /* The order "auto" tries them in. */
 const struct mri_backend *const mri_backends[] = {
@@ -119,4 +121,37 @@ const struct mri_backend *mri_backend_at(unsigned slot)
 	if (slot >= MRI_MAX_REGISTERED)
 		return NULL;
 	return atomic_load_explicit(&registered[slot], memory_order_acquire);
+}
+
+MRI_PRIVATE_EXPORT int mri_ctx_set_backend_arg(mr_ctx_t *ctx,
+					       const struct mri_backend *be,
+					       void *arg)
+{
+	struct mr_group *g;
+	int slot, r;
+
+	if (!ctx || !be)
+		return -EINVAL;
+	slot = mri_backend_slot(be);
+	if (slot < 0)
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	/* The worker thread must not run in a virtual clock
+	 * (mr_ctx_worker_start() checks the arguments under the same two
+	 * locks). */
+	pthread_mutex_lock(&ctx->worker_lock);
+	pthread_mutex_lock(&ctx->lock);
+	if (arg && (be->caps & MRI_CAP_VIRTUAL_CLOCK) && ctx->worker_running)
+		r = -EBUSY;
+	cds_list_for_each_entry(g, &ctx->groups, link) {
+		if (g->be == be && ctx->backend_arg[slot] != arg)
+			r = -EBUSY;
+	}
+	if (!r)
+		ctx->backend_arg[slot] = arg;
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->worker_lock);
+	return r;
 }

@@ -79,39 +79,6 @@ static void install_fork_handler(void)
 	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 }
 
-MRI_PRIVATE_EXPORT int mri_ctx_set_backend_arg(mr_ctx_t *ctx,
-					       const struct mri_backend *be,
-					       void *arg)
-{
-	struct mr_group *g;
-	int slot, r;
-
-	if (!ctx || !be)
-		return -EINVAL;
-	slot = mri_backend_slot(be);
-	if (slot < 0)
-		return -EINVAL;
-	r = mri_ctx_check_fork(ctx);
-	if (r < 0)
-		return r;
-	/* The worker thread must not run in a virtual clock
-	 * (mr_ctx_worker_start() checks the arguments under the same two
-	 * locks). */
-	pthread_mutex_lock(&ctx->worker_lock);
-	pthread_mutex_lock(&ctx->lock);
-	if (arg && (be->caps & MRI_CAP_VIRTUAL_CLOCK) && ctx->worker_running)
-		r = -EBUSY;
-	cds_list_for_each_entry(g, &ctx->groups, link) {
-		if (g->be == be && ctx->backend_arg[slot] != arg)
-			r = -EBUSY;
-	}
-	if (!r)
-		ctx->backend_arg[slot] = arg;
-	pthread_mutex_unlock(&ctx->lock);
-	pthread_mutex_unlock(&ctx->worker_lock);
-	return r;
-}
-
 /* Each built-in backend's context state (struct mri_backend.ctx_size). */
 static void builtin_states_fini(mr_ctx_t *ctx)
 {
