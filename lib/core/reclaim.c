@@ -30,23 +30,33 @@ static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 	return excess < p->batch_bytes ? excess : p->batch_bytes;
 }
 
+/* The clean, unmapped page cache of one target as a run of steps knows
+ * it (cap_step_batch()). */
+struct step_cache {
+	void *target;         /* whose estimate; NULL: none yet */
+	uint64_t clean_bytes;
+};
+
 /*
  * The batch of a backend whose step can OOM-kill (MRI_CAP_STEP_CAN_OOM,
  * lib/core/backend.h): at most half of what reclaim can take from `target`
  * (the group's handle, or a child's), so that the group's own charges
  * find the other half while the step has the limit lowered. What
- * reclaim can take: the clean, unmapped page cache of a memory.stat read
- * now, and, where half of it is short of the call (at least a page, as
- * the backend asks), also the anonymous memory the target may swap out
- * (lib/core/policy.h), by the limits snapshot l when it is the target's and was
- * read just before (fresh), else by a snapshot read now (none counted if
+ * reclaim can take: the clean, unmapped page cache of `target` as the run
+ * knows it (*sc: read from memory.stat at the run's first step on the
+ * target, then lowered by what each step freed and never raised, so that
+ * a run of steps reads memory.stat once), and, where half of it is short
+ * of the call (at least a page, as the backend asks), also the anonymous
+ * memory the target may swap out (lib/core/policy.h), from a memory.stat
+ * read now and the limits snapshot l when it is the target's and was
+ * read just before (fresh), else a snapshot read now (none counted if
  * that fails). The cap is in whole pages: with less than one, -EAGAIN,
  * and the backend is not called. Returns 0 with *batch capped, -EAGAIN,
  * or read_memstat()'s error.
  */
 static int cap_step_batch(struct mr_group *g, void *target,
 			  const struct mr_limits *l, bool fresh,
-			  uint64_t *batch)
+			  struct step_cache *sc, uint64_t *batch)
 {
 	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mr_limits now = { .size = sizeof(now) };
@@ -54,14 +64,30 @@ static int cap_step_batch(struct mr_group *g, void *target,
 	long ps = sysconf(_SC_PAGESIZE);
 	const uint64_t page = ps > 0 ? (uint64_t)ps : 4096;
 	uint64_t want = *batch < page ? page : *batch, can, cap, anon;
+	bool read = false;
 	int r;
 
-	r = g->be->read_memstat(target, &ms);
-	if (r < 0)
-		return r;
-	mri_reclaimable(&ms, NULL, -1, &rc);
-	can = rc.clean_unmapped_bytes;
+	if (sc->target != target) {
+		r = g->be->read_memstat(target, &ms);
+		if (r < 0)
+			return r;
+		mri_reclaimable(&ms, NULL, -1, &rc);
+		sc->target = target;
+		sc->clean_bytes = rc.clean_unmapped_bytes;
+		read = true;
+	}
+	can = sc->clean_bytes;
 	if (can / 2 < want) {
+		if (!read) {
+			r = g->be->read_memstat(target, &ms);
+			if (r < 0)
+				return r;
+			/* Never raised: the run's steps freed that much. */
+			mri_reclaimable(&ms, NULL, -1, &rc);
+			if (rc.clean_unmapped_bytes < sc->clean_bytes)
+				sc->clean_bytes = rc.clean_unmapped_bytes;
+			can = sc->clean_bytes;
+		}
 		if (!fresh) {
 			/* The fds the run keeps go first: a reader's come on
 			 * top of none (MRI_FD_RESERVE). */
@@ -116,6 +142,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
+	struct step_cache sc = { .target = NULL };
 	uint64_t total = 0, excess, batch, asked, freed, t0;
 	unsigned empty = 0, calls;
 	size_t child_empty = 0;
@@ -168,9 +195,12 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		if (g->be->caps & MRI_CAP_STEP_CAN_OOM)
 			r = cap_step_batch(g, target, &l,
 					   calls == 0 && target == g->priv,
-					   &batch);
+					   &sc, &batch);
 		if (r == 0) {
 			r = g->be->reclaim(target, batch, &asked, &freed);
+			if (target == sc.target)
+				sc.clean_bytes -= freed < sc.clean_bytes ?
+						  freed : sc.clean_bytes;
 		} else if (g->be->settle) {
 			/* No step: what an earlier one left lowered (a
 			 * failed restore) is retried all the same, as every
