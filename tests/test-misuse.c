@@ -89,16 +89,34 @@ START_TEST(open_bad_paths)
 }
 END_TEST
 
+/* The last message of the context's log. */
+static void last_message(int level, const char *msg, void *userdata)
+{
+	(void)level;
+	snprintf(userdata, 512, "%s", msg);
+}
+
 START_TEST(open_bad_backends)
 {
 	mr_group_t *g = NULL;
+	char msg[512] = "";
 
-	/* Unknown names, and names of backends not built in this version. */
+	ck_assert_int_eq(mr_ctx_set_log(ctx, last_message, msg, MR_LOG_DEBUG),
+			 0);
+	/* Unknown names, and names of backends not built in this version;
+	 * the debug log says which name, and where "sim" comes from. */
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "cgroup3",
 				       &g), -EINVAL);
+	ck_assert_msg(strstr(msg, "no backend named \"cgroup3\"") &&
+		      strstr(msg, "libmemreclaim-sim"), "log: %s", msg);
+	/* A directory that is not the named backend's: the log names it. */
+	ck_assert_int_eq(mr_group_open(ctx, "/tmp", "cgroup2", &g), -ENODEV);
+	ck_assert_msg(strstr(msg, "/tmp: not a group of the backend cgroup2"),
+		      "log: %s", msg);
 	/* The simulator, on a context bound to none. */
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "sim", &g),
 			 -ENODEV);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, NULL, NULL, MR_LOG_DEBUG), 0);
 	ck_assert_int_eq(mr_group_open(ctx, "/sys/fs/cgroup/memory", "", &g),
 			 -EINVAL);
 	setenv("MEMRECLAIM_BACKEND", "bogus", 1);

@@ -138,7 +138,14 @@ static int enter(struct mr_group *g)
 {
 	int r = mri_ctx_check_fork(g->ctx);
 
-	return r < 0 ? r : mri_charge_arm(g);
+	if (r < 0)
+		return r;
+	/* An armed group answers with one acquire load here, no call into
+	 * chargestate.c (whose mri_charge_arm() looks again). */
+	if (__builtin_expect(atomic_load_explicit(&g->charge.armed,
+						  memory_order_acquire), 1))
+		return 0;
+	return mri_charge_arm(g);
 }
 
 /* -------------------------------------------------------------- charges */
