@@ -3,7 +3,7 @@
  * memreclaimd — keeps a memory cgroup's usage a margin below its limit with
  * libmemreclaim's margin worker, and reports what the worker did.
  *
- *   memreclaimd --cgroup PATH|--self --margin SIZE [--hysteresis SIZE]
+ *   memreclaimd --cgroup PATH|--self [--margin auto|SIZE [--hysteresis SIZE]]
  *               [--batch SIZE|auto] [--backend auto|cgroup1|cgroup2]
  *               [--sched idle|nice:N] [--duration SECONDS]
  *               [--stats-interval SECONDS] [--json]
@@ -12,7 +12,13 @@
  * SIZE is a number of bytes with an optional K, M or G suffix (powers of
  * 1024), or N% of the group's limit (up to four decimals); a margin in
  * bytes is at least 4096 (MR_MARGIN_MIN_BYTES). --hysteresis defaults to
- * the margin. MEMRECLAIM_STATE_DIR, when set, must be an absolute path.
+ * the margin. Without --margin, or with --margin auto, the margin is
+ * adaptive (mr_group_set_margin_adaptive() with its defaults): sized from
+ * the group's charge rate and the worker's reaction time, and kept only
+ * while the waits it removes outweigh its CPU and refaults. --verbose
+ * logs the library's debug messages (each change of the adaptive
+ * margin's strength among them). MEMRECLAIM_STATE_DIR, when set, must be
+ * an absolute path.
  *
  * Statistics are printed once the worker runs (event "start"), every
  * interval ("stats") and at exit ("final"): one line each, with --json one
@@ -71,6 +77,7 @@ struct options {
 	uint64_t duration_s;         /* 0: until a signal */
 	uint64_t stats_interval_s;   /* 0: at start and exit only */
 	bool json;
+	bool verbose;                /* --verbose: debug messages too */
 	bool sched_set;
 	int sched;
 	int nice;
@@ -79,20 +86,24 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " --cgroup PATH|--self --margin SIZE [OPTION]...\n"
+		"usage: " PROG " --cgroup PATH|--self [--margin auto|SIZE] [OPTION]...\n"
 		"Keeps a memory cgroup's usage a margin below its limit with libmemreclaim's\n"
 		"margin worker, so that the group's own charges rarely meet the limit.\n"
 		"\n"
 		"  --cgroup PATH           the group's directory, an absolute path\n"
 		"  --self                  instead of --cgroup (not with it): the memory cgroup memreclaimd itself runs in\n"
-		"  --margin SIZE           keep usage this far below the group's limit (required; at least 4K, below the limit)\n"
-		"  --hysteresis SIZE       each wake-up reclaims this much further below limit - margin (default: the margin, at most half of limit - margin)\n"
+		"  --margin auto|SIZE      keep usage this far below the group's limit: auto (the default) sizes it from the\n"
+		"                          charge rate and the worker's reaction, and drops it where it costs more than it\n"
+		"                          saves; SIZE is a fixed margin (at least 4K, below the limit)\n"
+		"  --hysteresis SIZE       with a fixed margin: each wake-up reclaims this much further below limit - margin\n"
+		"                          (default: the margin, at most half of limit - margin)\n"
 		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
 		"  --backend auto|cgroup1|cgroup2  auto picks from the path's filesystem; default: MEMRECLAIM_BACKEND, else auto\n"
 		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
 		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT, SIGHUP or SIGQUIT\n"
 		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
 		"  --json                  print statistics as one flat JSON object per line\n"
+		"  --verbose               log the library's debug messages too\n"
 		"  --version               print the version and exit\n"
 		"  --help                  print this help and exit\n"
 		"\n"
@@ -189,10 +200,6 @@ static int check_options(const struct options *o)
 			o->cgroup);
 		return -EINVAL;
 	}
-	if (!o->policy.margin.set) {
-		fprintf(stderr, PROG ": --margin is required\n");
-		return -EINVAL;
-	}
 	r = policyopt_check(PROG, &o->policy);
 	if (r < 0)
 		return r;
@@ -232,7 +239,8 @@ static int check_options(const struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
-	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF };
+	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF,
+	       OPT_VERBOSE };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "self", no_argument, NULL, OPT_SELF },
@@ -243,6 +251,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "stats-interval", required_argument, NULL, OPT_INTERVAL },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "sched", required_argument, NULL, OPT_SCHED },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
@@ -295,6 +304,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_VERBOSE:
+			o->verbose = true;
+			break;
 		case OPT_SCHED:
 			r = parse_sched(optarg, o);
 			break;
@@ -315,6 +327,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			argv[optind]);
 		r = -EINVAL;
 	}
+	/* The adaptive margin is the default. */
+	if (r == 0 && !o->policy.margin.set)
+		r = policyopt_parse(PROG, "margin", "auto", &o->policy);
 	if (r == 0)
 		r = check_options(o);
 	if (r < 0)
@@ -367,6 +382,7 @@ static int print_stats(mr_group_t *g, const struct options *o,
 {
 	struct mr_limits lim = { .size = sizeof(lim) };
 	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_margin_stats ms = { .size = sizeof(ms) };
 	struct rusage ru;
 	uint64_t user_ns, sys_ns, hits_since;
 	int r;
@@ -374,6 +390,8 @@ static int print_stats(mr_group_t *g, const struct options *o,
 	r = mr_group_read_limits(g, &lim);
 	if (r == 0)
 		r = mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st);
+	if (r == 0)
+		r = mr_group_read_margin_stats(g, &ms);
 	if (r == -EBUSY) {
 		/* Another manager is in the middle of a reclaim step on the
 		 * group: its transient limit is no statistic. */
@@ -413,10 +431,27 @@ static int print_stats(mr_group_t *g, const struct options *o,
 		       ",\"worker_freed_bytes\":%" PRIu64
 		       ",\"worker_elapsed_ns\":%" PRIu64
 		       ",\"cpu_user_ns\":%" PRIu64 ",\"cpu_sys_ns\":%" PRIu64
-		       ",\"cpu_ns\":%" PRIu64 "}\n",
+		       ",\"cpu_ns\":%" PRIu64
+		       ",\"margin_adaptive\":%s,\"margin_bytes\":%" PRIu64
+		       ",\"hysteresis_bytes\":%" PRIu64,
 		       lim.limit_hits, hits_since, st.calls, st.empty_calls,
 		       st.asked_bytes, st.freed_bytes, st.elapsed_ns,
-		       user_ns, sys_ns, user_ns + sys_ns);
+		       user_ns, sys_ns, user_ns + sys_ns,
+		       ms.adaptive ? "true" : "false", ms.margin_bytes,
+		       ms.hysteresis_bytes);
+		if (ms.adaptive)
+			printf(",\"margin_sized_bytes\":%" PRIu64
+			       ",\"margin_strength_ppm\":%" PRIu32
+			       ",\"charge_bytes_per_s\":%" PRIu64
+			       ",\"reaction_ns\":%" PRIu64
+			       ",\"benefit_ns\":%" PRIu64 ",\"cost_ns\":%" PRIu64
+			       ",\"margin_intervals\":%" PRIu64
+			       ",\"worker_cpu_ns\":%" PRIu64,
+			       ms.sized_bytes, ms.strength_ppm,
+			       ms.charge_bytes_per_s, ms.reaction_ns,
+			       ms.benefit_ns, ms.cost_ns, ms.intervals,
+			       ms.worker_cpu_ns);
+		printf("}\n");
 	} else {
 		printf(PROG ": %s: usage %.1f MiB, limit ", event,
 		       mib(lim.usage_bytes));
@@ -432,6 +467,17 @@ static int print_stats(mr_group_t *g, const struct options *o,
 		       mib(st.asked_bytes), mib(st.freed_bytes),
 		       (double)st.elapsed_ns / 1e9,
 		       (double)(user_ns + sys_ns) / 1e9);
+		if (ms.adaptive)
+			printf(PROG ": %s: adaptive margin %.2f MiB "
+			       "(hysteresis %.2f MiB): sized %.2f MiB from "
+			       "%.1f MiB/s x %.3f ms reaction, strength %.3f "
+			       "(last interval: waits removed %.3f ms, CPU and "
+			       "refaults %.3f ms)\n", event,
+			       mib(ms.margin_bytes), mib(ms.hysteresis_bytes),
+			       mib(ms.sized_bytes), mib(ms.charge_bytes_per_s),
+			       (double)ms.reaction_ns / 1e6,
+			       ms.strength_ppm / 1e6, ms.benefit_ns / 1e6,
+			       ms.cost_ns / 1e6);
 	}
 	fflush(stdout);
 	return 0;
@@ -455,7 +501,13 @@ static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
 	if (r < 0)
 		return EXIT_FAILURE_LIB;
 	/* What the options came to, so a default is never a surprise. */
-	if (lim->limit_bytes != MR_UNLIMITED)
+	if (b.margin_adaptive)
+		fprintf(stderr, PROG ": %s: adaptive margin: sized every "
+			"second from the charge rate and the worker's "
+			"reaction, at most 10%% of the limit, dropped where "
+			"it costs more than the waits it removes\n",
+			o->cgroup);
+	else if (lim->limit_bytes != MR_UNLIMITED)
 		fprintf(stderr, PROG ": %s: margin %.1f MiB, hysteresis %.1f MiB: "
 			"each wake-up reclaims down to %.1f MiB below the "
 			"limit\n", o->cgroup, mib(b.margin),
@@ -568,7 +620,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", mr_strerror(r));
 		goto out;
 	}
-	mr_ctx_set_log(ctx, log_to_stderr, NULL, MR_LOG_INFO);
+	mr_ctx_set_log(ctx, log_to_stderr, NULL,
+		       o.verbose ? MR_LOG_DEBUG : MR_LOG_INFO);
 	if (o.self) {
 		r = mr_group_open_self(ctx, &g);
 		if (r < 0) {

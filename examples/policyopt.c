@@ -113,6 +113,12 @@ int policyopt_parse(const char *prefix, const char *name, const char *arg,
 	snprintf(opt, sizeof(opt), "--%s", name);
 	if (strcmp(name, "margin") == 0) {
 		p->margin_arg = arg;
+		p->margin_auto = strcmp(arg, "auto") == 0;
+		if (p->margin_auto) {
+			p->margin.set = true;
+			p->margin.is_ppm = false;
+			return 0;
+		}
 		return policyopt_parse_size(prefix, opt, arg, true, &p->margin);
 	}
 	if (strcmp(name, "hysteresis") == 0)
@@ -143,7 +149,12 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 			p->hysteresis.set ? "hysteresis" : "batch");
 		return -EINVAL;
 	}
-	if (p->margin.set &&
+	if (p->margin_auto && p->hysteresis.set) {
+		fprintf(stderr, "%s: --hysteresis goes with a fixed --margin: "
+			"--margin auto sizes its own\n", prefix);
+		return -EINVAL;
+	}
+	if (p->margin.set && !p->margin_auto &&
 	    ((p->margin.is_ppm && (p->margin.ppm == 0 ||
 				   p->margin.ppm >= 1000000)) ||
 	     (!p->margin.is_ppm && p->margin.bytes == 0))) {
@@ -154,7 +165,7 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 	}
 	/* mr_group_set_margin()'s own bound, so that the group is never
 	 * opened for a margin it would refuse. */
-	if (p->margin.set && !p->margin.is_ppm &&
+	if (p->margin.set && !p->margin_auto && !p->margin.is_ppm &&
 	    p->margin.bytes < MR_MARGIN_MIN_BYTES) {
 		fprintf(stderr,
 			"%s: --margin '%s': a margin in bytes must be at least %llu (4 KiB, the smallest page size Linux has: the kernel counts usage in whole pages)\n",
@@ -277,10 +288,12 @@ int policyopt_compute(const char *prefix, const char *name,
 	}
 	if (p->margin.set) {
 		b.margin_set = true;
-		b.margin = !p->margin.is_ppm ? p->margin.bytes :
+		b.margin_adaptive = p->margin_auto;
+		b.margin = p->margin_auto ? 0 :
+			   !p->margin.is_ppm ? p->margin.bytes :
 			   limit == MR_UNLIMITED ? 0 :
 			   policyopt_ppm_of(limit, p->margin.ppm);
-		b.hysteresis = hysteresis_for(p, limit);
+		b.hysteresis = p->margin_auto ? 0 : hysteresis_for(p, limit);
 		b.batch_auto = p->batch_auto;
 		if (p->batch.set)
 			b.batch = batch_for(p, limit);
@@ -310,10 +323,16 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 	r = policyopt_compute(prefix, name, p, lim->limit_bytes, &b);
 	if (r < 0)
 		return r;
-	if (p->margin.set) {
+	if (p->margin_auto) {
+		/* The library's defaults: rate x reaction x 2, at most a
+		 * tenth of the limit, gated by what it costs. */
+		r = mr_group_set_margin_adaptive(g, NULL);
+	} else if (p->margin.set) {
 		r = mr_group_set_margin(g, p->margin.is_ppm ? 0 : p->margin.bytes,
 					p->margin.is_ppm ? p->margin.ppm : 0,
 					b.hysteresis);
+	}
+	if (p->margin.set) {
 		if (r == -ERANGE) {
 			explain_range(prefix, g, p, b.hysteresis);
 			return r;

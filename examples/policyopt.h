@@ -44,6 +44,7 @@ struct size_opt {
 struct policy_opts {
 	const char *margin_arg;      /* --margin as given, for messages */
 	struct size_opt margin;
+	bool margin_auto;            /* --margin auto: adaptive */
 	struct size_opt hysteresis;
 	struct size_opt batch;
 	bool batch_auto;
@@ -53,6 +54,7 @@ struct policy_opts {
 /* What the options come to for one group's limit, in bytes. */
 struct policy_bytes {
 	bool margin_set;             /* false: no margin was applied */
+	bool margin_adaptive;        /* sized by the library: margin 0 */
 	uint64_t margin;
 	uint64_t hysteresis;
 	bool batch_auto;             /* the proportional defaults */

@@ -995,6 +995,113 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *group, uint64_t margin_bytes,
 				  uint32_t margin_ppm,
 				  uint64_t hysteresis_bytes);
 
+/* The bounds and factors of an adaptive margin; the caller sets size
+ * (sizeof(struct mr_margin_adaptive); later versions accept this size).
+ * A field left 0 takes the default given with it. */
+struct mr_margin_adaptive {
+	size_t size;
+	/* The margin never goes below min_bytes (0, the default: it may
+	 * shrink to nothing, and the worker then leaves the group alone)
+	 * nor above max_bytes, or max_ppm of the limit (at most one of the
+	 * two; both 0: 100000 ppm, a tenth of the limit). */
+	uint64_t min_bytes;
+	uint64_t max_bytes;
+	uint32_t max_ppm;
+	/* The margin is safety_ppm / 10^6 times the charge rate times the
+	 * reaction time (default 2000000: twice what one reaction lets in;
+	 * 1000000 .. 100000000). */
+	uint32_t safety_ppm;
+	/* The hysteresis, in ppm of the margin (default 500000: each
+	 * wake-up frees about what arrives during one reaction at the
+	 * default safety; 1 .. 1000000). */
+	uint32_t hysteresis_ppm;
+	/* How often the margin is sized again, in ns (default and minimum
+	 * MR_WORKER_SAFETY_NS, the worker's safety round; at most 60 s).
+	 * A multiple of it in practice: the worker sizes at its rounds. */
+	uint64_t interval_ns;
+};
+
+/* Sets an adaptive margin: the worker keeps usage below limit - margin as
+ * for mr_group_set_margin(), with a margin and hysteresis it sizes itself
+ * every interval from what it measures on the group:
+ *
+ * - the charge rate (bytes charged per second, smoothed over about four
+ *   intervals: v1 memory.stat pgpgin; elsewhere the growth of usage plus
+ *   what was reclaimed, v2 pgsteal), times the worker's reaction time
+ *   (from the wake-up that found usage above limit - margin to the end of
+ *   the reclaim that brought it below, the 95th percentile of the last 32),
+ *   times the safety factor, within the bounds;
+ * - scaled by a strength between 0 and 1 that weighs what the margin
+ *   costs against what it removes from the workload's path. A direct
+ *   reclaim in a charging task costs it the reclaim's CPU and its waits
+ *   (for writeback, I/O, locks). Moved to the worker, the CPU is still
+ *   spent, and on a busy machine taken from the workload; what the
+ *   workload gains is the waits. So the benefit of an interval is the
+ *   worker's reclaim wall time minus its CPU time (CPU of the worker's
+ *   thread, kernel time included: CLOCK_THREAD_CPUTIME_ID; the simulated
+ *   task's on the simulator), the cost is its CPU time plus the refaults
+ *   its margin causes (memory.stat workingset_refault_file beyond the
+ *   refaults per charged byte measured with the margin at its floor),
+ *   each refaulted byte priced at one more reclaim of it. The strength
+ *   halves when the cost exceeds the benefit and doubles when the benefit
+ *   exceeds the cost by a quarter; below 1/16 it is 0, the margin goes to
+ *   min_bytes, and a probe at 1/8 strength comes after 8 intervals, then
+ *   after twice as many after each probe that did not pay (at most 256).
+ *   Clean page cache on a busy machine reclaims without waiting: the
+ *   margin cannot pay there and shrinks away; dirty cache or slow I/O
+ *   makes the waits it removes real, and it grows.
+ *
+ * The first interval keeps the margin at min_bytes: it measures the
+ * charge rate and the refaults at the floor. Then the strength starts
+ * full, with a reaction time of 1 ms until one is measured.
+ * mr_group_read_margin_stats() shows every figure of the decision, and
+ * each change of strength is logged at debug level. The fixed margin of
+ * mr_group_set_margin() replaces an adaptive one, and the reverse;
+ * mr_group_set_margin(group, 0, 0, 0) turns either off.
+ *
+ * adaptive: NULL takes every default. The keeper lock, the fd budget and
+ * the cgroup v1 threshold are those of mr_group_set_margin(). The fast
+ * path (mr_group_charge(), mr_group_thp_advise()) keeps the margin in
+ * force at each moment.
+ * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
+ * out of its range; both max_bytes and max_ppm; min_bytes above
+ * max_bytes, or 1 .. MR_MARGIN_MIN_BYTES - 1), -EBUSY, -ENOENT, -EIO,
+ * -ECHILD, -ENOMEM, -EMFILE as for mr_group_set_margin(). On error
+ * nothing changes. MT-safe. */
+MR_EXPORT int mr_group_set_margin_adaptive(
+	mr_group_t *group, const struct mr_margin_adaptive *adaptive);
+
+/* What an adaptive margin decided at its last interval, and the
+ * measurements it decided on; the caller sets size. For a fixed margin
+ * all 0 but margin_bytes (one in ppm: of the limit the worker last read,
+ * 0 before it read one) and hysteresis_bytes. */
+struct mr_margin_stats {
+	size_t size;
+	int adaptive;                  /* 1: mr_group_set_margin_adaptive() */
+	uint64_t margin_bytes;         /* in force now (0: none) */
+	uint64_t hysteresis_bytes;
+	uint64_t sized_bytes;          /* safety x rate x reaction */
+	uint32_t strength_ppm;         /* 0 .. 1000000 */
+	uint64_t charge_bytes_per_s;   /* smoothed */
+	uint64_t reaction_ns;          /* the 95th percentile */
+	uint64_t benefit_ns;           /* last interval: the waits removed */
+	uint64_t cost_ns;              /* last interval: CPU + refaults */
+	uint64_t refault_bytes;        /* last interval's refaults */
+	uint64_t limit_hits;           /* last interval's (v1 failcnt, v2
+					  memory.events max) */
+	uint64_t intervals;            /* sized so far */
+	uint64_t worker_cpu_ns;        /* the worker's CPU on the group,
+					  in all */
+};
+
+/* Reads the group's margin statistics (see struct mr_margin_stats).
+ * Works in a child after fork() (it reads memory only).
+ * Errors: -EINVAL (NULL; size smaller than its size and adaptive
+ * fields). MT-safe: the fields are read one by one, so a read racing an
+ * interval's end may mix two intervals. */
+MR_EXPORT int mr_group_read_margin_stats(mr_group_t *group,
+					 struct mr_margin_stats *stats);
+
 /* Fixed target batch: each reclaim call asks the kernel for batch_bytes
  * (or the remaining excess, if smaller). The default, and the kernel's own
  * batch, is MR_SWAP_CLUSTER_MAX_BYTES (SWAP_CLUSTER_MAX pages).

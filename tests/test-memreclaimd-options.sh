@@ -81,6 +81,16 @@ expect 1 "opening /nonexistent/memreclaim-test" -- \
 	--cgroup /nonexistent/memreclaim-test --margin 4096
 expect 1 "opening /nonexistent/memreclaim-test" -- \
 	--cgroup /nonexistent/memreclaim-test --margin 4K
+# The adaptive margin: the default without --margin, or --margin auto;
+# it sizes its own hysteresis.
+expect 1 "opening /nonexistent/memreclaim-test" -- \
+	--cgroup /nonexistent/memreclaim-test
+expect 1 "opening /nonexistent/memreclaim-test" -- \
+	--cgroup /nonexistent/memreclaim-test --margin auto --batch auto
+expect 2 "--hysteresis goes with a fixed --margin" -- \
+	--cgroup /nonexistent/memreclaim-test --hysteresis 1M
+expect 2 "--hysteresis goes with a fixed --margin" -- \
+	--cgroup /nonexistent/memreclaim-test --margin auto --hysteresis 1M
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

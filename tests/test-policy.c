@@ -825,7 +825,7 @@ START_TEST(worker_pass_leaves_idle)
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_IDLE,
 					       &sp), 0);
 	pthread_mutex_lock(&g->reclaim_lock);
-	ck_assert(!mri_keep_margin(g, NULL, true));
+	ck_assert(!mri_keep_margin(g, NULL, true, 0));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(sched_getscheduler(0), SCHED_IDLE);
 	ck_assert_uint_gt(f.reclaim_calls, 0);
@@ -837,7 +837,7 @@ START_TEST(worker_pass_leaves_idle)
 	f.usage += 8 * MiB;
 	f.file += 8 * MiB;
 	pthread_mutex_lock(&g->reclaim_lock);
-	ck_assert(!mri_keep_margin(g, NULL, true));
+	ck_assert(!mri_keep_margin(g, NULL, true, 0));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(f.reclaim_policy, SCHED_IDLE);
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER,
@@ -884,7 +884,7 @@ START_TEST(worker_pass_idle_refused_warns_once)
 			f.usage += 16 * MiB;
 			f.file += 16 * MiB;
 			pthread_mutex_lock(&g->reclaim_lock);
-			mri_keep_margin(g, NULL, true);
+			mri_keep_margin(g, NULL, true, 0);
 			pthread_mutex_unlock(&g->reclaim_lock);
 		}
 		if (f.reclaim_calls == 0)
@@ -906,7 +906,7 @@ static bool pass(struct mr_group *g)
 	bool again;
 
 	pthread_mutex_lock(&g->reclaim_lock);
-	again = mri_keep_margin(g, NULL, true);
+	again = mri_keep_margin(g, NULL, true, 0);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	return again;
 }

@@ -314,6 +314,17 @@ static uint64_t sim_now_op(void *priv)
 	return sim_now(p->sim->m);
 }
 
+/* The running task's work, user and kernel: the waits of its reclaim
+ * (dirty pages, naps) are not in it. 0 outside a task. */
+static uint64_t sim_thread_cpu_op(void *priv)
+{
+	struct sim_priv *p = priv;
+	struct sim_task *t = sim_current(p->sim->m);
+	const struct sim_task_stats *st = t ? sim_task_stats(t) : NULL;
+
+	return st ? st->user_ns + st->sys_ns : 0;
+}
+
 #define SET(field, bit, value)                                            \
 	do {                                                              \
 		out->field = (value);                                     \
@@ -419,6 +430,7 @@ const struct mri_backend mri_backend_sim = {
 	.set_usage_threshold = sim_set_usage_threshold,
 	.event_ack = sim_event_ack,
 	.now_ns = sim_now_op,
+	.thread_cpu_ns = sim_thread_cpu_op,
 	.read_events = sim_read_events,
 	.read_pressure = sim_read_pressure,
 	.psi_trigger_open = sim_psi_trigger_open,

@@ -241,6 +241,13 @@ struct mri_backend {
 	 * thread, concurrently with every other op. */
 	uint64_t (*now_ns)(void *priv);
 
+	/* Optional. The CPU time the calling thread has used, in the clock
+	 * of now_ns(): a simulated task's work (user and kernel, not its
+	 * waits); NULL stands for CLOCK_THREAD_CPUTIME_ID. The adaptive
+	 * margin weighs the worker's CPU against its waits with it. Never
+	 * fails, does not block. */
+	uint64_t (*thread_cpu_ns)(void *priv);
+
 	/* Optional (NULL: the core answers -EOPNOTSUPP). Fills the whole
 	 * *out with memory.events, or memory.events.local when `local`;
 	 * -EOPNOTSUPP when the kernel lacks the file. */

@@ -61,7 +61,8 @@ static void policy_curve(const struct mri_charge_policy *p,
 /* The margin the policy keeps below a binding limit (not MR_UNLIMITED):
  * what mr_group_thp_advise() keeps free and a RECLAIM verdict reclaims
  * down to. */
-static uint64_t policy_margin_bytes(const struct mri_charge_policy *p,
+static uint64_t policy_margin_bytes(struct mri_charge *c,
+				    const struct mri_charge_policy *p,
 				    uint64_t limit_bytes)
 {
 	const struct mri_policy margin = {
@@ -69,6 +70,9 @@ static uint64_t policy_margin_bytes(const struct mri_charge_policy *p,
 		.margin_ppm = (uint32_t)p->margin_ppm,
 	};
 
+	if (p->margin_adaptive)
+		return atomic_load_explicit(&c->adaptive_margin_bytes,
+					    memory_order_relaxed);
 	return mri_margin_bytes(&margin, limit_bytes);
 }
 
@@ -223,7 +227,7 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 		answer->delay_ns = 0;
 		if (can >= est - limit) {
 			want = mri_shortfall_bytes(est, 0, limit,
-					policy_margin_bytes(&p, limit));
+					policy_margin_bytes(c, &p, limit));
 			if (want > can)
 				want = can; /* at least est - limit */
 			answer->reclaim_bytes = want;
@@ -404,7 +408,7 @@ MR_EXPORT int mr_group_thp_advise_reclaim(mr_group_t *g,
 	usage = mri_charge_estimate_now(c);
 	if (p.thp_policy == MR_THP_BUDGET)
 		budget = budget_bytes(g, p.budget_ns);
-	margin = limit == MR_UNLIMITED ? 0 : policy_margin_bytes(&p, limit);
+	margin = limit == MR_UNLIMITED ? 0 : policy_margin_bytes(c, &p, limit);
 	r = mr_thp_decide((int)p.thp_policy, huge, usage, limit, margin,
 			  atomic_load_explicit(&c->reclaimable_bytes,
 					       memory_order_relaxed),

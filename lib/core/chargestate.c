@@ -73,6 +73,7 @@ static void charge_image(const struct mri_policy *p,
 	out->budget_ns = p->thp_budget_ns;
 	out->margin_bytes = p->margin_bytes;
 	out->margin_ppm = p->margin_ppm;
+	out->margin_adaptive = p->margin_adaptive;
 }
 
 /* Copies the words of the policy up to the used points; retries while the

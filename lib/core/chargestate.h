@@ -32,6 +32,7 @@ struct mri_charge_policy {
 	uint64_t budget_ns;
 	uint64_t margin_bytes;        /* the group's margin */
 	uint64_t margin_ppm;
+	uint64_t margin_adaptive;     /* 1: adaptive_margin_bytes instead */
 	struct mr_throttle_point points[MR_THROTTLE_MAX_POINTS];
 };
 
@@ -99,6 +100,8 @@ struct mri_charge {
 	_Atomic uint64_t swappable_bytes;
 	_Atomic uint64_t limits_ns;
 	_Atomic uint64_t limits_refreshes;
+	/* An adaptive margin's size in force (lib/core/adaptive.c). */
+	_Atomic uint64_t adaptive_margin_bytes;
 	/* mr_group_thp_advise() answers of small pages (rare: one atomic
 	 * add, no slot). */
 	_Atomic uint64_t thp_fallbacks;

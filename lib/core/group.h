@@ -12,6 +12,7 @@
 #include <urcu/list.h>
 #include <urcu/rculfhash.h>
 
+#include "adaptive.h"
 #include "backend.h"
 #include "chargestate.h"
 #include "childreclaim.h"
@@ -92,6 +93,8 @@ struct mr_group {
 	 * (lib/core/childreclaim.c), under reclaim_lock. */
 	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
+	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
+	struct mri_adaptive adaptive;
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
 };
 

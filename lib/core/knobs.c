@@ -80,6 +80,8 @@ struct margin_arg {
 	uint64_t bytes;
 	uint32_t ppm;
 	uint64_t hysteresis;
+	/* An adaptive margin instead, its defaults filled in; NULL: none. */
+	const struct mr_margin_adaptive *adaptive;
 };
 
 static int edit_margin(struct mr_group *g, struct mri_policy *p,
@@ -91,12 +93,18 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	uint64_t margin, limit = MR_UNLIMITED;
 	int r;
 
-	if (a->bytes || a->ppm) {
+	on = a->bytes || a->ppm || a->adaptive;
+	if (on) {
 		r = g->be->read_limits(g->priv, &l);
 		if (r < 0)
 			return r;
 		limit = mri_margin_limit(&l);
-		if (limit != MR_UNLIMITED) {
+		if (a->adaptive) {
+			/* Its floor must leave room below the limit. */
+			if (limit != MR_UNLIMITED &&
+			    a->adaptive->min_bytes >= limit)
+				return -ERANGE;
+		} else if (limit != MR_UNLIMITED) {
 			struct mri_policy np = { .margin_bytes = a->bytes,
 						 .margin_ppm = a->ppm };
 
@@ -108,8 +116,7 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	/* One keeper per group: a second manager keeping a margin on the
 	 * same group would count the first one's reclaim as its own and take
 	 * its transient limits for the real one. */
-	was_on = p->margin_bytes || p->margin_ppm;
-	on = a->bytes || a->ppm;
+	was_on = mri_margin_on(p);
 	/* Keeping a margin keeps more fds (cgroup v1: the threshold's
 	 * eventfd, opened by the claim below). */
 	if (on && !was_on && g->be->margin_fds) {
@@ -128,6 +135,11 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	p->margin_ppm = a->ppm;
 	p->hysteresis_bytes = a->hysteresis;
 	p->margin_limit_bytes = limit;
+	p->margin_adaptive = a->adaptive != NULL;
+	if (a->adaptive) {
+		p->adaptive = *a->adaptive;
+		p->adaptive_gen++;
+	}
 	return 0;
 }
 
@@ -141,6 +153,41 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
 	    (margin_bytes && margin_bytes < MR_MARGIN_MIN_BYTES))
 		return -EINVAL;
 	return update_policy(g, edit_margin, &a, true);
+}
+
+/* The defaults of struct mr_margin_adaptive (include/memreclaim.h). */
+#define ADAPTIVE_MAX_PPM 100000U
+#define ADAPTIVE_SAFETY_PPM 2000000U
+#define ADAPTIVE_HYSTERESIS_PPM 500000U
+#define ADAPTIVE_MAX_INTERVAL_NS 60000000000ULL
+
+MR_EXPORT int mr_group_set_margin_adaptive(
+	mr_group_t *g, const struct mr_margin_adaptive *adaptive)
+{
+	struct mr_margin_adaptive a = { .size = sizeof(a) };
+	struct margin_arg arg = { .adaptive = &a };
+
+	if (!g || (adaptive && adaptive->size < sizeof(*adaptive)))
+		return -EINVAL;
+	if (adaptive)
+		a = *adaptive;
+	a.size = sizeof(a);
+	if ((a.max_bytes && a.max_ppm) || a.max_ppm >= 1000000 ||
+	    (a.min_bytes && a.min_bytes < MR_MARGIN_MIN_BYTES) ||
+	    (a.max_bytes && a.min_bytes > a.max_bytes) ||
+	    (a.safety_ppm && a.safety_ppm < 1000000) ||
+	    a.safety_ppm > 100000000 || a.hysteresis_ppm > 1000000 ||
+	    a.interval_ns > ADAPTIVE_MAX_INTERVAL_NS)
+		return -EINVAL;
+	if (!a.max_bytes && !a.max_ppm)
+		a.max_ppm = ADAPTIVE_MAX_PPM;
+	if (!a.safety_ppm)
+		a.safety_ppm = ADAPTIVE_SAFETY_PPM;
+	if (!a.hysteresis_ppm)
+		a.hysteresis_ppm = ADAPTIVE_HYSTERESIS_PPM;
+	if (a.interval_ns < MR_WORKER_SAFETY_NS)
+		a.interval_ns = MR_WORKER_SAFETY_NS;
+	return update_policy(g, edit_margin, &arg, true);
 }
 
 /* ------------------------------------------------------------- batch */

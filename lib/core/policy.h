@@ -23,6 +23,13 @@ struct mri_policy {
 	 * and hysteresis against, MR_UNLIMITED when the group had none:
 	 * only below it is the hysteresis capped (mri_margin_marks()). */
 	uint64_t margin_limit_bytes;
+	/* mr_group_set_margin_adaptive(), instead of margin_bytes and
+	 * margin_ppm: its bounds with the defaults filled in, and a
+	 * generation that changes with every call, so that the worker starts
+	 * its measurements afresh (lib/core/adaptive.c). */
+	bool margin_adaptive;
+	struct mr_margin_adaptive adaptive;
+	uint64_t adaptive_gen;
 	/* mr_group_set_batch_fixed(), mr_group_set_batch_proportional() */
 	bool batch_proportional;
 	uint64_t batch_bytes;      /* fixed mode */
@@ -53,6 +60,12 @@ extern const struct mri_policy mri_default_policy;
 /* The limit the margin is kept below: the lower of limit_bytes and, where
  * the backend reports one, high_bytes (cgroup v2 memory.high). */
 uint64_t mri_margin_limit(const struct mr_limits *l);
+
+/* Whether the policy keeps a margin, fixed or adaptive. */
+static inline bool mri_margin_on(const struct mri_policy *p)
+{
+	return p->margin_bytes || p->margin_ppm || p->margin_adaptive;
+}
 
 /* The margin in bytes for a given limit (margin_bytes, or margin_ppm of
  * the limit). */

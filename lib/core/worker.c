@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "adaptive.h"
 #include "clock.h"
 #include "context.h"
 #include "control.h"
@@ -254,11 +255,11 @@ static int margin_reachable(struct mr_group *g, const struct mr_limits *l,
 }
 
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
-		     bool boost_idle)
+		     bool boost_idle, uint64_t woke_ns)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
-	uint64_t high_mark, low_mark, freed, usage, limit;
+	uint64_t high_mark, low_mark, freed, usage, limit, cpu_ns, start_ns;
 	bool boosted;
 	int r;
 
@@ -266,7 +267,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	    !(g->be->caps & MRI_CAP_RECLAIM))
 		return false;
 	mri_group_policy(g, &p);
-	if (!p.margin_bytes && !p.margin_ppm) {
+	if (!mri_margin_on(&p)) {
 		disarm(g);
 		return false;
 	}
@@ -288,6 +289,19 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	if (limit == MR_UNLIMITED) {
 		leave_alone(g, "the group has no limit");
 		return false;
+	}
+	if (p.margin_adaptive) {
+		/* The margin in force, as a fixed one of that size; the
+		 * sizing keeps the hysteresis within half of what is below
+		 * it. At 0 the group is left alone until it grows back. */
+		mri_adaptive_margin(g, &p, &l, limit, &p.margin_bytes,
+				    &p.hysteresis_bytes);
+		p.margin_ppm = 0;
+		p.margin_limit_bytes = MR_UNLIMITED;
+		if (!p.margin_bytes) {
+			disarm(g);
+			return false;
+		}
 	}
 	if (mri_margin_marks(&p, limit, &high_mark, &low_mark) < 0) {
 		leave_alone(g, "the limit fell to the margin or below");
@@ -319,10 +333,16 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 
 	boosted = boost_idle && boost(g->ctx);
+	cpu_ns = mri_adaptive_cpu_ns(g);
+	start_ns = mri_group_now_ns(g);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
-			mri_deadline_ns(mri_group_now_ns(g), PASS_NS), stop,
-			&freed);
+			mri_deadline_ns(start_ns, PASS_NS), stop, &freed);
 	unboost(g->ctx, boosted);
+	if (p.margin_adaptive)
+		mri_adaptive_note_reclaim(g, woke_ns,
+					  mri_adaptive_cpu_ns(g) - cpu_ns,
+					  mri_group_now_ns(g) - start_ns,
+					  r < 0 ? 0 : freed);
 	/* Advisory mode: the kernel refused the group's reclaim control
 	 * and no child the caller owns took it instead; the group is left
 	 * to statistics and events, and nothing is written again. */
@@ -344,7 +364,18 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		is_gone(g, r);
 		return false;
 	}
+	if (p.margin_adaptive && usage <= high_mark)
+		mri_adaptive_note_below(g);
 	return usage > high_mark;
+}
+
+/* When the round that serves g woke (round_ns, CLOCK_MONOTONIC), in g's
+ * clock: a virtual clock stands still across a round but for the
+ * reclaim it pays for, so its groups' time at the serving is the
+ * wake-up's. */
+static uint64_t woke(struct mr_group *g, uint64_t round_ns)
+{
+	return g->be->now_ns ? mri_group_now_ns(g) : round_ns;
 }
 
 /* One margin pass over the group `id`, if it is still open. thread: the
@@ -355,14 +386,17 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
  * cgroup2 timer tick below the threshold) is then not worth a pass. A
  * group still above its mark after the pass is queued for the next round
  * (mri_ctx_queue_group()). */
-static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
+static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event,
+		  uint64_t round_ns)
 {
 	struct mr_group *g = mri_ctx_get_group(ctx, id);
 	bool again = false;
 	int acked = 1;
+	uint64_t woke_ns;
 
 	if (!g)
 		return false;
+	woke_ns = woke(g, round_ns);
 	/* Waits for a synchronous reclaim on the group, holding only a
 	 * reference: opens, closes and fork() go on meanwhile. */
 	pthread_mutex_lock(&g->reclaim_lock);
@@ -372,7 +406,7 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
 		acked = g->be->event_ack(g->priv);
 	if (!event || acked != 0)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
-					thread);
+					thread, woke_ns);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	/* Still above its mark: the next round serves it again. */
 	if (again)
@@ -385,14 +419,16 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event)
  * last pass found (MRI_CAP_SLOW_THRESHOLD: it may wait for a grace period
  * in the kernel), if it still wants one; then a pass if usage is already
  * above the mark. As serve() for the rest. */
-static bool register_one(mr_ctx_t *ctx, uint64_t id, bool thread)
+static bool register_one(mr_ctx_t *ctx, uint64_t id, bool thread,
+			 uint64_t round_ns)
 {
 	struct mr_group *g = mri_ctx_get_group(ctx, id);
 	bool again = false;
-	uint64_t mark, usage;
+	uint64_t mark, usage, woke_ns;
 
 	if (!g)
 		return false;
+	woke_ns = woke(g, round_ns);
 	pthread_mutex_lock(&g->reclaim_lock);
 	mark = atomic_load(&g->mark_bytes);
 	/* Gone, its margin off or left alone (disarm()), or armed by now:
@@ -401,7 +437,7 @@ static bool register_one(mr_ctx_t *ctx, uint64_t id, bool thread)
 	    g->armed_threshold_bytes != mark &&
 	    arm(g, mark, &usage) == 0 && usage > mark)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
-					thread);
+					thread, woke_ns);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	if (again)
 		mri_ctx_queue_group(ctx, g);
@@ -413,7 +449,7 @@ static bool register_one(mr_ctx_t *ctx, uint64_t id, bool thread)
  * threshold to tell: one read of usage each (the kept fd), and a pass
  * for those above their mark. No memory for the list: the next round
  * tries again. */
-static bool poll_waiting(mr_ctx_t *ctx, bool thread)
+static bool poll_waiting(mr_ctx_t *ctx, bool thread, uint64_t round_ns)
 {
 	struct mr_group *g;
 	uint64_t *ids, usage;
@@ -431,7 +467,7 @@ static bool poll_waiting(mr_ctx_t *ctx, bool thread)
 			usage > atomic_load(&g->mark_bytes);
 		mri_ctx_put_group(ctx, g);
 		if (above)
-			again |= serve(ctx, ids[i], thread, false);
+			again |= serve(ctx, ids[i], thread, false, round_ns);
 	}
 	free(ids);
 	return again;
@@ -461,7 +497,7 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 	struct epoll_event evs[ROUND_EVENTS];
 	struct cds_list_head batch;
 	bool again = false, tick = false;
-	uint64_t drain, id, *ids;
+	uint64_t drain, id, *ids, round_ns = mri_now_ns();
 	size_t n, i;
 	int nev, k;
 
@@ -490,7 +526,7 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		while (mri_ctx_next_pending(ctx, &batch, &id))
 			;
 		for (i = 0; i < n; i++)
-			again |= serve(ctx, ids[i], thread, false);
+			again |= serve(ctx, ids[i], thread, false, round_ns);
 		free(ids);
 	} else if (all) {
 		/* No memory for the list now: the next round tries again. */
@@ -500,23 +536,23 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 			if (evs[k].data.u64 != MRI_WAKE_ID &&
 			    evs[k].data.u64 != MRI_TICK_ID)
 				again |= serve(ctx, evs[k].data.u64, thread,
-					       true);
+					       true, round_ns);
 		}
 		/* The tick: each group that asked for it, as for its own
 		 * event. No memory for the list: the next tick comes in
 		 * MRI_TICK_NS. */
 		if (tick && mri_ctx_ticking_ids(ctx, &ids, &n) == 0) {
 			for (i = 0; i < n; i++)
-				again |= serve(ctx, ids[i], thread, true);
+				again |= serve(ctx, ids[i], thread, true, round_ns);
 			free(ids);
 		}
 	}
 	while (mri_ctx_next_pending(ctx, &batch, &id))
-		again |= serve(ctx, id, thread, false);
-	again |= poll_waiting(ctx, thread);
+		again |= serve(ctx, id, thread, false, round_ns);
+	again |= poll_waiting(ctx, thread, round_ns);
 	if (!(thread && atomic_load(&ctx->worker_stop)) &&
 	    mri_ctx_next_register(ctx, &id))
-		again |= register_one(ctx, id, thread);
+		again |= register_one(ctx, id, thread, round_ns);
 	pthread_mutex_lock(&ctx->lock);
 	again |= ctx->nregistering > 0;
 	pthread_mutex_unlock(&ctx->lock);

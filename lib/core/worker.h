@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct mr_group;
 
@@ -14,9 +15,11 @@ struct mr_group;
  * group is put on ctx->registering for the round's registration step.
  * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
  * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
- * is the caller's own. Returns true if usage is still above the margin
- * and another pass is due at once. */
+ * is the caller's own. woke_ns: when the worker woke for the pass, in
+ * g's clock (an adaptive margin times its reactions from it). Returns
+ * true if usage is still above the margin and another pass is due at
+ * once. */
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
-		     bool boost_idle);
+		     bool boost_idle, uint64_t woke_ns);
 
 #endif /* MR_WORKER_H */

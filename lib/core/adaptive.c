@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A group's adaptive margin: what the worker measures on the group over
+ * each interval, the rule of lib/core/sizing.c applied to it, and the
+ * margin it gives published to the worker's marks, the allocator fast
+ * path and mr_group_read_margin_stats(). The interval ends at the first
+ * pass of the worker after it is over, which the worker's safety round
+ * (MR_WORKER_SAFETY_NS) makes at least once a second; one memory.stat
+ * and one memory.events read per interval.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#include "adaptive.h"
+#include "clock.h"
+#include "context.h"
+#include "group.h"
+#include "knobs.h"
+#include "policy.h"
+
+uint64_t mri_adaptive_cpu_ns(struct mr_group *g)
+{
+	struct timespec ts;
+
+	if (g->be->thread_cpu_ns)
+		return g->be->thread_cpu_ns(g->priv);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* The counters an interval starts from: those the backend has. */
+static void read_counters(struct mr_group *g, struct mri_adaptive *a,
+			  uint64_t usage_bytes)
+{
+	struct mr_memstat m = { .size = sizeof(m) };
+	struct mr_events ev = { .size = sizeof(ev) };
+
+	a->usage_bytes = usage_bytes;
+	if (g->be->read_memstat(g->priv, &m) < 0)
+		m.present = 0;
+	a->has_pgpgin = m.present & (1ULL << MR_MEMSTAT_PGPGIN);
+	a->pgpgin_bytes = m.pgpgin_bytes;
+	a->has_pgsteal = m.present & (1ULL << MR_MEMSTAT_PGSTEAL);
+	a->pgsteal_bytes = m.pgsteal_bytes;
+	a->has_refaults = m.present & (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_FILE);
+	a->refault_bytes = m.workingset_refault_file_bytes;
+	a->has_hits = g->be->read_events &&
+		      g->be->read_events(g->priv, false, &ev) == 0 &&
+		      (ev.present & (1ULL << MR_EVENT_MAX));
+	a->limit_hits = ev.max;
+	a->freed_bytes = a->cpu_ns = a->wall_ns = 0;
+}
+
+static uint64_t grew(bool had, bool has, uint64_t then, uint64_t now)
+{
+	return had && has && now > then ? now - then : 0;
+}
+
+/* What the group charged over the interval: v1 counts its charges
+ * (pgpgin); elsewhere usage grew by what was charged less what left it,
+ * and what left it by reclaim is pgsteal (v2) or at least the worker's. */
+static uint64_t charged(const struct mri_adaptive *then,
+			const struct mri_adaptive *now, uint64_t freed_bytes)
+{
+	uint64_t left;
+
+	if (then->has_pgpgin && now->has_pgpgin)
+		return grew(true, true, then->pgpgin_bytes, now->pgpgin_bytes);
+	left = then->has_pgsteal && now->has_pgsteal ?
+	       grew(true, true, then->pgsteal_bytes, now->pgsteal_bytes) :
+	       freed_bytes;
+	return mri_add_signed(left, (int64_t)(now->usage_bytes -
+					      then->usage_bytes));
+}
+
+static void resolve(const struct mr_margin_adaptive *a, uint64_t limit_bytes,
+		    struct mri_sizing_params *out)
+{
+	out->min_bytes = a->min_bytes;
+	out->max_bytes = a->max_bytes ? a->max_bytes :
+		(uint64_t)((unsigned __int128)limit_bytes * a->max_ppm /
+			   1000000);
+	if (out->max_bytes < out->min_bytes)
+		out->max_bytes = out->min_bytes;
+	out->safety_ppm = a->safety_ppm;
+	out->hysteresis_ppm = a->hysteresis_ppm;
+}
+
+static void publish(struct mr_group *g, struct mri_adaptive *a,
+		    uint64_t refault_bytes, uint64_t hits)
+{
+	const struct mri_sizing *s = &a->sizing;
+	struct mri_adaptive_stats *st = &a->stats;
+
+	atomic_store(&g->charge.adaptive_margin_bytes, s->margin_bytes);
+	atomic_store(&st->margin_bytes, s->margin_bytes);
+	atomic_store(&st->hysteresis_bytes, s->hysteresis_bytes);
+	atomic_store(&st->sized_bytes, s->sized_bytes);
+	atomic_store(&st->strength_ppm, s->strength_ppm);
+	atomic_store(&st->charge_bytes_per_s, (uint64_t)s->rate_bytes_per_s);
+	atomic_store(&st->reaction_ns, s->reaction_ns);
+	atomic_store(&st->benefit_ns, (uint64_t)s->benefit_ns);
+	atomic_store(&st->cost_ns, (uint64_t)s->cost_ns);
+	atomic_store(&st->refault_bytes, refault_bytes);
+	atomic_store(&st->limit_hits, hits);
+}
+
+/* Ends the interval: the sample, the rule, the new margin. */
+static void end_interval(struct mr_group *g, const struct mri_policy *p,
+			 struct mri_adaptive *a, uint64_t now_ns,
+			 uint64_t usage_bytes, uint64_t limit_bytes)
+{
+	struct mri_adaptive then = *a;
+	struct mri_sizing_params params;
+	struct mri_sizing_sample x = {
+		.interval_ns = now_ns - a->start_ns,
+		.freed_bytes = a->freed_bytes,
+		.cpu_ns = a->cpu_ns,
+		.wall_ns = a->wall_ns,
+		.margin_bytes = a->sizing.margin_bytes,
+		.limit_bytes = limit_bytes,
+	};
+	uint64_t hits;
+	uint32_t old;
+
+	read_counters(g, a, usage_bytes);
+	x.charged_bytes = charged(&then, a, then.freed_bytes);
+	x.has_refaults = then.has_refaults && a->has_refaults;
+	x.refault_bytes = grew(then.has_refaults, a->has_refaults,
+			       then.refault_bytes, a->refault_bytes);
+	hits = grew(then.has_hits, a->has_hits, then.limit_hits,
+		    a->limit_hits);
+	resolve(&p->adaptive, limit_bytes, &params);
+	old = a->sizing.strength_ppm;
+	if (mri_sizing_update(&a->sizing, &params, &x))
+		mri_log(&g->ctx->log, MR_LOG_DEBUG,
+			"%s: adaptive margin: strength %u -> %u ppm (benefit "
+			"%.3f ms, cost %.3f ms over %.1f MiB freed, %.1f MiB "
+			"refaulted); margin %.2f MiB of %.2f MiB sized "
+			"(%.1f MiB/s x %.3f ms)",
+			g->path, old, a->sizing.strength_ppm,
+			a->sizing.benefit_ns / 1e6, a->sizing.cost_ns / 1e6,
+			mib(x.freed_bytes), mib(x.refault_bytes),
+			mib(a->sizing.margin_bytes), mib(a->sizing.sized_bytes),
+			mib((uint64_t)a->sizing.rate_bytes_per_s),
+			(double)a->sizing.reaction_ns / 1e6);
+	publish(g, a, x.refault_bytes, hits);
+	atomic_fetch_add(&a->stats.intervals, 1);
+	a->start_ns = now_ns;
+}
+
+void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
+			 const struct mr_limits *l, uint64_t limit_bytes,
+			 uint64_t *margin_bytes, uint64_t *hysteresis_bytes)
+{
+	struct mri_adaptive *a = &g->adaptive;
+	struct mri_sizing_params params;
+	uint64_t now = mri_group_now_ns(g);
+
+	if (!a->started || a->gen != p->adaptive_gen) {
+		/* A new call: measurements start afresh. */
+		mri_sizing_init(&a->sizing);
+		resolve(&p->adaptive, limit_bytes, &params);
+		a->sizing.margin_bytes = params.min_bytes;
+		a->gen = p->adaptive_gen;
+		a->started = true;
+		a->start_ns = now;
+		a->reaction_start_ns = 0;
+		read_counters(g, a, l->usage_bytes);
+		/* No rate is known before the first interval ends: it runs
+		 * at the floor, and measures the floor's refaults. */
+		publish(g, a, 0, 0);
+	} else if (now - a->start_ns >= p->adaptive.interval_ns) {
+		end_interval(g, p, a, now, l->usage_bytes, limit_bytes);
+	}
+	*margin_bytes = a->sizing.margin_bytes;
+	*hysteresis_bytes = a->sizing.hysteresis_bytes;
+}
+
+void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
+			       uint64_t cpu_ns, uint64_t wall_ns,
+			       uint64_t freed_bytes)
+{
+	struct mri_adaptive *a = &g->adaptive;
+
+	a->cpu_ns += cpu_ns;
+	a->wall_ns += wall_ns;
+	a->freed_bytes += freed_bytes;
+	atomic_fetch_add(&a->stats.worker_cpu_ns, cpu_ns);
+	if (!a->reaction_start_ns)
+		a->reaction_start_ns = woke_ns;
+}
+
+void mri_adaptive_note_below(struct mr_group *g)
+{
+	struct mri_adaptive *a = &g->adaptive;
+	uint64_t now = mri_group_now_ns(g);
+
+	if (a->reaction_start_ns && now > a->reaction_start_ns)
+		mri_sizing_note_reaction(&a->sizing,
+					 now - a->reaction_start_ns);
+	a->reaction_start_ns = 0;
+}
+
+MR_EXPORT int mr_group_read_margin_stats(mr_group_t *g,
+					 struct mr_margin_stats *out)
+{
+	const struct mri_adaptive_stats *st;
+	struct mr_margin_stats full = { 0 };
+	struct mri_policy p;
+	uint64_t limit;
+	size_t size;
+
+	if (!g || !out ||
+	    out->size < offsetof(struct mr_margin_stats, adaptive) +
+			sizeof(out->adaptive))
+		return -EINVAL;
+	size = out->size < sizeof(*out) ? out->size : sizeof(*out);
+	full.size = out->size;
+	mri_group_policy(g, &p);
+	st = &g->adaptive.stats;
+	if (p.margin_adaptive) {
+		full.adaptive = 1;
+		full.margin_bytes = atomic_load(&st->margin_bytes);
+		full.hysteresis_bytes = atomic_load(&st->hysteresis_bytes);
+		full.sized_bytes = atomic_load(&st->sized_bytes);
+		full.strength_ppm = atomic_load(&st->strength_ppm);
+		full.charge_bytes_per_s = atomic_load(&st->charge_bytes_per_s);
+		full.reaction_ns = atomic_load(&st->reaction_ns);
+		full.benefit_ns = atomic_load(&st->benefit_ns);
+		full.cost_ns = atomic_load(&st->cost_ns);
+		full.refault_bytes = atomic_load(&st->refault_bytes);
+		full.limit_hits = atomic_load(&st->limit_hits);
+		full.intervals = atomic_load(&st->intervals);
+		full.worker_cpu_ns = atomic_load(&st->worker_cpu_ns);
+	} else if (mri_margin_on(&p)) {
+		/* A margin in ppm is of the limit the worker last read. */
+		limit = atomic_load(&g->charge.limit_bytes);
+		full.margin_bytes = p.margin_bytes ? p.margin_bytes :
+				    limit && limit != MR_UNLIMITED ?
+				    mri_margin_bytes(&p, limit) : 0;
+		full.hysteresis_bytes = p.hysteresis_bytes;
+	}
+	memcpy(out, &full, size);
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A group's adaptive margin (lib/core/adaptive.c): the measurements of
+ * each interval, fed to the rule of lib/core/sizing.h, and the margin
+ * published to the worker, the fast path and the statistics. */
+#ifndef MR_ADAPTIVE_H
+#define MR_ADAPTIVE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memreclaim.h"
+#include "sizing.h"
+
+struct mr_group;
+struct mri_policy;
+
+/* What mr_group_read_margin_stats() reads, written at each interval. */
+struct mri_adaptive_stats {
+	_Atomic uint64_t margin_bytes, hysteresis_bytes, sized_bytes;
+	_Atomic uint32_t strength_ppm;
+	_Atomic uint64_t charge_bytes_per_s, reaction_ns;
+	_Atomic uint64_t benefit_ns, cost_ns, refault_bytes, limit_hits;
+	_Atomic uint64_t intervals, worker_cpu_ns;
+};
+
+/* The state of one group's adaptive margin, in struct mr_group; all but
+ * stats under the group's reclaim_lock (the worker's passes). */
+struct mri_adaptive {
+	struct mri_sizing sizing;
+	uint64_t gen;                 /* the policy's adaptive_gen it is of */
+	bool started;                 /* an interval runs */
+	uint64_t start_ns;            /* its start, in the group's clock */
+	/* The counters at its start (present: which the backend has). */
+	uint64_t usage_bytes, pgpgin_bytes, pgsteal_bytes, refault_bytes;
+	uint64_t limit_hits;
+	bool has_pgpgin, has_pgsteal, has_refaults, has_hits;
+	/* The worker's reclaim in it. */
+	uint64_t freed_bytes, cpu_ns, wall_ns;
+	/* The wake-up a reaction is timed from; 0: none pending. */
+	uint64_t reaction_start_ns;
+	struct mri_adaptive_stats stats;
+};
+
+/* For the worker's pass over g, whose policy p keeps an adaptive margin:
+ * starts the state afresh when p is a new call's, ends the interval when
+ * it is over (reading memory.stat and memory.events once), and gives the
+ * margin and hysteresis in force. l: the pass's limits; limit_bytes: the
+ * margin limit of l (mri_margin_limit(), not MR_UNLIMITED). Caller holds
+ * g->reclaim_lock. */
+void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
+			 const struct mr_limits *l, uint64_t limit_bytes,
+			 uint64_t *margin_bytes, uint64_t *hysteresis_bytes);
+
+/* The CPU time of the calling thread in g's clock (the backend's
+ * thread_cpu_ns, or CLOCK_THREAD_CPUTIME_ID). */
+uint64_t mri_adaptive_cpu_ns(struct mr_group *g);
+
+/* One reclaim of the worker's pass over g: its CPU and wall time and
+ * what it freed. A reaction is timed from woke_ns, the wake-up of the
+ * round that served it, unless one begun in an earlier round still runs.
+ * Caller holds g->reclaim_lock. */
+void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
+			       uint64_t cpu_ns, uint64_t wall_ns,
+			       uint64_t freed_bytes);
+
+/* The pass brought usage below limit - margin: the reaction under way
+ * ends now. Caller holds g->reclaim_lock. */
+void mri_adaptive_note_below(struct mr_group *g);
+
+#endif /* MR_ADAPTIVE_H */

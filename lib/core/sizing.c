@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The adaptive margin's rule. The margin must absorb what the group
+ * charges while the worker reacts: charge rate x reaction time x a safety
+ * factor (the 2011 memcg async reclaim's watermark gap, sized from
+ * measurements instead of a constant). Whether a margin is worth keeping
+ * at all is a second question: a direct reclaim costs the charging task
+ * its CPU and its waits; moving it to the worker removes the waits from
+ * the workload's path but not the CPU, which a busy machine takes from
+ * the workload all the same, and the margin's emptier cache brings
+ * refaults. The strength gate below keeps the margin only while the waits
+ * it removes exceed the CPU and refaults it adds.
+ *
+ * Convergence: the charge rate is an exponentially weighted mean (weight
+ * 1/4) and the reaction a percentile over a window, so constant inputs
+ * give a constant size; the strength moves by factors of 2 and only when
+ * benefit and cost differ by more than the dead band (cost above benefit,
+ * or benefit a quarter above cost), and both scale with the bytes freed,
+ * so their ratio does not depend on the strength: it is driven to full
+ * or to 0 and stays there, with no limit cycle. At 0 it probes at an
+ * exponentially growing period, so a workload that changes is noticed
+ * and one that does not costs a probe every 256 intervals at most.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "memreclaim.h"
+#include "sizing.h"
+
+void mri_sizing_init(struct mri_sizing *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->reaction_ns = MRI_SIZING_PRIOR_REACTION_NS;
+	s->strength_ppm = MRI_SIZING_FULL;
+	s->probe_after = MRI_SIZING_PROBE_AFTER;
+}
+
+void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns)
+{
+	uint64_t sorted[MRI_SIZING_REACTIONS], v;
+	unsigned n, i, j, k;
+
+	s->reactions_ns[s->next_reaction] = reaction_ns;
+	s->next_reaction = (s->next_reaction + 1) % MRI_SIZING_REACTIONS;
+	if (s->nreactions < MRI_SIZING_REACTIONS)
+		s->nreactions++;
+	n = s->nreactions;
+	memcpy(sorted, s->reactions_ns, n * sizeof(sorted[0]));
+	for (i = 1; i < n; i++) {
+		v = sorted[i];
+		for (j = i; j > 0 && sorted[j - 1] > v; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = v;
+	}
+	/* The nearest-rank 95th percentile: ceil(0.95 n). */
+	k = (95 * n + 99) / 100;
+	s->reaction_ns = sorted[k - 1];
+}
+
+static double ewma(double old, double sample, double weight)
+{
+	return old + (sample - old) * weight;
+}
+
+/* The bytes refaulted beyond what the group refaults with its margin at
+ * the floor; before that is measured, the refaults in the share of the
+ * limit the margin keeps empty. */
+static double extra_refaults(const struct mri_sizing *s,
+			     const struct mri_sizing_sample *x)
+{
+	double extra;
+
+	if (!x->has_refaults || !x->margin_bytes)
+		return 0;
+	if (s->has_floor_refaults)
+		extra = (double)x->refault_bytes -
+			s->floor_refault_ratio * (double)x->charged_bytes;
+	else
+		extra = (double)x->refault_bytes * (double)x->margin_bytes /
+			(double)x->limit_bytes;
+	return extra > 0 ? extra : 0;
+}
+
+static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
+		    const struct mri_sizing_sample *x)
+{
+	double rate, freed = (double)x->freed_bytes;
+	uint64_t wait;
+
+	rate = (double)x->charged_bytes * 1e9 / (double)x->interval_ns;
+	s->rate_bytes_per_s = s->has_rate ? ewma(s->rate_bytes_per_s, rate,
+						 0.25) : rate;
+	s->has_rate = true;
+	if (x->freed_bytes) {
+		wait = x->wall_ns > x->cpu_ns ? x->wall_ns - x->cpu_ns : 0;
+		if (s->has_costs) {
+			s->wait_ns_per_byte = ewma(s->wait_ns_per_byte,
+						   (double)wait / freed, 0.5);
+			s->cpu_ns_per_byte = ewma(s->cpu_ns_per_byte,
+						  (double)x->cpu_ns / freed,
+						  0.5);
+		} else {
+			s->wait_ns_per_byte = (double)wait / freed;
+			s->cpu_ns_per_byte = (double)x->cpu_ns / freed;
+		}
+		s->has_costs = true;
+	}
+	/* The refaults of the floor: the margin did nothing this interval. */
+	if (x->has_refaults && x->margin_bytes <= p->min_bytes &&
+	    !x->freed_bytes && x->charged_bytes) {
+		rate = (double)x->refault_bytes / (double)x->charged_bytes;
+		s->floor_refault_ratio = s->has_floor_refaults ?
+			ewma(s->floor_refault_ratio, rate, 0.25) : rate;
+		s->has_floor_refaults = true;
+	}
+}
+
+/* Halves or doubles the strength by the interval's benefit and cost;
+ * probes from 0. Returns true when it changed. */
+static bool judge(struct mri_sizing *s, const struct mri_sizing_sample *x)
+{
+	uint32_t old = s->strength_ppm;
+	double freed = (double)x->freed_bytes;
+
+	s->benefit_ns = 0;
+	s->cost_ns = 0;
+	if (x->freed_bytes && s->has_costs) {
+		s->benefit_ns = freed * s->wait_ns_per_byte;
+		s->cost_ns = freed * s->cpu_ns_per_byte +
+			     extra_refaults(s, x) *
+			     (s->cpu_ns_per_byte + s->wait_ns_per_byte);
+		if (s->cost_ns > s->benefit_ns) {
+			s->strength_ppm /= 2;
+			if (s->strength_ppm < MRI_SIZING_FLOOR)
+				s->strength_ppm = 0;
+		} else if (s->benefit_ns > 1.25 * s->cost_ns) {
+			s->strength_ppm = s->strength_ppm * 2 > MRI_SIZING_FULL ?
+					  MRI_SIZING_FULL :
+					  s->strength_ppm * 2;
+			s->probe_after = MRI_SIZING_PROBE_AFTER;
+		}
+	}
+	if (s->strength_ppm) {
+		s->off_intervals = 0;
+	} else if (++s->off_intervals >= s->probe_after) {
+		s->strength_ppm = MRI_SIZING_PROBE;
+		s->off_intervals = 0;
+		s->probe_after = s->probe_after * 2 > MRI_SIZING_PROBE_AFTER_MAX ?
+				 MRI_SIZING_PROBE_AFTER_MAX :
+				 s->probe_after * 2;
+	}
+	return s->strength_ppm != old;
+}
+
+bool mri_sizing_update(struct mri_sizing *s,
+		       const struct mri_sizing_params *p,
+		       const struct mri_sizing_sample *x)
+{
+	double sized, margin;
+	uint64_t m, room, h;
+	bool changed;
+
+	measure(s, p, x);
+	changed = judge(s, x);
+	sized = (double)p->safety_ppm / 1e6 * s->rate_bytes_per_s *
+		(double)s->reaction_ns / 1e9;
+	s->sized_bytes = sized >= (double)MR_UNLIMITED ? MR_UNLIMITED :
+			 (uint64_t)sized;
+	margin = sized * s->strength_ppm / MRI_SIZING_FULL;
+	m = margin >= (double)p->max_bytes ? p->max_bytes : (uint64_t)margin;
+	if (m < p->min_bytes)
+		m = p->min_bytes;
+	/* A margin below a page cannot be kept (mm/page_counter.c counts
+	 * whole pages); one at or above half the limit would empty it. */
+	if (m < MR_MARGIN_MIN_BYTES)
+		m = 0;
+	if (m > x->limit_bytes / 2)
+		m = x->limit_bytes / 2;
+	room = x->limit_bytes - m;
+	h = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm / 1000000);
+	if (h > room / 2)
+		h = room / 2;
+	s->margin_bytes = m;
+	s->hysteresis_bytes = m ? h : 0;
+	return changed;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The adaptive margin's rule (lib/core/sizing.c): how large a margin the
+ * measurements of one interval call for, and whether it pays. Pure
+ * functions on a state the caller keeps; the measuring side is
+ * lib/core/adaptive.c. The rule is the one mr_group_set_margin_adaptive()
+ * describes. */
+#ifndef MR_SIZING_H
+#define MR_SIZING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The reactions the percentile is taken over. */
+#define MRI_SIZING_REACTIONS 32
+/* The reaction time assumed until one is measured. */
+#define MRI_SIZING_PRIOR_REACTION_NS 1000000ULL
+/* Strength, in ppm: full, the probe's, and the floor below which it is 0. */
+#define MRI_SIZING_FULL 1000000U
+#define MRI_SIZING_PROBE 125000U
+#define MRI_SIZING_FLOOR 62500U
+/* Intervals at strength 0 before the first probe, and at most. */
+#define MRI_SIZING_PROBE_AFTER 8U
+#define MRI_SIZING_PROBE_AFTER_MAX 256U
+
+/* The caller's bounds, resolved against the limit in force. */
+struct mri_sizing_params {
+	uint64_t min_bytes;
+	uint64_t max_bytes;        /* >= min_bytes */
+	uint32_t safety_ppm;
+	uint32_t hysteresis_ppm;
+};
+
+/* What one interval measured. */
+struct mri_sizing_sample {
+	uint64_t interval_ns;      /* > 0 */
+	uint64_t charged_bytes;    /* charged to the group in it */
+	bool has_refaults;         /* the backend counts refaults */
+	uint64_t refault_bytes;    /* workingset_refault_file growth */
+	uint64_t freed_bytes;      /* the worker's reclaim in it */
+	uint64_t cpu_ns;           /* the worker's CPU in that reclaim */
+	uint64_t wall_ns;          /* the worker's time in that reclaim */
+	uint64_t margin_bytes;     /* the margin in force over it */
+	uint64_t limit_bytes;      /* the limit it was kept below */
+};
+
+struct mri_sizing {
+	/* Smoothed charge rate; none until the first interval. */
+	double rate_bytes_per_s;
+	bool has_rate;
+	/* The last reactions, a ring, and their 95th percentile. */
+	uint64_t reactions_ns[MRI_SIZING_REACTIONS];
+	unsigned nreactions, next_reaction;
+	uint64_t reaction_ns;
+	/* Smoothed per byte the worker freed: its waits and its CPU. */
+	double wait_ns_per_byte, cpu_ns_per_byte;
+	bool has_costs;
+	/* Refault bytes per charged byte with the margin at its floor. */
+	double floor_refault_ratio;
+	bool has_floor_refaults;
+	/* The last interval's estimates. */
+	double benefit_ns, cost_ns;
+	uint32_t strength_ppm;
+	unsigned off_intervals, probe_after;
+	/* The decision: safety x rate x reaction, and what is in force. */
+	uint64_t sized_bytes, margin_bytes, hysteresis_bytes;
+};
+
+/* A new state: full strength, no measurement. */
+void mri_sizing_init(struct mri_sizing *s);
+
+/* Adds one reaction time (ns) to the window and takes its percentile. */
+void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns);
+
+/* Folds one interval's sample into s and decides the margin and the
+ * hysteresis for the next: s->margin_bytes (0, or at least one page,
+ * within p's bounds) and s->hysteresis_bytes (at most half of what
+ * lies below limit - margin). Returns true when the strength changed. */
+bool mri_sizing_update(struct mri_sizing *s,
+		       const struct mri_sizing_params *p,
+		       const struct mri_sizing_sample *x);
+
+#endif /* MR_SIZING_H */
