@@ -1026,20 +1026,26 @@ struct mr_margin_adaptive {
  * every interval from what it measures on the group:
  *
  * - the charge rate (bytes charged per second, smoothed over about four
- *   intervals: v1 memory.stat pgpgin; elsewhere the growth of usage plus
- *   what was reclaimed, v2 pgsteal), times the worker's reaction time
+ *   intervals: the growth of usage plus what was reclaimed, memory.stat
+ *   pgsteal on cgroup v2, the worker's own reclaim on v1, which counts
+ *   no reclaimed bytes), times the worker's reaction time
  *   (from the wake-up that found usage above limit - margin to the end of
  *   the reclaim that brought it below, the 95th percentile of the last 32),
- *   times the safety factor, within the bounds;
+ *   times the safety factor, within the bounds; more limit hits in an
+ *   interval than one direct reclaim makes (2) double it instead, from
+ *   one SWAP_CLUSTER_MAX batch (on v1 they are charges the rate does
+ *   not see), and it comes back toward rate x reaction by at most a
+ *   tenth an interval once they stop;
  * - scaled by a strength between 0 and 1 that weighs what the margin
  *   costs against what it removes from the workload's path. A direct
  *   reclaim in a charging task costs it the reclaim's CPU and its waits
  *   (for writeback, I/O, locks). Moved to the worker, the CPU is still
  *   spent, and on a busy machine taken from the workload; what the
  *   workload gains is the waits. So the benefit of an interval is the
- *   worker's reclaim wall time minus its CPU time (CPU of the worker's
- *   thread, kernel time included: CLOCK_THREAD_CPUTIME_ID; the simulated
- *   task's on the simulator), the cost is its CPU time plus the refaults
+ *   time the worker's reclaim was blocked: its wall time less its CPU
+ *   time and its time waiting for a CPU (/proc/thread-self/schedstat,
+ *   kernel time included; the simulated task's work on the simulator);
+ *   the cost is its CPU time plus the refaults
  *   its margin causes (memory.stat workingset_refault_file beyond the
  *   refaults per charged byte measured with the margin at its floor),
  *   each refaulted byte priced at one more reclaim of it. The strength
@@ -1052,8 +1058,8 @@ struct mr_margin_adaptive {
  *   makes the waits it removes real, and it grows.
  *
  * The first interval keeps the margin at min_bytes: it measures the
- * charge rate and the refaults at the floor. Then the strength starts
- * full, with a reaction time of 1 ms until one is measured.
+ * charge rate and the refaults at the floor. Then the strength starts at
+ * the probe's 1/8, with a reaction time of 1 ms until one is measured.
  * mr_group_read_margin_stats() shows every figure of the decision, and
  * each change of strength is logged at debug level. The fixed margin of
  * mr_group_set_margin() replaces an adaptive one, and the reverse;

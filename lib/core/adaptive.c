@@ -11,25 +11,62 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "adaptive.h"
 #include "clock.h"
 #include "context.h"
+#include "fds.h"
 #include "group.h"
 #include "knobs.h"
 #include "policy.h"
 
-uint64_t mri_adaptive_cpu_ns(struct mr_group *g)
+/* The calling thread's CPU time and time spent waiting for a CPU, from
+ * /proc/thread-self/schedstat (kernel/sched/stats.c proc_sched_show_...:
+ * sum_exec_runtime, run_delay, pcount; CONFIG_SCHED_INFO); where it
+ * cannot be read, CLOCK_THREAD_CPUTIME_ID and no wait. */
+static void schedstat(uint64_t *cpu_ns, uint64_t *runq_ns)
 {
+	unsigned long long cpu, runq;
 	struct timespec ts;
+	char buf[96];
+	ssize_t n = -1;
+	int fd;
 
-	if (g->be->thread_cpu_ns)
-		return g->be->thread_cpu_ns(g->priv);
+	mri_fd_begin();
+	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	fd = mri_fd_end(fd < 0 ? -errno : fd);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		mri_fd_close(fd);
+	}
+	if (n > 0) {
+		buf[n] = 0;
+		if (sscanf(buf, "%llu %llu", &cpu, &runq) == 2) {
+			*cpu_ns = cpu;
+			*runq_ns = runq;
+			return;
+		}
+	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	*cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	*runq_ns = 0;
+}
+
+void mri_adaptive_thread_times(struct mr_group *g, uint64_t *cpu_ns,
+			       uint64_t *runq_ns)
+{
+	if (g->be->thread_cpu_ns) {
+		*cpu_ns = g->be->thread_cpu_ns(g->priv);
+		*runq_ns = 0;
+		return;
+	}
+	schedstat(cpu_ns, runq_ns);
 }
 
 static double mib(uint64_t bytes)
@@ -47,8 +84,6 @@ static void read_counters(struct mr_group *g, struct mri_adaptive *a,
 	a->usage_bytes = usage_bytes;
 	if (g->be->read_memstat(g->priv, &m) < 0)
 		m.present = 0;
-	a->has_pgpgin = m.present & (1ULL << MR_MEMSTAT_PGPGIN);
-	a->pgpgin_bytes = m.pgpgin_bytes;
 	a->has_pgsteal = m.present & (1ULL << MR_MEMSTAT_PGSTEAL);
 	a->pgsteal_bytes = m.pgsteal_bytes;
 	a->has_refaults = m.present & (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_FILE);
@@ -57,7 +92,7 @@ static void read_counters(struct mr_group *g, struct mri_adaptive *a,
 		      g->be->read_events(g->priv, false, &ev) == 0 &&
 		      (ev.present & (1ULL << MR_EVENT_MAX));
 	a->limit_hits = ev.max;
-	a->freed_bytes = a->cpu_ns = a->wall_ns = 0;
+	a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
 }
 
 static uint64_t grew(bool had, bool has, uint64_t then, uint64_t now)
@@ -65,16 +100,18 @@ static uint64_t grew(bool had, bool has, uint64_t then, uint64_t now)
 	return had && has && now > then ? now - then : 0;
 }
 
-/* What the group charged over the interval: v1 counts its charges
- * (pgpgin); elsewhere usage grew by what was charged less what left it,
- * and what left it by reclaim is pgsteal (v2) or at least the worker's. */
+/* What the group charged over the interval: usage grew by what was
+ * charged less what left it, and what left it by reclaim is pgsteal
+ * (cgroup v2, the simulator), or else the worker's own reclaim (cgroup v1
+ * counts reclaimed bytes nowhere, and its pgpgin counts charge events, a
+ * large folio as one: mm/memcontrol.c mem_cgroup_charge_statistics()).
+ * The charges that met the limit are then missed; the rule grows the
+ * margin on limit hits for them. */
 static uint64_t charged(const struct mri_adaptive *then,
 			const struct mri_adaptive *now, uint64_t freed_bytes)
 {
 	uint64_t left;
 
-	if (then->has_pgpgin && now->has_pgpgin)
-		return grew(true, true, then->pgpgin_bytes, now->pgpgin_bytes);
 	left = then->has_pgsteal && now->has_pgsteal ?
 	       grew(true, true, then->pgsteal_bytes, now->pgsteal_bytes) :
 	       freed_bytes;
@@ -125,6 +162,7 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 		.interval_ns = now_ns - a->start_ns,
 		.freed_bytes = a->freed_bytes,
 		.cpu_ns = a->cpu_ns,
+		.runq_ns = a->runq_ns,
 		.wall_ns = a->wall_ns,
 		.margin_bytes = a->sizing.margin_bytes,
 		.limit_bytes = limit_bytes,
@@ -137,8 +175,9 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 	x.has_refaults = then.has_refaults && a->has_refaults;
 	x.refault_bytes = grew(then.has_refaults, a->has_refaults,
 			       then.refault_bytes, a->refault_bytes);
-	hits = grew(then.has_hits, a->has_hits, then.limit_hits,
-		    a->limit_hits);
+	x.has_hits = then.has_hits && a->has_hits;
+	hits = x.limit_hits = grew(then.has_hits, a->has_hits,
+				   then.limit_hits, a->limit_hits);
 	resolve(&p->adaptive, limit_bytes, &params);
 	old = a->sizing.strength_ppm;
 	if (mri_sizing_update(&a->sizing, &params, &x))
@@ -187,12 +226,13 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 }
 
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
-			       uint64_t cpu_ns, uint64_t wall_ns,
-			       uint64_t freed_bytes)
+			       uint64_t cpu_ns, uint64_t runq_ns,
+			       uint64_t wall_ns, uint64_t freed_bytes)
 {
 	struct mri_adaptive *a = &g->adaptive;
 
 	a->cpu_ns += cpu_ns;
+	a->runq_ns += runq_ns;
 	a->wall_ns += wall_ns;
 	a->freed_bytes += freed_bytes;
 	atomic_fetch_add(&a->stats.worker_cpu_ns, cpu_ns);

@@ -32,11 +32,10 @@ struct mri_adaptive {
 	bool started;                 /* an interval runs */
 	uint64_t start_ns;            /* its start, in the group's clock */
 	/* The counters at its start (present: which the backend has). */
-	uint64_t usage_bytes, pgpgin_bytes, pgsteal_bytes, refault_bytes;
-	uint64_t limit_hits;
-	bool has_pgpgin, has_pgsteal, has_refaults, has_hits;
-	/* The worker's reclaim in it. */
-	uint64_t freed_bytes, cpu_ns, wall_ns;
+	uint64_t usage_bytes, pgsteal_bytes, refault_bytes, limit_hits;
+	bool has_pgsteal, has_refaults, has_hits;
+	/* The worker's reclaim in it: freed, CPU, waiting for a CPU, wall. */
+	uint64_t freed_bytes, cpu_ns, runq_ns, wall_ns;
 	/* The wake-up a reaction is timed from; 0: none pending. */
 	uint64_t reaction_start_ns;
 	struct mri_adaptive_stats stats;
@@ -52,17 +51,19 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 			 const struct mr_limits *l, uint64_t limit_bytes,
 			 uint64_t *margin_bytes, uint64_t *hysteresis_bytes);
 
-/* The CPU time of the calling thread in g's clock (the backend's
- * thread_cpu_ns, or CLOCK_THREAD_CPUTIME_ID). */
-uint64_t mri_adaptive_cpu_ns(struct mr_group *g);
+/* The calling thread's CPU time and its time waiting for a CPU, in g's
+ * clock: the backend's thread_cpu_ns (no wait), or the kernel's
+ * schedstat of the thread. */
+void mri_adaptive_thread_times(struct mr_group *g, uint64_t *cpu_ns,
+			       uint64_t *runq_ns);
 
-/* One reclaim of the worker's pass over g: its CPU and wall time and
- * what it freed. A reaction is timed from woke_ns, the wake-up of the
+/* One reclaim of the worker's pass over g: its CPU time, its time
+ * waiting for a CPU, its wall time and what it freed. A reaction is timed from woke_ns, the wake-up of the
  * round that served it, unless one begun in an earlier round still runs.
  * Caller holds g->reclaim_lock. */
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
-			       uint64_t cpu_ns, uint64_t wall_ns,
-			       uint64_t freed_bytes);
+			       uint64_t cpu_ns, uint64_t runq_ns,
+			       uint64_t wall_ns, uint64_t freed_bytes);
 
 /* The pass brought usage below limit - margin: the reaction under way
  * ends now. Caller holds g->reclaim_lock. */

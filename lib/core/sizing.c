@@ -11,9 +11,17 @@
  * refaults. The strength gate below keeps the margin only while the waits
  * it removes exceed the CPU and refaults it adds.
  *
+ * Where the backend cannot count what the workload reclaimed (cgroup v1
+ * has no pgsteal, and its pgpgin counts charge events, not pages: a
+ * large folio is one event, mm/memcontrol.c
+ * mem_cgroup_charge_statistics()), the rate misses the charges that met
+ * the limit; limit hits make the size double, and it comes back toward
+ * the rate's by at most a tenth an interval once they stop.
+ *
  * Convergence: the charge rate is an exponentially weighted mean (weight
  * 1/4) and the reaction a percentile over a window, so constant inputs
- * give a constant size; the strength moves by factors of 2 and only when
+ * give a constant size (or one that falls by a tenth an interval toward
+ * it); the strength moves by factors of 2 and only when
  * benefit and cost differ by more than the dead band (cost above benefit,
  * or benefit a quarter above cost), and both scale with the bytes freed,
  * so their ratio does not depend on the strength: it is driven to full
@@ -32,7 +40,7 @@ void mri_sizing_init(struct mri_sizing *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->reaction_ns = MRI_SIZING_PRIOR_REACTION_NS;
-	s->strength_ppm = MRI_SIZING_FULL;
+	s->strength_ppm = MRI_SIZING_PROBE;
 	s->probe_after = MRI_SIZING_PROBE_AFTER;
 }
 
@@ -93,7 +101,10 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 						 0.25) : rate;
 	s->has_rate = true;
 	if (x->freed_bytes) {
-		wait = x->wall_ns > x->cpu_ns ? x->wall_ns - x->cpu_ns : 0;
+		/* Blocked, not running and not waiting for a CPU: what a
+		 * direct reclaim would have stalled the workload for. */
+		wait = x->wall_ns > x->cpu_ns + x->runq_ns ?
+		       x->wall_ns - x->cpu_ns - x->runq_ns : 0;
 		if (s->has_costs) {
 			s->wait_ns_per_byte = ewma(s->wait_ns_per_byte,
 						   (double)wait / freed, 0.5);
@@ -157,17 +168,29 @@ bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_params *p,
 		       const struct mri_sizing_sample *x)
 {
-	double sized, margin;
+	double sized, grown, margin;
 	uint64_t m, room, h;
-	bool changed;
+	bool changed, hit;
 
 	measure(s, p, x);
 	changed = judge(s, x);
 	sized = (double)p->safety_ppm / 1e6 * s->rate_bytes_per_s *
 		(double)s->reaction_ns / 1e9;
-	s->sized_bytes = sized >= (double)MR_UNLIMITED ? MR_UNLIMITED :
+	/* Limit hits while a margin was wanted: the charges reclaimed in
+	 * the workload are not in the rate (cgroup v1 counts no reclaimed
+	 * bytes), so the margin doubles, from one SWAP_CLUSTER_MAX batch;
+	 * without them it comes back to the rate's size by a tenth an
+	 * interval at most. */
+	hit = x->has_hits && x->limit_hits > MRI_SIZING_HITS &&
+	      s->strength_ppm;
+	grown = (hit ? 2.0 : 0.9) * (double)s->sized_bytes;
+	if (hit && grown < (double)MR_SWAP_CLUSTER_MAX_BYTES)
+		grown = (double)MR_SWAP_CLUSTER_MAX_BYTES;
+	if (grown > sized)
+		sized = grown;
+	s->sized_bytes = sized >= (double)p->max_bytes ? p->max_bytes :
 			 (uint64_t)sized;
-	margin = sized * s->strength_ppm / MRI_SIZING_FULL;
+	margin = (double)s->sized_bytes * s->strength_ppm / MRI_SIZING_FULL;
 	m = margin >= (double)p->max_bytes ? p->max_bytes : (uint64_t)margin;
 	if (m < p->min_bytes)
 		m = p->min_bytes;

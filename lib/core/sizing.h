@@ -14,10 +14,15 @@
 #define MRI_SIZING_REACTIONS 32
 /* The reaction time assumed until one is measured. */
 #define MRI_SIZING_PRIOR_REACTION_NS 1000000ULL
-/* Strength, in ppm: full, the probe's, and the floor below which it is 0. */
+/* Strength, in ppm: full, the probe's (also the first), and the floor
+ * below which it is 0. */
 #define MRI_SIZING_FULL 1000000U
 #define MRI_SIZING_PROBE 125000U
 #define MRI_SIZING_FLOOR 62500U
+/* Limit hits in an interval beyond those of one direct reclaim (the
+ * charge of a batch and of the page itself both fail first,
+ * mm/memcontrol.c try_charge_memcg()): the margin is too small. */
+#define MRI_SIZING_HITS 2U
 /* Intervals at strength 0 before the first probe, and at most. */
 #define MRI_SIZING_PROBE_AFTER 8U
 #define MRI_SIZING_PROBE_AFTER_MAX 256U
@@ -38,7 +43,10 @@ struct mri_sizing_sample {
 	uint64_t refault_bytes;    /* workingset_refault_file growth */
 	uint64_t freed_bytes;      /* the worker's reclaim in it */
 	uint64_t cpu_ns;           /* the worker's CPU in that reclaim */
+	uint64_t runq_ns;          /* its time waiting for a CPU */
 	uint64_t wall_ns;          /* the worker's time in that reclaim */
+	bool has_hits;             /* the backend counts limit hits */
+	uint64_t limit_hits;       /* charges that met the limit in it */
 	uint64_t margin_bytes;     /* the margin in force over it */
 	uint64_t limit_bytes;      /* the limit it was kept below */
 };
@@ -65,7 +73,7 @@ struct mri_sizing {
 	uint64_t sized_bytes, margin_bytes, hysteresis_bytes;
 };
 
-/* A new state: full strength, no measurement. */
+/* A new state: the probe's strength, no measurement. */
 void mri_sizing_init(struct mri_sizing *s);
 
 /* Adds one reaction time (ns) to the window and takes its percentile. */

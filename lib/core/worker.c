@@ -259,7 +259,8 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
-	uint64_t high_mark, low_mark, freed, usage, limit, cpu_ns, start_ns;
+	uint64_t high_mark, low_mark, freed, usage, limit, start_ns;
+	uint64_t cpu_ns = 0, runq_ns = 0, cpu_end_ns, runq_end_ns;
 	bool boosted;
 	int r;
 
@@ -333,16 +334,19 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 
 	boosted = boost_idle && boost(g->ctx);
-	cpu_ns = mri_adaptive_cpu_ns(g);
+	if (p.margin_adaptive)
+		mri_adaptive_thread_times(g, &cpu_ns, &runq_ns);
 	start_ns = mri_group_now_ns(g);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
 			mri_deadline_ns(start_ns, PASS_NS), stop, &freed);
 	unboost(g->ctx, boosted);
-	if (p.margin_adaptive)
-		mri_adaptive_note_reclaim(g, woke_ns,
-					  mri_adaptive_cpu_ns(g) - cpu_ns,
+	if (p.margin_adaptive) {
+		mri_adaptive_thread_times(g, &cpu_end_ns, &runq_end_ns);
+		mri_adaptive_note_reclaim(g, woke_ns, cpu_end_ns - cpu_ns,
+					  runq_end_ns - runq_ns,
 					  mri_group_now_ns(g) - start_ns,
 					  r < 0 ? 0 : freed);
+	}
 	/* Advisory mode: the kernel refused the group's reclaim control
 	 * and no child the caller owns took it instead; the group is left
 	 * to statistics and events, and nothing is written again. */
