@@ -165,6 +165,8 @@ START_TEST(null_group)
 						     &s), -EINVAL);
 	ck_assert_int_eq(mr_group_reclaim(NULL, 4096, 0, &u), -EINVAL);
 	ck_assert_int_eq(mr_group_set_margin(NULL, 4096, 0, 0), -EINVAL);
+	ck_assert_int_eq(mr_group_set_margin_adaptive(NULL, NULL), -EINVAL);
+	ck_assert_int_eq(mr_group_read_margin_stats(NULL, NULL), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_fixed(NULL, 4096), -EINVAL);
 	ck_assert_int_eq(mr_group_set_batch_proportional(NULL, 1, 1 << 20, 0),
 			 -EINVAL);
@@ -346,6 +348,70 @@ static void no_figure(const char *policy, const char *figure, double value,
 	(void)value;
 	++*(int *)userdata;
 }
+
+/* mr_group_set_margin_adaptive(): each bad field is refused and leaves
+ * the margin in force as it was; a good call replaces a fixed margin and
+ * the reverse. */
+START_TEST(adaptive_margin_misuse)
+{
+	struct mr_sim_config c = sim_config();
+	struct mr_margin_adaptive a, bad[] = {
+		{ .size = sizeof(a) - 1 },
+		{ .size = sizeof(a), .max_bytes = 1 << 20, .max_ppm = 1000 },
+		{ .size = sizeof(a), .max_ppm = 1000000 },
+		{ .size = sizeof(a), .min_bytes = MR_MARGIN_MIN_BYTES - 1 },
+		{ .size = sizeof(a), .min_bytes = 2 << 20, .max_bytes = 1 << 20 },
+		{ .size = sizeof(a), .safety_ppm = 999999 },
+		{ .size = sizeof(a), .safety_ppm = 100000001 },
+		{ .size = sizeof(a), .hysteresis_ppm = 1000001 },
+		{ .size = sizeof(a), .interval_ns = 60000000001ULL },
+	};
+	struct mr_margin_stats st = { .size = sizeof(st) };
+	mr_sim_t *sim;
+	mr_group_t *g;
+	size_t i;
+
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/a", MR_SIM_MAX, 32 << 20),
+			 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_set_margin(g, 1 << 20, 0, 1 << 19), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(mr_group_set_margin_adaptive(g, &bad[i]),
+				 -EINVAL);
+		ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+		ck_assert_int_eq(st.adaptive, 0);
+		ck_assert_uint_eq(st.margin_bytes, 1 << 20);
+		ck_assert_uint_eq(st.hysteresis_bytes, 1 << 19);
+	}
+	/* A floor at or above the limit. */
+	a = (struct mr_margin_adaptive){ .size = sizeof(a),
+					 .min_bytes = 32 << 20,
+					 .max_bytes = 64 << 20 };
+	ck_assert_int_eq(mr_group_set_margin_adaptive(g, &a), -ERANGE);
+	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+	ck_assert_int_eq(st.adaptive, 0);
+	/* Too small a stats struct. */
+	st.size = offsetof(struct mr_margin_stats, adaptive);
+	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), -EINVAL);
+	st.size = sizeof(st);
+	ck_assert_int_eq(mr_group_set_margin_adaptive(g, NULL), 0);
+	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+	ck_assert_int_eq(st.adaptive, 1);
+	ck_assert_int_eq(mr_group_set_margin(g, 2 << 20, 0, 0), 0);
+	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+	ck_assert_int_eq(st.adaptive, 0);
+	ck_assert_uint_eq(st.margin_bytes, 2 << 20);
+	ck_assert_int_eq(mr_group_set_margin(g, 0, 0, 0), 0);
+	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+	ck_assert_uint_eq(st.margin_bytes, 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), 0);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+}
+END_TEST
 
 START_TEST(sim_scenario_misuse)
 {
@@ -700,6 +766,7 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, sim_new_misuse);
 	tcase_add_test(tc, sim_group_misuse);
 	tcase_add_test(tc, sim_ctx_misuse);
+	tcase_add_test(tc, adaptive_margin_misuse);
 	tcase_add_test(tc, sim_scenario_misuse);
 	tcase_add_test(tc, worker_misuse);
 	tcase_add_test(tc, dispatch_misuse);

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The adaptive margin's rule (lib/core/sizing.c) as the pure function it
+ * is: sizing from rate and reaction, the cost/benefit gate, limit hits,
+ * bounds, probes, and the absence of oscillation at steady state. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "memreclaim.h"
+#include "sizing.h"
+
+#define KiB 1024ULL
+#define MiB (1024 * KiB)
+#define MS 1000000ULL
+#define S 1000000000ULL
+
+static const struct mri_sizing_params params = {
+	.min_bytes = 0,
+	.max_bytes = 64 * MiB,
+	.safety_ppm = 2000000,
+	.hysteresis_ppm = 500000,
+};
+
+/* Refaults per interval with the margin at its floor. */
+#define FLOOR_REFAULTS (1 * MiB)
+
+/* One second of a group charging rate_mib MiB/s at a 1 GiB limit, with
+ * the margin of the state in force; the worker freed what was charged
+ * (it kept the margin), blocked wait_ns and ran cpu_ns for it, and the
+ * group refaulted refault_bytes (FLOOR_REFAULTS without a margin). */
+static struct mri_sizing_sample second(const struct mri_sizing *s,
+				       uint64_t rate_mib, uint64_t cpu_ns,
+				       uint64_t wait_ns, uint64_t refault_bytes)
+{
+	struct mri_sizing_sample x = {
+		.interval_ns = S,
+		.charged_bytes = rate_mib * MiB,
+		.has_refaults = true,
+		.refault_bytes = s->margin_bytes ? refault_bytes :
+				 FLOOR_REFAULTS,
+		.freed_bytes = s->margin_bytes ? rate_mib * MiB : 0,
+		.cpu_ns = s->margin_bytes ? cpu_ns : 0,
+		.wall_ns = s->margin_bytes ? cpu_ns + wait_ns : 0,
+		.has_hits = true,
+		.margin_bytes = s->margin_bytes,
+		.limit_bytes = 1024 * MiB,
+	};
+
+	return x;
+}
+
+/* A state that has met a few reactions of reaction_ns. */
+static void start(struct mri_sizing *s, uint64_t reaction_ns)
+{
+	unsigned i;
+
+	mri_sizing_init(s);
+	for (i = 0; i < 8; i++)
+		mri_sizing_note_reaction(s, reaction_ns);
+}
+
+START_TEST(reaction_percentile)
+{
+	struct mri_sizing s;
+	unsigned i;
+
+	mri_sizing_init(&s);
+	ck_assert_uint_eq(s.reaction_ns, MRI_SIZING_PRIOR_REACTION_NS);
+	/* 1..40 ms: the window keeps the last 32 (9..40), whose nearest-rank
+	 * 95th percentile is the 31st, 39 ms. */
+	for (i = 1; i <= 40; i++)
+		mri_sizing_note_reaction(&s, i * MS);
+	ck_assert_uint_eq(s.nreactions, MRI_SIZING_REACTIONS);
+	ck_assert_uint_eq(s.reaction_ns, 39 * MS);
+	/* One outlier in 32 stays above the percentile. */
+	for (i = 0; i < 31; i++)
+		mri_sizing_note_reaction(&s, 2 * MS);
+	mri_sizing_note_reaction(&s, 500 * MS);
+	ck_assert_uint_eq(s.reaction_ns, 2 * MS);
+}
+END_TEST
+
+/* A paying margin (waits far above CPU) is sized rate x reaction x
+ * safety, and a faster charger gets a larger one. */
+START_TEST(fast_charger_grows_the_margin)
+{
+	struct mri_sizing slow, fast;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	start(&slow, 10 * MS);
+	start(&fast, 10 * MS);
+	for (i = 0; i < 20; i++) {
+		x = second(&slow, 20, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&slow, &params, &x);
+		x = second(&fast, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&fast, &params, &x);
+	}
+	ck_assert_uint_eq(slow.strength_ppm, MRI_SIZING_FULL);
+	ck_assert_uint_eq(fast.strength_ppm, MRI_SIZING_FULL);
+	/* 2 x 20 MiB/s x 10 ms = 0.4 MiB; 2 x 400 MiB/s x 10 ms = 8 MiB. */
+	ck_assert_uint_ge(slow.margin_bytes, 400 * KiB - 4 * KiB);
+	ck_assert_uint_le(slow.margin_bytes, 420 * KiB);
+	ck_assert_uint_ge(fast.margin_bytes, 8 * MiB - 64 * KiB);
+	ck_assert_uint_le(fast.margin_bytes, 8 * MiB + 64 * KiB);
+	ck_assert_uint_eq(fast.hysteresis_bytes, fast.margin_bytes / 2);
+	/* A slower reaction needs more. */
+	for (i = 0; i < 32; i++)
+		mri_sizing_note_reaction(&fast, 20 * MS);
+	x = second(&fast, 400, 1 * MS, 50 * MS, 0);
+	mri_sizing_update(&fast, &params, &x);
+	ck_assert_uint_ge(fast.margin_bytes, 15 * MiB);
+}
+END_TEST
+
+/* Clean cache on a busy machine: the worker's reclaim never blocks, so
+ * it removes no stall, costs CPU and brings refaults: the margin shrinks
+ * to nothing within a few intervals. */
+START_TEST(margin_that_does_not_pay_shrinks)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i, shrinks = 0;
+	uint32_t last;
+
+	start(&s, 1 * MS);
+	s.strength_ppm = MRI_SIZING_FULL;
+	last = s.strength_ppm;
+	for (i = 0; i < 8; i++) {
+		x = second(&s, 300, 20 * MS, 0, 50 * MiB);
+		mri_sizing_update(&s, &params, &x);
+		if (s.strength_ppm < last)
+			shrinks++;
+		ck_assert_uint_le(s.strength_ppm, last);
+		last = s.strength_ppm;
+	}
+	ck_assert_uint_eq(s.strength_ppm, 0);
+	ck_assert_uint_eq(s.margin_bytes, 0);
+	ck_assert_uint_eq(s.hysteresis_bytes, 0);
+	ck_assert_uint_ge(shrinks, 4);
+	/* Refaults alone, with waits equal to the CPU, tip it the same way. */
+	start(&s, 1 * MS);
+	s.strength_ppm = MRI_SIZING_FULL;
+	for (i = 0; i < 8; i++) {
+		x = second(&s, 300, 10 * MS, 10 * MS, 100 * MiB);
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_eq(s.strength_ppm, 0);
+}
+END_TEST
+
+/* Refaults priced: the same waits pay against few refaults and not
+ * against many. */
+START_TEST(refaults_weigh_against_the_waits)
+{
+	struct mri_sizing few, many;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	start(&few, 1 * MS);
+	start(&many, 1 * MS);
+	/* The floor, then three doublings from the probe, or two halvings
+	 * to 0. */
+	for (i = 0; i < 6; i++) {
+		x = second(&few, 100, 5 * MS, 20 * MS, 1 * MiB);
+		mri_sizing_update(&few, &params, &x);
+		x = second(&many, 100, 5 * MS, 20 * MS, 400 * MiB);
+		mri_sizing_update(&many, &params, &x);
+	}
+	ck_assert_uint_eq(few.strength_ppm, MRI_SIZING_FULL);
+	ck_assert_uint_eq(many.strength_ppm, 0);
+}
+END_TEST
+
+START_TEST(bounds_hold)
+{
+	struct mri_sizing_params p = params;
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i, rate;
+
+	for (rate = 1; rate <= 4096; rate *= 4) {
+		p.min_bytes = 2 * MiB;
+		p.max_bytes = 16 * MiB;
+		start(&s, 30 * MS);
+		for (i = 0; i < 12; i++) {
+			x = second(&s, rate, 1 * MS, 100 * MS, 0);
+			x.limit_hits = i % 3 ? 0 : 1000;
+			mri_sizing_update(&s, &p, &x);
+			ck_assert_uint_ge(s.margin_bytes, p.min_bytes);
+			ck_assert_uint_le(s.margin_bytes, p.max_bytes);
+			ck_assert_uint_le(s.sized_bytes, p.max_bytes);
+			ck_assert_uint_le(s.hysteresis_bytes,
+					  (x.limit_bytes - s.margin_bytes) / 2);
+		}
+	}
+	/* A small limit: the margin never reaches half of it, and the
+	 * hysteresis leaves half of what is below. */
+	p.min_bytes = 0;
+	p.max_bytes = 64 * MiB;
+	start(&s, 100 * MS);
+	for (i = 0; i < 12; i++) {
+		x = second(&s, 4096, 1 * MS, 100 * MS, 0);
+		x.limit_bytes = 8 * MiB;
+		mri_sizing_update(&s, &p, &x);
+		ck_assert_uint_le(s.margin_bytes, 4 * MiB);
+		ck_assert_uint_le(s.hysteresis_bytes, 2 * MiB);
+	}
+	/* Below a page it is none. */
+	start(&s, 1000);
+	x = second(&s, 1, 0, 0, 0);
+	x.freed_bytes = 0;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert(s.margin_bytes == 0 || s.margin_bytes >= MR_MARGIN_MIN_BYTES);
+}
+END_TEST
+
+/* Limit hits the rate does not see (cgroup v1) double the size, from one
+ * SWAP_CLUSTER_MAX batch; without them it falls back by a tenth an
+ * interval at most. */
+START_TEST(limit_hits_double_the_size)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	uint64_t before;
+	unsigned i;
+
+	start(&s, 1 * MS);
+	s.strength_ppm = MRI_SIZING_FULL;
+	x = second(&s, 0, 0, 0, 0);
+	x.limit_hits = 500;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.sized_bytes, MR_SWAP_CLUSTER_MAX_BYTES);
+	for (i = 0; i < 5; i++) {
+		before = s.sized_bytes;
+		x = second(&s, 0, 0, 0, 0);
+		x.limit_hits = 500;
+		mri_sizing_update(&s, &params, &x);
+		ck_assert_uint_eq(s.sized_bytes, 2 * before);
+	}
+	/* Two hits are those of one direct reclaim: no growth. */
+	before = s.sized_bytes;
+	x = second(&s, 0, 0, 0, 0);
+	x.limit_hits = MRI_SIZING_HITS;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_lt(s.sized_bytes, before);
+	ck_assert_uint_ge(s.sized_bytes, before * 9 / 10);
+	/* At strength 0 hits are expected: no growth. */
+	s.strength_ppm = 0;
+	before = s.sized_bytes;
+	x = second(&s, 0, 0, 0, 0);
+	x.limit_hits = 500;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_le(s.sized_bytes, before);
+}
+END_TEST
+
+/* From 0 the rule probes at 1/8 after 8 intervals, then after twice as
+ * many each time the probe does not pay, and at once at full period
+ * again once one pays. */
+START_TEST(probes_back_off)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i, off, probes = 0, gaps[4];
+
+	start(&s, 1 * MS);
+	s.strength_ppm = 0;
+	for (i = 0, off = 0; i < 8 + 16 + 32 + 64 + 8 && probes < 4; i++) {
+		x = second(&s, 100, 20 * MS, 0, 0);
+		mri_sizing_update(&s, &params, &x);
+		if (s.strength_ppm == MRI_SIZING_PROBE) {
+			gaps[probes++] = off;
+			off = 0;
+		} else if (!s.strength_ppm) {
+			off++;
+		}
+	}
+	ck_assert_uint_eq(probes, 4);
+	/* Each probe lasts while it does not pay: off counts from the
+	 * interval that ended it. */
+	ck_assert_uint_eq(gaps[0], MRI_SIZING_PROBE_AFTER - 1);
+	ck_assert_uint_gt(gaps[1], gaps[0]);
+	ck_assert_uint_gt(gaps[2], gaps[1]);
+	ck_assert_uint_gt(gaps[3], gaps[2]);
+	/* A probe that pays goes to full strength. */
+	while (s.strength_ppm != MRI_SIZING_PROBE) {
+		x = second(&s, 100, 20 * MS, 0, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	for (i = 0; i < 4; i++) {
+		x = second(&s, 100, 1 * MS, 80 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	ck_assert_uint_eq(s.probe_after, MRI_SIZING_PROBE_AFTER);
+}
+END_TEST
+
+/* At steady state the margin moves less than 10% per interval, whether
+ * it pays (full) or not (0, with its probes excepted), and with inputs
+ * that jitter by 20% around the same mean. */
+START_TEST(no_oscillation_at_steady_state)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	uint64_t last = 0, rate, wait;
+	unsigned i;
+
+	start(&s, 5 * MS);
+	for (i = 0; i < 200; i++) {
+		rate = 200 + (i % 5) * 20 - 40;  /* 160 .. 240 MiB/s */
+		wait = (40 + (i % 3) * 10) * MS;
+		x = second(&s, rate, 2 * MS, wait, 1 * MiB);
+		if (i % 7 == 0)
+			mri_sizing_note_reaction(&s, 5 * MS + (i % 4) * MS);
+		mri_sizing_update(&s, &params, &x);
+		if (i >= 30) {
+			ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+			ck_assert_uint_le(s.margin_bytes, last + last / 10);
+			ck_assert_uint_ge(s.margin_bytes, last - last / 10);
+		}
+		last = s.margin_bytes;
+	}
+	ck_assert_uint_gt(last, 1 * MiB);
+}
+END_TEST
+
+static Suite *sizing_suite(void)
+{
+	Suite *s = suite_create("sizing");
+	TCase *tc = tcase_create("rule");
+
+	tcase_add_test(tc, reaction_percentile);
+	tcase_add_test(tc, fast_charger_grows_the_margin);
+	tcase_add_test(tc, margin_that_does_not_pay_shrinks);
+	tcase_add_test(tc, refaults_weigh_against_the_waits);
+	tcase_add_test(tc, bounds_hold);
+	tcase_add_test(tc, limit_hits_double_the_size);
+	tcase_add_test(tc, probes_back_off);
+	tcase_add_test(tc, no_oscillation_at_steady_state);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sizing_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
