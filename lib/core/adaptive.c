@@ -223,6 +223,12 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 	}
 	*margin_bytes = a->sizing.margin_bytes;
 	*hysteresis_bytes = a->sizing.hysteresis_bytes;
+	/* A limit lowered since the interval began: the rule's bounds for
+	 * it (below half the limit, half of what is below the margin). */
+	if (*margin_bytes > limit_bytes / 2)
+		*margin_bytes = limit_bytes / 2;
+	if (*hysteresis_bytes > (limit_bytes - *margin_bytes) / 2)
+		*hysteresis_bytes = (limit_bytes - *margin_bytes) / 2;
 }
 
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
