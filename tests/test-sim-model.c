@@ -385,11 +385,74 @@ START_TEST(clean_only_reclaim_leaves_dirty_pages)
 	ck_assert_uint_eq(sim_obj_resident(m, dirty), 100);
 	ck_assert_uint_eq(sim_memcg_dirty(g), 100);
 	ck_assert_uint_eq(sim_memcg_writeback(g), 0);
-	/* Not clean_only: reclaim starts their writeback (pageout()). */
+	/* Not clean_only: reclaim starts their writeback (pageout()),
+	 * waits on the passes that free nothing (reclaim_throttle()), and
+	 * frees what was written back meanwhile. */
 	sim_reclaim(m, g, 100, SIM_RECLAIM_PROACTIVE, true, false, &res);
 	ck_assert_uint_eq(sim_memcg_dirty(g) + sim_memcg_writeback(g) +
-			  sim_memcg_clean_cache(g), 100);
-	ck_assert_uint_gt(sim_memcg_writeback(g), 0);
+			  sim_memcg_clean_cache(g) + res.reclaimed, 100);
+	ck_assert_uint_gt(res.reclaimed + sim_memcg_writeback(g), 0);
+	ck_assert_uint_lt(sim_memcg_dirty(g), 100);
+	assert_invariants(m);
+	sim_machine_free(m);
+}
+END_TEST
+
+/* A reclaim the task asks for itself (memory.reclaim, the library's
+ * worker). */
+struct proactive {
+	struct sim_machine *m;
+	struct sim_memcg *g;
+	uint64_t nr, elapsed_ns;
+	struct sim_reclaim_result res;
+	struct sim_task_stats stats;
+};
+
+static void proactive_task(struct sim_task *t, void *arg)
+{
+	struct proactive *p = arg;
+	uint64_t t0 = sim_now(p->m);
+
+	sim_reclaim(p->m, p->g, p->nr, SIM_RECLAIM_PROACTIVE, true, false,
+		    &p->res);
+	p->elapsed_ns = sim_now(p->m) - t0;
+	p->stats = *sim_task_stats(t);
+}
+
+/* The work of a proactive reclaim is its task's system time, its waits
+ * on dirty pages are not, and neither is direct reclaim: the split the
+ * sim backend's thread_cpu_ns gives the adaptive margin. Before, the
+ * work counted nowhere (the worker's reclaim looked like all waiting)
+ * and a proactive pass never waited on dirty pages, though the kernel's
+ * shrink_node() throttles memory.reclaim as any cgroup reclaim. */
+START_TEST(proactive_reclaim_work_is_cpu_dirty_waits_are_not)
+{
+	struct sim_machine *m = machine(1, 16384, 0, SIM_SWAP_NONE, "today");
+	struct sim_memcg *g = group(m, "/g");
+	sim_obj clean = sim_file_new(m, 100), dirty = sim_file_new(m, 100);
+	struct proactive p = { .m = m, .g = g, .nr = 100 };
+
+	read_file(m, g, clean, 100);
+	ck_assert_ptr_nonnull(sim_task_spawn(m, "reclaim", sim_root(m),
+					     sim_now(m), proactive_task, &p));
+	sim_run(m, SIM_UNLIMITED);
+	ck_assert_uint_eq(p.res.reclaimed, 100);
+	ck_assert_uint_gt(p.stats.sys_ns, 0);
+	ck_assert_uint_eq(p.stats.sys_ns, p.elapsed_ns);
+	ck_assert_uint_eq(p.stats.direct_reclaim_ns, 0);
+
+	/* Only dirty pages left: the passes that free nothing wait. */
+	ck_assert_int_eq(run_op(m, g, OP_WRITE, dirty, 0, 100, 100 * MS,
+				NULL), 0);
+	ck_assert_uint_eq(sim_memcg_dirty(g), 100);
+	memset(&p.stats, 0, sizeof(p.stats));
+	ck_assert_ptr_nonnull(sim_task_spawn(m, "reclaim", sim_root(m),
+					     sim_now(m), proactive_task, &p));
+	sim_run(m, sim_now(m) + 100 * MS);
+	ck_assert_uint_gt(p.stats.sys_ns, 0);
+	ck_assert_uint_ge(p.elapsed_ns, p.stats.sys_ns +
+			  sim_machine_costs(m)->dirty_stall_ns);
+	ck_assert_uint_eq(p.stats.direct_reclaim_ns, 0);
 	assert_invariants(m);
 	sim_machine_free(m);
 }
@@ -759,6 +822,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, refault_within_distance_activates);
 	tcase_add_test(tc, refault_beyond_distance_stays_inactive);
 	tcase_add_test(tc, clean_only_reclaim_leaves_dirty_pages);
+	tcase_add_test(tc, proactive_reclaim_work_is_cpu_dirty_waits_are_not);
 	tcase_add_test(tc, ancestor_max_binds_child);
 	tcase_add_test(tc, protection_follows_siblings);
 	tcase_add_test(tc, max_below_unreclaimable_is_busy);

@@ -542,11 +542,12 @@ struct sim_memcg *sim_charge_target(struct sim_machine *m)
 	return m->current ? m->current->memcg : sim_root(m);
 }
 
-void sim_account_reclaim(struct sim_machine *m, uint64_t work_ns,
-			 uint64_t wait_ns)
+void sim_account_reclaim(struct sim_machine *m, bool direct,
+			 uint64_t work_ns, uint64_t wait_ns)
 {
 	if (!m->current)
 		return;
-	m->current->stats.direct_reclaim_ns += work_ns + wait_ns;
+	if (direct)
+		m->current->stats.direct_reclaim_ns += work_ns + wait_ns;
 	m->current->stats.sys_ns += work_ns;
 }

@@ -231,10 +231,12 @@ void sim_stall_begin(struct sim_machine *m);
 void sim_stall_end(struct sim_machine *m);
 /* The group a charge made now goes to: the current task's, or the root. */
 struct sim_memcg *sim_charge_target(struct sim_machine *m);
-/* Adds direct reclaim to the current task's stats: work_ns of work
- * (system time) and wait_ns of congestion waits. */
-void sim_account_reclaim(struct sim_machine *m, uint64_t work_ns,
-			 uint64_t wait_ns);
+/* Adds a reclaim pass to the current task's stats: work_ns of work
+ * (system time, whoever reclaims: a charging task, kswapd, the library's
+ * worker through memory.reclaim) and, for direct reclaim, its work and
+ * wait_ns of congestion waits as direct reclaim time. */
+void sim_account_reclaim(struct sim_machine *m, bool direct,
+			 uint64_t work_ns, uint64_t wait_ns);
 
 /* memcg.c */
 void sim_memcg_free_all(struct sim_machine *m);

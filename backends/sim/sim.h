@@ -212,8 +212,9 @@ struct sim_task_stats {
 					  over high, proactive) */
 	uint64_t user_ns;              /* CPU used in sim_cpu() */
 	uint64_t sys_ns;               /* CPU used in the kernel: faults,
-					  sim_kernel_cpu(), the work of
-					  direct reclaim (not its waits) */
+					  sim_kernel_cpu(), the work of the
+					  reclaims the task runs, direct or
+					  proactive (not their waits) */
 };
 const struct sim_task_stats *sim_task_stats(const struct sim_task *t);
 

@@ -405,14 +405,16 @@ void sim_reclaim_swappiness(struct sim_machine *m, struct sim_memcg *g,
 			if (!scanned)
 				scanned = shrink_subtree(m, g, &sc, false);
 			sc.calls++;
-			/* 2011's congestion_wait(): a pass that met only
-			 * dirty or writeback pages waits for the disk; a
+			/* 2011's congestion_wait(), reclaim_throttle() since
+			 * 5.16: a pass that met only dirty or writeback
+			 * pages waits for the disk, whoever reclaims:
+			 * memory.reclaim too (shrink_node() throttles it on a
+			 * congested lruvec as it does a limit's reclaim); a
 			 * direct pass deep in the priorities that fell short
 			 * naps (do_try_to_free_pages). */
 			stall = 0;
 			if (sc.reclaimed == reclaimed_before &&
-			    sc.dirty_seen > mark.dirty_seen &&
-			    why != SIM_RECLAIM_PROACTIVE)
+			    sc.dirty_seen > mark.dirty_seen)
 				stall = m->costs.dirty_stall_ns;
 			if (direct(why) && scanned &&
 			    prio < SIM_DEF_PRIORITY - 2 &&
@@ -420,8 +422,7 @@ void sim_reclaim_swappiness(struct sim_machine *m, struct sim_memcg *g,
 			    m->costs.reclaim_nap_ns > stall)
 				stall = m->costs.reclaim_nap_ns;
 			work = cost(m, g, &sc, &mark);
-			if (direct(why))
-				sim_account_reclaim(m, work, stall);
+			sim_account_reclaim(m, direct(why), work, stall);
 			if (work + stall)
 				sim_sleep(m, work + stall);
 		}
