@@ -23,8 +23,9 @@
  * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
  * memreclaimd's reclaim calls, bytes freed and CPU time (user + system),
  * the margin in force at its end and, for the adaptive margin, its last
- * strength, which it takes from the daemon's final JSON line (printed
- * once its worker has stopped); --json adds the user and system CPU
+ * strength and how many times it was sized, which it takes from the
+ * daemon's final JSON line (printed once its worker has stopped);
+ * --json adds the user and system CPU
  * time of the reader and of the toucher (getrusage() in each, at its
  * end), where the direct reclaim the workload's own charges run is
  * counted, as system time, and, on hybrid hosts (a cgroup2 mount without
@@ -44,10 +45,11 @@
  * them, kept by the library's margin worker as a simulated task), in
  * virtual time, with the cost set "today" and seed 1; the margin and
  * strength come from mr_group_read_margin_stats() at the run's end.
- * There the rounds default to 2000, not 200: a simulated round takes
+ * There the rounds default to 3000, not 200: a simulated round takes
  * 3-4 ms of virtual time, so 200 of them end inside the adaptive
  * margin's first interval (MR_WORKER_SAFETY_NS, 1 s), which holds the
- * margin at its floor to measure, and 2000 last several intervals. The
+ * margin at its floor to measure, and 3000 last about 10 s, long enough
+ * for it to settle (SETTLED_INTERVALS). The
  * table is the same, under a line saying it ran on the simulator.
  *
  * Exit status: 0 when all three runs completed, 1 otherwise, 2 on a bad
@@ -90,7 +92,12 @@
 #define DEFAULT_LIMIT_BYTES (256 * MIB)
 #define DEFAULT_MARGIN_BYTES (32 * MIB)
 #define DEFAULT_ROUNDS 200
-#define SIM_DEFAULT_ROUNDS 2000
+#define SIM_DEFAULT_ROUNDS 3000
+/* An adaptive margin's first interval holds it at its floor; then its
+ * strength, from 1/8, halves or doubles once an interval, and one that
+ * fell to 0 probes again after 8 intervals: a run with fewer shows its
+ * start, not where it settles (mr_group_set_margin_adaptive()). */
+#define SETTLED_INTERVALS 8
 #define MAX_ROUNDS 100000
 #define FILE_FACTOR 4
 #define WORKLOAD_TIMEOUT_MS (10 * 60 * 1000)
@@ -138,6 +145,7 @@ struct daemon_stats {
 	uint64_t calls, freed_bytes, cpu_ns;
 	uint64_t margin_bytes;    /* in force at the end */
 	uint32_t strength_ppm;    /* RUN_ADAPTIVE: the last strength */
+	uint64_t intervals;       /* RUN_ADAPTIVE: times it was sized */
 };
 
 struct run_result {
@@ -978,7 +986,8 @@ static int stop_daemon(struct demo *d, enum run_kind kind,
 	    json_u64(last, "cpu_ns", &st->cpu_ns) < 0 ||
 	    json_u64(last, "margin_bytes", &st->margin_bytes) < 0 ||
 	    (kind == RUN_ADAPTIVE &&
-	     json_u64(last, "margin_strength_ppm", &strength) < 0)) {
+	     (json_u64(last, "margin_strength_ppm", &strength) < 0 ||
+	      json_u64(last, "margin_intervals", &st->intervals) < 0))) {
 		fprintf(stderr, PROG ": no final statistics from memreclaimd\n");
 		return -EIO;
 	}
@@ -1188,6 +1197,10 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	printf("memreclaimd auto sizes the margin every second (the first at 0, to measure) as charge rate x the worker's reaction time x 2, "
 	       "scaled by a strength that falls while the waits its reclaim takes off the workload's path are below its CPU and the "
 	       "refaults it causes (mr_group_set_margin_adaptive()).\n");
+	printf("memreclaimd auto sized its margin %" PRIu64 " times in its run%s.\n",
+	       runs[RUN_ADAPTIVE].daemon.intervals,
+	       runs[RUN_ADAPTIVE].daemon.intervals < SETTLED_INTERVALS ?
+	       ": too few for it to settle (a longer run: --rounds)" : "");
 	print_ratio(runs, RUN_FIXED);
 	print_ratio(runs, RUN_ADAPTIVE);
 }
@@ -1272,10 +1285,12 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 			       r->daemon.calls, r->daemon.freed_bytes,
 			       r->daemon.cpu_ns, r->daemon.margin_bytes);
 		if (r->kind == RUN_ADAPTIVE)
-			printf(",\"margin_strength_ppm\":%" PRIu32 "}",
-			       r->daemon.strength_ppm);
+			printf(",\"margin_strength_ppm\":%" PRIu32
+			       ",\"margin_intervals\":%" PRIu64 "}",
+			       r->daemon.strength_ppm, r->daemon.intervals);
 		else
-			printf(",\"margin_strength_ppm\":null}");
+			printf(",\"margin_strength_ppm\":null"
+			       ",\"margin_intervals\":null}");
 	}
 	printf("]");
 	json_ratio("failcnt_ratio", runs, RUN_FIXED);
@@ -1470,6 +1485,7 @@ static int sim_run_once(const struct options *o, const mr_sim_trace_t *t,
 			.cpu_ns = ns_of(f->reclaim_s),
 			.margin_bytes = run.margin.margin_bytes,
 			.strength_ppm = run.margin.strength_ppm,
+			.intervals = run.margin.intervals,
 		},
 	};
 	return 0;

@@ -72,17 +72,17 @@ if [ "$(cell memreclaimd fixed 12)" = 32.00 ] &&
 else
 	fail "memreclaimd fixed's row"; cat "$tmp/out"
 fi
-# The simulator's 2000 rounds last past the adaptive margin's first
+# The simulator's 3000 rounds last past the adaptive margin's first
 # interval (at its floor): the worker reclaimed, and fewer charges met
 # the limit than without it.
 margin=$(cell memreclaimd auto 12)
 strength=$(cell memreclaimd auto 13)
-if [ "$(cell memreclaimd auto 5)" = 2000 ] &&
+if [ "$(cell memreclaimd auto 5)" = 3000 ] &&
    [ "$(cell memreclaimd auto 9)" -gt 0 ] &&
    [ "$(cell memreclaimd auto 3)" -lt "$(cell without memreclaimd 3)" ] &&
    echo "$margin" | grep -Eq '^[0-9]+\.[0-9]{2}$' &&
    echo "$strength" | grep -Eq '^(0\.[0-9]{3}|1\.000)$'; then
-	ok "memreclaimd auto: 2000 rounds, worker calls, fewer limit hits, margin $margin MiB, strength $strength"
+	ok "memreclaimd auto: 3000 rounds, worker calls, fewer limit hits, margin $margin MiB, strength $strength"
 else
 	fail "memreclaimd auto's row"; cat "$tmp/out"
 fi
@@ -91,6 +91,11 @@ if grep -q "^memory.failcnt growth without / with memreclaimd's fixed margin: " 
 	ok "the failcnt ratio of each margin"
 else
 	fail "no failcnt ratios"; cat "$tmp/out"
+fi
+if grep -Eq '^memreclaimd auto sized its margin [0-9]+ times in its run\.$' "$tmp/out"; then
+	ok "the adaptive margin's intervals, enough to settle"
+else
+	fail "no count of the adaptive margin's intervals, or too few"; cat "$tmp/out"
 fi
 
 # -- JSON
@@ -103,7 +108,7 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 d = json.loads(lines[0])
-assert d["simulator"] is True and d["touch_rounds_per_run"] == 2000, d
+assert d["simulator"] is True and d["touch_rounds_per_run"] == 3000, d
 w, f, a = d["runs"]
 assert [r["memreclaimd"] for r in d["runs"]] == [False, True, True]
 assert [r["margin_adaptive"] for r in d["runs"]] == [None, False, True]
@@ -111,6 +116,7 @@ assert w["margin_bytes"] is None and w["margin_strength_ppm"] is None, w
 assert f["margin_bytes"] == 32 << 20 and f["margin_strength_ppm"] is None, f
 assert a["margin_bytes"] <= 256 << 20 and 0 <= a["margin_strength_ppm"] <= 10**6, a
 assert a["worker_calls"] > 0 and a["failcnt_growth"] < w["failcnt_growth"], a
+assert a["margin_intervals"] >= 8 and f["margin_intervals"] is None, a
 assert "failcnt_ratio" in d and "failcnt_ratio_adaptive" in d, d
 ' "$tmp/out"; then
 		ok "--json: three runs, the adaptive one with its margin and strength"
