@@ -1197,8 +1197,9 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	printf("memreclaimd auto sizes the margin every second (the first at 0, to measure) as charge rate x the worker's reaction time x 2, "
 	       "scaled by a strength that falls while the waits its reclaim takes off the workload's path are below its CPU and the "
 	       "refaults it causes (mr_group_set_margin_adaptive()).\n");
-	printf("memreclaimd auto sized its margin %" PRIu64 " times in its run%s.\n",
+	printf("memreclaimd auto sized its margin %" PRIu64 " time%s in its run%s.\n",
 	       runs[RUN_ADAPTIVE].daemon.intervals,
+	       runs[RUN_ADAPTIVE].daemon.intervals == 1 ? "" : "s",
 	       runs[RUN_ADAPTIVE].daemon.intervals < SETTLED_INTERVALS ?
 	       ": too few for it to settle (a longer run: --rounds)" : "");
 	print_ratio(runs, RUN_FIXED);
