@@ -8,8 +8,10 @@
  * it (256 MiB limit; a toucher mapping and touching 16 MiB per round for
  * 200 rounds, timed, while a reader streams a 1 GiB file through the
  * group; memreclaimd with a 32 MiB margin, hysteresis 32 MiB, batch auto:
- * examples/mr-demo.c). Each figure is the median over the pairs, the run
- * without memreclaimd as baseline:
+ * examples/mr-demo.c). mr-demo makes a third run after the pair, with
+ * memreclaimd --margin auto; its figures are not among these. Each
+ * figure is the median over the pairs, the run without memreclaimd as
+ * baseline:
  *  - memory.failcnt growth (charges that met the limit) and its ratio
  *    without / with (the median of the pairs' ratios);
  *  - the charge rounds' latency, p50, p99 and max (a round maps, touches
@@ -32,7 +34,7 @@
  *    difference of the workload's system time is printed too. On a
  *    shared machine the system time varies by more than the reclaim in
  *    it.
- * A pair takes about 35 s here. Exit 77 (skipped) without root, or when
+ * A pair takes about 35 s here, plus mr-demo's adaptive run. Exit 77 (skipped) without root, or when
  * mr-demo found no writable cgroup v1 group and ran on the simulator.
  */
 #define _GNU_SOURCE /* pipe2 */
@@ -174,7 +176,9 @@ static int parse_side(json_object *run, bool with, struct side *s)
 	return r ? -1 : 0;
 }
 
-/* One pair: runs mr-demo and reads its two runs. 77: simulator. */
+/* One pair: runs mr-demo and reads its first two runs (without
+ * memreclaimd, with its fixed margin; the third is the adaptive one's).
+ * 77: simulator. */
 static int measure(struct pair *pr)
 {
 	static char out[OUT_MAX];
@@ -197,7 +201,7 @@ static int measure(struct pair *pr)
 			"(no writable cgroup v1 memory group); skipped\n");
 		r = 77;
 	} else if (json_object_object_get_ex(root, "runs", &runs) &&
-		   json_object_array_length(runs) == 2 &&
+		   json_object_array_length(runs) == 3 &&
 		   parse_side(json_object_array_get_idx(runs, 0), false,
 			      &pr->without) == 0 &&
 		   parse_side(json_object_array_get_idx(runs, 1), true,

@@ -5,9 +5,12 @@
  * It creates its own memory cgroup beneath $MEMRECLAIM_TEST_PARENT (default:
  * the root of the cgroup v1 memory mount) with a limit (256 MiB), writes a
  * data file at least 4x the limit on a real filesystem, and runs one
- * workload twice in the group: without memreclaimd, then with it (margin
- * 32 MiB, memreclaimd's default hysteresis unless --hysteresis is given,
- * proportional batch). The workload is two processes that move themselves
+ * workload three times in the group, in this order: without memreclaimd;
+ * with it and a fixed margin (--margin, 32 MiB unless given, memreclaimd's
+ * default hysteresis unless --hysteresis is given, proportional batch);
+ * and with it and an adaptive margin (memreclaimd --margin auto,
+ * proportional batch: mr_group_set_margin_adaptive() with its defaults).
+ * The workload is two processes that move themselves
  * into the group: a toucher that maps, touches and unmaps a fresh 16 MiB
  * anonymous buffer per round, timing each of a fixed number of rounds
  * (--rounds), and a reader streaming the file with read() in 1 MiB chunks,
@@ -18,8 +21,11 @@
  * It prints one table (or, with --json, one JSON object): per run, the
  * growth of memory.failcnt (charges that met the limit), the reader's
  * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
- * memreclaimd's reclaim calls, bytes freed and CPU time, which it takes
- * from the daemon's final JSON line; --json adds the user and system CPU
+ * memreclaimd's reclaim calls, bytes freed and CPU time (user + system),
+ * the margin in force at its end and, for the adaptive margin, its last
+ * strength and how many times it was sized, which it takes from the
+ * daemon's final JSON line (printed once its worker has stopped);
+ * --json adds the user and system CPU
  * time of the reader and of the toucher (getrusage() in each, at its
  * end), where the direct reclaim the workload's own charges run is
  * counted, as system time, and, on hybrid hosts (a cgroup2 mount without
@@ -35,12 +41,18 @@
  * MEMRECLAIM_BACKEND=sim, it says so and runs the same workload on the
  * library's simulator instead: the workload as a trace (--print-trace
  * prints it), replayed with mr_sim_trace_run() without a policy and with
- * memreclaimd's (the same margin, hysteresis and batch, kept by the
- * library's margin worker as a simulated task), in virtual time, with
- * the cost set "today" and seed 1. The table is the same, under a line
- * saying it ran on the simulator.
+ * each of memreclaimd's two (policyopt_apply(), as memreclaimd applies
+ * them, kept by the library's margin worker as a simulated task), in
+ * virtual time, with the cost set "today" and seed 1; the margin and
+ * strength come from mr_group_read_margin_stats() at the run's end.
+ * There the rounds default to 3000, not 200: a simulated round takes
+ * 3-4 ms of virtual time, so 200 of them end inside the adaptive
+ * margin's first interval (MR_WORKER_SAFETY_NS, 1 s), which holds the
+ * margin at its floor to measure, and 3000 last about 10 s, long enough
+ * for it to settle (SETTLED_INTERVALS). The
+ * table is the same, under a line saying it ran on the simulator.
  *
- * Exit status: 0 when both runs completed, 1 otherwise, 2 on a bad
+ * Exit status: 0 when all three runs completed, 1 otherwise, 2 on a bad
  * option.
  */
 #define _GNU_SOURCE /* pipe2 */
@@ -80,10 +92,18 @@
 #define DEFAULT_LIMIT_BYTES (256 * MIB)
 #define DEFAULT_MARGIN_BYTES (32 * MIB)
 #define DEFAULT_ROUNDS 200
+#define SIM_DEFAULT_ROUNDS 3000
+/* An adaptive margin's first interval holds it at its floor; then its
+ * strength, from 1/8, halves or doubles once an interval, and one that
+ * fell to 0 probes again after 8 intervals: a run with fewer shows its
+ * start, not where it settles (mr_group_set_margin_adaptive()). */
+#define SETTLED_INTERVALS 8
 #define MAX_ROUNDS 100000
 #define FILE_FACTOR 4
 #define WORKLOAD_TIMEOUT_MS (10 * 60 * 1000)
 #define CHILD_TIMEOUT_MS (30 * 1000)
+/* One line of memreclaimd's --json output, its adaptive figures included. */
+#define DAEMON_LINE_MAX 4096
 /* The simulated runs: one seed and today's costs, so that every run of
  * the demo prints the same table. */
 #define SIM_SEED 1
@@ -112,13 +132,24 @@ struct toucher_result {
 	struct child_cpu cpu;
 };
 
+/* The runs, in the order they are made. */
+enum run_kind {
+	RUN_WITHOUT,              /* no memreclaimd */
+	RUN_FIXED,                /* memreclaimd --margin SIZE */
+	RUN_ADAPTIVE,             /* memreclaimd --margin auto */
+	NR_RUNS,
+};
+
 /* memreclaimd's final statistics. */
 struct daemon_stats {
 	uint64_t calls, freed_bytes, cpu_ns;
+	uint64_t margin_bytes;    /* in force at the end */
+	uint32_t strength_ppm;    /* RUN_ADAPTIVE: the last strength */
+	uint64_t intervals;       /* RUN_ADAPTIVE: times it was sized */
 };
 
 struct run_result {
-	bool with_daemon;
+	enum run_kind kind;
 	uint64_t failcnt_growth;
 	bool has_stall;           /* the group has a cgroup2 twin */
 	uint64_t stall_some_us, stall_full_us;
@@ -129,13 +160,18 @@ struct run_result {
 
 struct options {
 	uint64_t limit_bytes;
-	/* memreclaimd's policy: --margin, --hysteresis (unset: memreclaimd's
-	 * default), batch auto; and what it comes to for the limit. */
+	/* memreclaimd's policy for RUN_FIXED: --margin, --hysteresis
+	 * (unset: memreclaimd's default), batch auto; and what it comes to
+	 * for the limit. */
 	struct policy_opts policy;
 	uint64_t margin_bytes;
 	uint64_t hysteresis_bytes;
+	/* memreclaimd's policy for RUN_ADAPTIVE: --margin auto --batch
+	 * auto. */
+	struct policy_opts adaptive;
 	uint64_t file_bytes;      /* 0: FILE_FACTOR x limit */
 	unsigned int rounds;          /* touch rounds per run */
+	bool rounds_set;              /* --rounds given */
 	const char *dir;
 	const char *memreclaimd;
 	const char *sched;            /* memreclaimd --sched, or NULL */
@@ -184,17 +220,20 @@ static void usage(FILE *f)
 		"       [--hysteresis SIZE] [--dir DIR] [--file-size SIZE]\n"
 		"       [--rounds N] [--sched idle|nice:N] [--json] [--print-trace]\n"
 		"SIZE: bytes with an optional K, M or G suffix (powers of 1024).\n"
-		"Defaults: memreclaimd from PATH, --limit 256M, --margin 32M,\n"
-		"--hysteresis: memreclaimd's own (the margin), --dir /var/tmp,\n"
-		"--file-size 4x the limit, --rounds %d (16 MiB touch rounds per\n"
-		"run; the reader streams the file until they are done).\n"
+		"Three runs: without memreclaimd, with its fixed --margin, with\n"
+		"--margin auto (adaptive; --margin and --hysteresis are the\n"
+		"fixed run's). Defaults: memreclaimd from PATH, --limit 256M,\n"
+		"--margin 32M, --hysteresis: memreclaimd's own (the margin),\n"
+		"--dir /var/tmp, --file-size 4x the limit, --rounds %d (%d on\n"
+		"the simulator; 16 MiB touch rounds per run; the reader streams\n"
+		"the file until they are done).\n"
 		"--sched is passed to memreclaimd.\n"
 		"The cgroup is created beneath $MEMRECLAIM_TEST_PARENT (default:\n"
 		"the cgroup v1 memory mount). Where none can be created, and with\n"
 		"MEMRECLAIM_BACKEND=sim, the workload runs on the simulator\n"
 		"(--memreclaimd, --dir and --sched do not apply there);\n"
 		"--print-trace prints it as a simulator trace and exits.\n",
-		DEFAULT_ROUNDS);
+		DEFAULT_ROUNDS, SIM_DEFAULT_ROUNDS);
 }
 
 /* SIZE in bytes (no N%: the sizes here are not shares of the limit). */
@@ -272,6 +311,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				r = -EINVAL;
 			}
 			o->rounds = (unsigned int)rounds;
+			o->rounds_set = true;
 			break;
 		case 'j':
 			o->json = true;
@@ -320,6 +360,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			" (the hysteresis defaults to the margin)");
 		r = -EINVAL;
 	}
+	/* Spelled as memreclaimd is given them. */
+	if (r == 0)
+		r = policyopt_parse(PROG, "margin", "auto", &o->adaptive);
+	if (r == 0)
+		r = policyopt_parse(PROG, "batch", "auto", &o->adaptive);
 	if (r == 0 && o->file_bytes == 0)
 		o->file_bytes = FILE_FACTOR * o->limit_bytes;
 	if (r == 0 && o->file_bytes < FILE_FACTOR * o->limit_bytes) {
@@ -834,17 +879,20 @@ static int daemon_line(struct demo *d, char *line, size_t len, int timeout_ms)
 	return 0;
 }
 
-static int start_daemon(struct demo *d)
+/* Starts memreclaimd on the group with the run's margin: the fixed one,
+ * or auto. */
+static int start_daemon(struct demo *d, enum run_kind kind)
 {
-	char margin[32], hysteresis[32], line[1024];
+	char margin[32], hysteresis[32], line[DAEMON_LINE_MAX];
 	const char *argv[16] = {
 		d->opt.memreclaimd, "--cgroup", d->cgroup, "--margin", margin,
 		"--batch", "auto", "--json", "--stats-interval", "0",
 	};
 	int p[2], r, argc = 10;
 
-	/* Only what the user chose: memreclaimd has its own defaults. */
-	if (d->opt.policy.hysteresis.set) {
+	/* Only what the user chose: memreclaimd has its own defaults. An
+	 * adaptive margin sizes its own hysteresis. */
+	if (kind == RUN_FIXED && d->opt.policy.hysteresis.set) {
 		argv[argc++] = "--hysteresis";
 		argv[argc++] = hysteresis;
 	}
@@ -853,7 +901,11 @@ static int start_daemon(struct demo *d)
 		argv[argc++] = d->opt.sched;
 	}
 
-	snprintf(margin, sizeof(margin), "%" PRIu64, d->opt.margin_bytes);
+	if (kind == RUN_ADAPTIVE)
+		snprintf(margin, sizeof(margin), "auto");
+	else
+		snprintf(margin, sizeof(margin), "%" PRIu64,
+			 d->opt.margin_bytes);
 	snprintf(hysteresis, sizeof(hysteresis), "%" PRIu64,
 		 d->opt.hysteresis_bytes);
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -903,10 +955,16 @@ static int json_u64(const char *line, const char *key, uint64_t *out)
 	return errno || end == p ? -EIO : 0;
 }
 
-/* SIGTERMs the daemon and takes its statistics from its final line. */
-static int stop_daemon(struct demo *d, struct daemon_stats *st)
+/* SIGTERMs the daemon and takes its statistics from its final line,
+ * checking that its margin was the run's kind. */
+static int stop_daemon(struct demo *d, enum run_kind kind,
+		       struct daemon_stats *st)
 {
-	char line[1024], last[1024] = "";
+	char line[DAEMON_LINE_MAX], last[DAEMON_LINE_MAX] = "";
+	const char *adaptive = kind == RUN_ADAPTIVE ?
+			       "\"margin_adaptive\":true" :
+			       "\"margin_adaptive\":false";
+	uint64_t strength = 0;
 	int r, status;
 
 	kill(d->daemon, SIGTERM);
@@ -925,10 +983,20 @@ static int stop_daemon(struct demo *d, struct daemon_stats *st)
 	}
 	if (json_u64(last, "worker_calls", &st->calls) < 0 ||
 	    json_u64(last, "worker_freed_bytes", &st->freed_bytes) < 0 ||
-	    json_u64(last, "cpu_ns", &st->cpu_ns) < 0) {
+	    json_u64(last, "cpu_ns", &st->cpu_ns) < 0 ||
+	    json_u64(last, "margin_bytes", &st->margin_bytes) < 0 ||
+	    (kind == RUN_ADAPTIVE &&
+	     (json_u64(last, "margin_strength_ppm", &strength) < 0 ||
+	      json_u64(last, "margin_intervals", &st->intervals) < 0))) {
 		fprintf(stderr, PROG ": no final statistics from memreclaimd\n");
 		return -EIO;
 	}
+	if (!strstr(last, adaptive) || strength > 1000000) {
+		fprintf(stderr, PROG ": memreclaimd did not keep the margin it was given (%s)\n",
+			kind == RUN_ADAPTIVE ? "auto" : "fixed");
+		return -EPROTO;
+	}
+	st->strength_ppm = (uint32_t)strength;
 	return 0;
 }
 
@@ -962,21 +1030,34 @@ static int read_stall(struct demo *d, struct mr_pressure *p)
 	return r;
 }
 
-static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
+/* The run's name in messages and in the table. */
+static const char *run_name(enum run_kind kind)
 {
+	switch (kind) {
+	case RUN_FIXED:
+		return "memreclaimd fixed";
+	case RUN_ADAPTIVE:
+		return "memreclaimd auto";
+	default:
+		return "without memreclaimd";
+	}
+}
+
+static int run_once(struct demo *d, enum run_kind kind, struct run_result *res)
+{
+	bool with_daemon = kind != RUN_WITHOUT;
 	int reader_fd = -1, toucher_fd = -1, stop_r = -1;
 	struct mr_pressure p0 = { .size = sizeof(p0) };
 	struct mr_pressure p1 = { .size = sizeof(p1) };
 	uint64_t failcnt0, failcnt1;
 	int r;
 
-	*res = (struct run_result){ .with_daemon = with_daemon };
+	*res = (struct run_result){ .kind = kind };
 	if (!d->opt.json)
-		fprintf(stderr, PROG ": run %s memreclaimd ...\n",
-			with_daemon ? "with" : "without");
+		fprintf(stderr, PROG ": run %s ...\n", run_name(kind));
 	r = drop_file_cache(d);
 	if (r == 0 && with_daemon)
-		r = start_daemon(d);
+		r = start_daemon(d, kind);
 	if (r == 0)
 		r = read_failcnt(d, &failcnt0);
 	if (r == 0)
@@ -1006,7 +1087,7 @@ static int run_once(struct demo *d, bool with_daemon, struct run_result *res)
 	if (r == 0)
 		r = read_stall(d, &p1);
 	if (r == 0 && with_daemon)
-		r = stop_daemon(d, &res->daemon);
+		r = stop_daemon(d, kind, &res->daemon);
 	if (r == 0 && (res->reader.err < 0 || res->toucher.err < 0)) {
 		fprintf(stderr, PROG ": workload failed: reader: %s, toucher: %s\n",
 			mr_strerror(res->reader.err),
@@ -1043,9 +1124,25 @@ static double reader_mib_s(const struct reader_result *r)
 	return r->ns ? (double)r->bytes / (double)MIB / ((double)r->ns / 1e9) : 0;
 }
 
+/* The failcnt growth without memreclaimd over that with it, for the run
+ * of the given kind. */
+static void print_ratio(const struct run_result *runs, enum run_kind kind)
+{
+	const struct run_result *w = &runs[RUN_WITHOUT], *m = &runs[kind];
+	const char *margin = kind == RUN_ADAPTIVE ? "adaptive" : "fixed";
+
+	if (m->failcnt_growth)
+		printf("memory.failcnt growth without / with memreclaimd's %s margin: %.1fx\n",
+		       margin, (double)w->failcnt_growth /
+			       (double)m->failcnt_growth);
+	else
+		printf("memory.failcnt growth without / with memreclaimd's %s margin: %" PRIu64
+		       " / 0 (no charge met the limit with it)\n",
+		       margin, w->failcnt_growth);
+}
+
 static void print_table(const struct demo *d, const struct run_result *runs)
 {
-	const struct run_result *w = &runs[0], *m = &runs[1];
 	int i;
 
 	if (d->simulated)
@@ -1054,51 +1151,81 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 		       "mr-demo --print-trace prints the workload)\n",
 		       SIM_SEED);
 	printf("%scgroup %s: limit %" PRIu64 " MiB; data file %" PRIu64
-	       " MiB, streamed while the toucher runs %u rounds; memreclaimd margin %" PRIu64
-	       " MiB, hysteresis %" PRIu64 " MiB%s, batch auto\n\n",
+	       " MiB, streamed while the toucher runs %u rounds; memreclaimd fixed: margin %" PRIu64
+	       " MiB, hysteresis %" PRIu64 " MiB%s; memreclaimd auto: --margin auto (adaptive, the library's defaults); batch auto in both\n\n",
 	       d->simulated ? "simulated " : "",
 	       d->cgroup, d->opt.limit_bytes / MIB, d->opt.file_bytes / MIB,
 	       d->opt.rounds, d->opt.margin_bytes / MIB,
 	       d->opt.hysteresis_bytes / MIB,
 	       d->opt.policy.hysteresis.set ? "" :
 	       " (its default)");
-	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s\n", "run",
-	       "failcnt growth", "reader MiB/s", "rounds", "p50 ms", "p99 ms",
-	       "max ms", "worker calls", "worker MiB", "worker CPU s");
-	for (i = 0; i < 2; i++) {
+	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s %10s %8s\n",
+	       "run", "failcnt growth", "reader MiB/s", "rounds", "p50 ms",
+	       "p99 ms", "max ms", "worker calls", "worker MiB",
+	       "worker CPU s", "margin MiB", "strength");
+	for (i = 0; i < NR_RUNS; i++) {
 		const struct run_result *r = &runs[i];
 
 		printf("%-20s %14" PRIu64 " %12.1f %8" PRIu64 " %8.2f %8.2f %8.2f",
-		       r->with_daemon ? "with memreclaimd" : "without memreclaimd",
-		       r->failcnt_growth, reader_mib_s(&r->reader),
-		       r->toucher.rounds, ms(r->toucher.p50_ns),
-		       ms(r->toucher.p99_ns), ms(r->toucher.max_ns));
-		if (r->with_daemon)
-			printf(" %12" PRIu64 " %12.1f %12.3f\n", r->daemon.calls,
-			       (double)r->daemon.freed_bytes / (double)MIB,
-			       (double)r->daemon.cpu_ns / 1e9);
+		       run_name(r->kind), r->failcnt_growth,
+		       reader_mib_s(&r->reader), r->toucher.rounds,
+		       ms(r->toucher.p50_ns), ms(r->toucher.p99_ns),
+		       ms(r->toucher.max_ns));
+		if (r->kind == RUN_WITHOUT) {
+			printf(" %12s %12s %12s %10s %8s\n", "-", "-", "-",
+			       "-", "-");
+			continue;
+		}
+		printf(" %12" PRIu64 " %12.1f %12.3f %10.2f", r->daemon.calls,
+		       (double)r->daemon.freed_bytes / (double)MIB,
+		       (double)r->daemon.cpu_ns / 1e9,
+		       (double)r->daemon.margin_bytes / (double)MIB);
+		if (r->kind == RUN_ADAPTIVE)
+			printf(" %8.3f\n", r->daemon.strength_ppm / 1e6);
 		else
-			printf(" %12s %12s %12s\n", "-", "-", "-");
+			printf(" %8s\n", "-");
 	}
-	printf("\n(rounds: 16 MiB touch rounds; reader MiB/s: while the rounds ran; worker MiB: freed by memreclaimd's margin worker)\n");
+	printf("\n(rounds: 16 MiB touch rounds; reader MiB/s: while the rounds ran; worker MiB: freed by memreclaimd's margin worker%s; "
+	       "margin MiB: the margin in force at the end; strength: the adaptive margin's last, 0 to 1)\n",
+	       d->simulated ? "" : "; worker CPU s: memreclaimd's CPU time, user + system");
 	if (d->simulated)
 		printf("On the simulator, memreclaimd's margin worker is the library's, run as a simulated task with memreclaimd's margin, "
 		       "hysteresis and batch; worker CPU s is the virtual time of its reclaim calls.\n");
 	printf("failcnt growth: charges that met the limit, each of which ran reclaim in the workload's own thread. "
 	       "Latency columns are reported, not judged: on today's kernels reclaim of clean cache is cheap, "
 	       "and a margin takes cache away from the workload.\n");
-	if (m->failcnt_growth)
-		printf("memory.failcnt growth without / with memreclaimd: %.1fx\n",
-		       (double)w->failcnt_growth / (double)m->failcnt_growth);
-	else
-		printf("memory.failcnt growth without / with memreclaimd: %" PRIu64
-		       " / 0 (no charge met the limit with memreclaimd)\n",
-		       w->failcnt_growth);
+	printf("memreclaimd auto sizes the margin every second (the first at 0, to measure) as charge rate x the worker's reaction time x 2, "
+	       "scaled by a strength that falls while the waits its reclaim takes off the workload's path are below its CPU and the "
+	       "refaults it causes (mr_group_set_margin_adaptive()).\n");
+	printf("memreclaimd auto sized its margin %" PRIu64 " time%s in its run%s.\n",
+	       runs[RUN_ADAPTIVE].daemon.intervals,
+	       runs[RUN_ADAPTIVE].daemon.intervals == 1 ? "" : "s",
+	       runs[RUN_ADAPTIVE].daemon.intervals < SETTLED_INTERVALS ?
+	       ": too few for it to settle (a longer run: --rounds)" : "");
+	print_ratio(runs, RUN_FIXED);
+	print_ratio(runs, RUN_ADAPTIVE);
 }
 
+/* A run's failcnt ratio, without over with, in JSON: null when no
+ * charge met the limit with it. */
+static void json_ratio(const char *key, const struct run_result *runs,
+		       enum run_kind kind)
+{
+	if (runs[kind].failcnt_growth)
+		printf(",\"%s\":%.2f", key,
+		       (double)runs[RUN_WITHOUT].failcnt_growth /
+		       (double)runs[kind].failcnt_growth);
+	else
+		printf(",\"%s\":null", key);
+}
 
 static void print_json(const struct demo *d, const struct run_result *runs)
 {
+	static const char *const margin[] = {
+		[RUN_WITHOUT] = "null",
+		[RUN_FIXED] = "false",
+		[RUN_ADAPTIVE] = "true",
+	};
 	int i;
 
 	printf("{\"cgroup\":");
@@ -1113,16 +1240,19 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 	       ",\"hysteresis_bytes\":%" PRIu64 ",\"runs\":[",
 	       d->opt.limit_bytes, d->opt.file_bytes, d->opt.rounds,
 	       d->opt.margin_bytes, d->opt.hysteresis_bytes);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NR_RUNS; i++) {
 		const struct run_result *r = &runs[i];
 
-		printf("%s{\"memreclaimd\":%s,\"failcnt_growth\":%" PRIu64
+		printf("%s{\"memreclaimd\":%s,\"margin_adaptive\":%s"
+		       ",\"failcnt_growth\":%" PRIu64
 		       ",\"reader_bytes\":%" PRIu64 ",\"reader_ns\":%" PRIu64
 		       ",\"reader_passes\":%" PRIu64
 		       ",\"reader_mib_s\":%.1f,\"touch_rounds\":%" PRIu64
 		       ",\"touch_p50_ns\":%" PRIu64 ",\"touch_p99_ns\":%" PRIu64
 		       ",\"touch_max_ns\":%" PRIu64,
-		       i ? "," : "", r->with_daemon ? "true" : "false",
+		       i ? "," : "",
+		       r->kind != RUN_WITHOUT ? "true" : "false",
+		       margin[r->kind],
 		       r->failcnt_growth, r->reader.bytes, r->reader.ns,
 		       r->reader.passes, reader_mib_s(&r->reader),
 		       r->toucher.rounds,
@@ -1145,22 +1275,28 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 		else
 			printf(",\"memory_stall_some_us\":null"
 			       ",\"memory_stall_full_us\":null");
-		if (r->with_daemon)
+		if (r->kind == RUN_WITHOUT)
+			printf(",\"worker_calls\":null,\"worker_freed_bytes\":null"
+			       ",\"worker_cpu_ns\":null,\"margin_bytes\":null");
+		else
 			printf(",\"worker_calls\":%" PRIu64
 			       ",\"worker_freed_bytes\":%" PRIu64
-			       ",\"worker_cpu_ns\":%" PRIu64 "}",
+			       ",\"worker_cpu_ns\":%" PRIu64
+			       ",\"margin_bytes\":%" PRIu64,
 			       r->daemon.calls, r->daemon.freed_bytes,
-			       r->daemon.cpu_ns);
+			       r->daemon.cpu_ns, r->daemon.margin_bytes);
+		if (r->kind == RUN_ADAPTIVE)
+			printf(",\"margin_strength_ppm\":%" PRIu32
+			       ",\"margin_intervals\":%" PRIu64 "}",
+			       r->daemon.strength_ppm, r->daemon.intervals);
 		else
-			printf(",\"worker_calls\":null,\"worker_freed_bytes\":null,"
-			       "\"worker_cpu_ns\":null}");
+			printf(",\"margin_strength_ppm\":null"
+			       ",\"margin_intervals\":null}");
 	}
-	if (runs[1].failcnt_growth)
-		printf("],\"failcnt_ratio\":%.2f}\n",
-		       (double)runs[0].failcnt_growth /
-		       (double)runs[1].failcnt_growth);
-	else
-		printf("],\"failcnt_ratio\":null}\n");
+	printf("]");
+	json_ratio("failcnt_ratio", runs, RUN_FIXED);
+	json_ratio("failcnt_ratio_adaptive", runs, RUN_ADAPTIVE);
+	printf("}\n");
 }
 
 /* ------------------------------------------------------------ simulator */
@@ -1225,6 +1361,17 @@ struct sim_figures {
 	double calls, freed_bytes, reclaim_s;
 };
 
+/* One simulated run: memreclaimd's policy (NULL: without it), the demo's
+ * group as the setup was handed it, and what the run gives back. */
+struct sim_run {
+	const struct policy_opts *policy;
+	mr_group_t *group;
+	struct sim_figures f;
+	struct mr_margin_stats margin;
+	int margin_err;           /* mr_group_read_margin_stats() */
+	bool margin_read;
+};
+
 static void sim_figure(const char *policy, const char *name, double value,
 		       void *userdata)
 {
@@ -1244,28 +1391,41 @@ static void sim_figure(const char *policy, const char *name, double value,
 		  offsetof(struct sim_figures, freed_bytes) },
 		{ "margin_reclaim_s", offsetof(struct sim_figures, reclaim_s) },
 	};
+	struct sim_run *run = userdata;
 	size_t i;
 
 	if (strcmp(policy, SIM_GROUP) != 0)
 		return;
+	/* The run is over and its worker stopped, the group still open:
+	 * its margin as memreclaimd's final statistics give it. */
+	if (run->group && !run->margin_read) {
+		run->margin = (struct mr_margin_stats){
+			.size = sizeof(run->margin),
+		};
+		run->margin_err = mr_group_read_margin_stats(run->group,
+							     &run->margin);
+		run->margin_read = true;
+	}
 	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		if (strcmp(name, map[i].name) == 0)
-			*(double *)((char *)userdata + map[i].off) = value;
+			*(double *)((char *)&run->f + map[i].off) = value;
 	}
 }
 
-/* memreclaimd's policy, as mr-demo starts it (--margin, --hysteresis,
- * --batch auto), applied as memreclaimd applies it. */
+/* memreclaimd's policy, as mr-demo starts it (--margin SIZE and
+ * --hysteresis, or --margin auto; --batch auto), applied as memreclaimd
+ * applies it. */
 static int sim_keeper(mr_ctx_t *ctx, mr_group_t *const *groups,
 		      size_t ngroups, void *userdata)
 {
-	const struct options *o = userdata;
+	struct sim_run *run = userdata;
 	struct mr_limits lim = { .size = sizeof(lim) };
 	int r;
 
+	run->group = groups[0];
 	r = mr_group_read_limits(groups[0], &lim);
 	if (r == 0)
-		r = policyopt_apply(PROG, groups[0], SIM_GROUP, &o->policy,
+		r = policyopt_apply(PROG, groups[0], SIM_GROUP, run->policy,
 				    &lim, NULL);
 	return r;
 }
@@ -1277,55 +1437,78 @@ static uint64_t ns_of(double s)
 
 /* One simulated run, its figures in the form of a real one's. */
 static int sim_run_once(const struct options *o, const mr_sim_trace_t *t,
-			bool with_daemon, struct run_result *res)
+			enum run_kind kind, struct run_result *res)
 {
 	uint64_t per_pass = (o->file_bytes + CHUNK_BYTES - 1) / CHUNK_BYTES;
-	struct sim_figures f = { 0 };
+	struct sim_run run = {
+		.policy = kind == RUN_FIXED ? &o->policy :
+			  kind == RUN_ADAPTIVE ? &o->adaptive : NULL,
+	};
+	const struct sim_figures *f = &run.f;
 	int r;
 
 	if (!o->json)
-		fprintf(stderr, PROG ": simulated run %s memreclaimd ...\n",
-			with_daemon ? "with" : "without");
+		fprintf(stderr, PROG ": simulated run %s ...\n",
+			run_name(kind));
 	r = mr_sim_trace_run(t, SIM_SEED, SIM_COSTS,
-			     with_daemon ? sim_keeper : NULL, (void *)o,
-			     sim_figure, &f);
+			     run.policy ? sim_keeper : NULL, &run,
+			     sim_figure, &run);
+	if (r == 0 && run.policy && !run.margin_read)
+		r = -EIO; /* no figure of the group */
+	if (r == 0 && run.policy)
+		r = run.margin_err;
+	if (r == 0 && run.policy &&
+	    run.margin.adaptive != (kind == RUN_ADAPTIVE))
+		r = -EPROTO;
 	if (r < 0) {
 		fprintf(stderr, PROG ": the simulated run failed: %s\n",
 			mr_strerror(r));
 		return r;
 	}
 	*res = (struct run_result){
-		.with_daemon = with_daemon,
-		.failcnt_growth = (uint64_t)f.failcnt,
+		.kind = kind,
+		.failcnt_growth = (uint64_t)f->failcnt,
 		.reader = {
-			.bytes = (uint64_t)f.chunks * CHUNK_BYTES,
-			.passes = ((uint64_t)f.chunks + per_pass - 1) /
+			.bytes = (uint64_t)f->chunks * CHUNK_BYTES,
+			.passes = ((uint64_t)f->chunks + per_pass - 1) /
 				  per_pass,
-			.ns = ns_of(f.elapsed_s),
+			.ns = ns_of(f->elapsed_s),
 		},
 		.toucher = {
-			.rounds = (uint64_t)f.rounds,
-			.p50_ns = ns_of(f.p50_ms / 1e3),
-			.p99_ns = ns_of(f.p99_ms / 1e3),
-			.max_ns = ns_of(f.max_ms / 1e3),
+			.rounds = (uint64_t)f->rounds,
+			.p50_ns = ns_of(f->p50_ms / 1e3),
+			.p99_ns = ns_of(f->p99_ms / 1e3),
+			.max_ns = ns_of(f->max_ms / 1e3),
 		},
 		.daemon = {
-			.calls = (uint64_t)f.calls,
-			.freed_bytes = (uint64_t)f.freed_bytes,
-			.cpu_ns = ns_of(f.reclaim_s),
+			.calls = (uint64_t)f->calls,
+			.freed_bytes = (uint64_t)f->freed_bytes,
+			.cpu_ns = ns_of(f->reclaim_s),
+			.margin_bytes = run.margin.margin_bytes,
+			.strength_ppm = run.margin.strength_ppm,
+			.intervals = run.margin.intervals,
 		},
 	};
 	return 0;
 }
 
-/* The demo on the simulator: both runs, then the table. */
+/* The touch rounds of a simulated run: --rounds, or the simulator's
+ * default (SIM_DEFAULT_ROUNDS: see the top of this file). */
+static void sim_rounds(struct options *o)
+{
+	if (!o->rounds_set)
+		o->rounds = SIM_DEFAULT_ROUNDS;
+}
+
+/* The demo on the simulator: the three runs, then the table. */
 static int run_on_sim(struct demo *d)
 {
-	struct run_result runs[2];
+	struct run_result runs[NR_RUNS];
 	mr_sim_trace_t *t = NULL;
 	char *text, err[256];
-	int r;
+	int i, r;
 
+	sim_rounds(&d->opt);
 	text = demo_trace(&d->opt);
 	if (!text) {
 		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
@@ -1340,9 +1523,8 @@ static int run_on_sim(struct demo *d)
 	}
 	d->simulated = true;
 	snprintf(d->cgroup, sizeof(d->cgroup), SIM_GROUP);
-	r = sim_run_once(&d->opt, t, false, &runs[0]);
-	if (r == 0)
-		r = sim_run_once(&d->opt, t, true, &runs[1]);
+	for (i = 0; r == 0 && i < NR_RUNS; i++)
+		r = sim_run_once(&d->opt, t, (enum run_kind)i, &runs[i]);
 	mr_sim_trace_free(t);
 	if (r < 0)
 		return 1;
@@ -1353,9 +1535,12 @@ static int run_on_sim(struct demo *d)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int print_trace(const struct options *o)
+static int print_trace(struct options *o)
 {
-	char *text = demo_trace(o);
+	char *text;
+
+	sim_rounds(o);
+	text = demo_trace(o);
 
 	if (!text) {
 		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
@@ -1411,9 +1596,9 @@ static void cleanup(struct demo *d)
 int main(int argc, char **argv)
 {
 	struct demo d = { .sfd = -1, .daemon_out = -1, .stop_w = -1 };
-	struct run_result runs[2];
+	struct run_result runs[NR_RUNS];
 	sigset_t mask;
-	int r, status = 1;
+	int i, r, status = 1;
 
 	if (parse_options(argc, argv, &d.opt) < 0)
 		return 2;
@@ -1449,10 +1634,8 @@ int main(int argc, char **argv)
 	}
 	if (r == 0)
 		r = create_file(&d);
-	if (r == 0 && !interrupted(&d))
-		r = run_once(&d, false, &runs[0]);
-	if (r == 0 && !interrupted(&d))
-		r = run_once(&d, true, &runs[1]);
+	for (i = 0; r == 0 && i < NR_RUNS && !interrupted(&d); i++)
+		r = run_once(&d, (enum run_kind)i, &runs[i]);
 	if (r == 0 && !interrupted(&d)) {
 		if (d.opt.json)
 			print_json(&d, runs);

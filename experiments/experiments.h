@@ -131,7 +131,11 @@ typedef int (*mr_sim_setup_fn)(mr_ctx_t *ctx, mr_group_t *const *groups,
  * killed); then, for each request name of the trace that has ended
  * requests there, req_NAME_count, req_NAME_mean_ms and req_NAME_p50_ms,
  * _p90_ms, _p95_ms, _p98_ms, _p99_ms (nearest rank) and _max_ms. They are
- * taken when the last task ends. The same trace, seed and costs give the
+ * taken when the last task ends. fn is called after the worker has
+ * stopped and before the groups handed to setup are closed, so a setup
+ * may keep those handles for fn to read the state the run ended in
+ * (mr_group_read_margin_stats(), for example; mr-demo does). The same
+ * trace, seed and costs give the
  * same figures, bit for bit. The run takes real time in proportion to the
  * pages the trace touches (about a microsecond a page).
  *
