@@ -449,7 +449,8 @@ static void leave_record(const char *path, uint64_t original,
 	struct mri_journal_record rec = {
 		.file = "memory.limit_in_bytes",
 		.original = original,
-		.lowered = lowered,
+		.lowest = lowered,
+		.highest = lowered,
 		.pid = 4242,
 	};
 	struct mri_journal j;
@@ -730,9 +731,10 @@ END_TEST
 
 /* A run of steps reads memory.stat for its cap once: each step lowers
  * the clean cache the cap knows by what it freed instead of rereading the
- * file. Three steps of 1 MiB in 10 MiB of cache: two reads in all, the
- * limits snapshot's (v1's hierarchical_memory_limit is in memory.stat)
- * and the cap's; each step read it again before. */
+ * file. 3 MiB in 10 MiB of cache with a batch of 1 MiB: a step of the
+ * batch, then one of the 2 MiB left; two reads in all, the limits
+ * snapshot's (v1's hierarchical_memory_limit is in memory.stat) and the
+ * cap's; each step read it again before. */
 START_TEST(reclaim_run_reads_memstat_once)
 {
 	uint64_t freed;
@@ -747,7 +749,7 @@ START_TEST(reclaim_run_reads_memstat_once)
 	before = fk.memstat_reads;
 	ck_assert_int_eq(mr_group_reclaim(core_g, 3 * MiB, 0, &freed), 0);
 	ck_assert_uint_eq(freed, 3 * MiB);
-	ck_assert_int_eq(fk.nlimit_writes, 6); /* three steps */
+	ck_assert_int_eq(fk.nlimit_writes, 4); /* two steps */
 	ck_assert_int_eq(fk.memstat_reads - before, 2);
 	core_close();
 }
@@ -803,7 +805,7 @@ START_TEST(reclaim_failed_restore_keeps_journal)
 	ck_assert_uint_eq(file_limit(), 92 * MiB);
 	j = read_text(journal_file());
 	ck_assert_ptr_nonnull(strstr(j, "original 209715200\n"));
-	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
+	ck_assert_ptr_nonnull(strstr(j, "lowest 96468992\nhighest 96468992\n"));
 	ck_assert_ptr_nonnull(strstr(logbuf, "3 cgroup1:"));
 	ck_assert_int_eq(be->close(priv), -EPERM);
 	ck_assert_int_gt(journal_size(), 0);
@@ -999,7 +1001,7 @@ START_TEST(journal_version_refused)
 	char rec[PATH_MAX + 256];
 
 	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 2\ncgroup %s\npath %s\n"
+		 "memreclaim-journal 3\ncgroup %s\npath %s\n"
 		 "file memory.limit_in_bytes\n"
 		 "original 209715200\nlowered 96468992\npid 12\n",
 		 cgroup_id(grp), grp);
@@ -1342,7 +1344,7 @@ START_TEST(killed_while_lowered)
 	j = read_text(journal_file());
 	snprintf(pidline, sizeof(pidline), "\npid %d\n", (int)pid);
 	ck_assert_ptr_nonnull(strstr(j, pidline));
-	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
+	ck_assert_ptr_nonnull(strstr(j, "lowest 96468992\nhighest 96468992\n"));
 
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_uint_eq(file_limit(), 200 * MiB);

@@ -30,7 +30,14 @@
  *
  * Use, per step: mri_journal_lock(); mri_journal_read() (a record left by a
  * dead manager is recovered first); mri_journal_write(); lower; restore;
- * mri_journal_clear(); mri_journal_unlock().
+ * mri_journal_clear(); mri_journal_unlock(). A run of steps
+ * (lib/cgroupfs/lowerstep.h) takes the lock and writes its record once,
+ * lowers and restores at every step, and clears and unlocks at its end.
+ *
+ * The record's format 2 ("memreclaim-journal 2"): the cgroup's device and
+ * inode, the path, the file, the original value, the lowest and highest
+ * values written, the pid; format 1, which names the one value written
+ * ("lowered"), is read as lowest = highest = that value.
  *
  * No fsync: the journal protects a cgroup limit, which does not survive a
  * reboot either; a process crash leaves the written record in the page
@@ -70,7 +77,11 @@ struct mri_journal_record {
 	uint64_t original;               /* value before the step; the
 					    backend's encoding (cgroup1:
 					    MR_UNLIMITED for "-1") */
-	uint64_t lowered;                /* value written by the step */
+	/* The values the step, or the run of steps, may have written:
+	 * lowest .. highest, both included (one step: the value it
+	 * writes; a run, lib/cgroupfs/lowerstep.h: its floor .. original
+	 * - 1). A format 1 record names one value ("lowered"). */
+	uint64_t lowest, highest;
 	pid_t pid;                       /* the manager that wrote it */
 };
 
