@@ -86,10 +86,11 @@ struct mri_journal_record {
 };
 
 /*
- * A group's journal. It keeps no fd between steps (the group's fd budget,
- * docs/design.md): a step opens the group's directory (checked to be the
- * cgroup opened), the state directory and the journal file, and closes
- * them at its end; readers open their directories for each read.
+ * A group's journal. It keeps no fd between runs of steps (the group's fd
+ * budget, docs/design.md): a step opens the group's directory (checked to
+ * be the cgroup opened), the state directory and the journal file, and
+ * closes them at its end, or, in a run (lib/cgroupfs/lowerstep.h), at the
+ * run's end; readers open their directories for each read.
  */
 struct mri_journal {
 	struct mri_logger *log;
@@ -100,7 +101,8 @@ struct mri_journal {
 	const char *path;
 	const char *root;
 	bool opened;                     /* between open and close/forget */
-	/* During a step (mri_journal_lock() to _unlock()), else -1. */
+	/* During a step or a run of steps (mri_journal_lock() to
+	 * _unlock()), else -1. */
 	int step_fd;                     /* the group's directory: flock EX */
 	int dir_fd;                      /* O_PATH fd of the state dir */
 	int fd;                          /* the journal file */
