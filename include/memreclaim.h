@@ -1111,6 +1111,11 @@ MR_EXPORT int mr_group_read_margin_stats(mr_group_t *group,
 /* Fixed target batch: each reclaim call asks the kernel for batch_bytes
  * (or the remaining excess, if smaller). The default, and the kernel's own
  * batch, is MR_SWAP_CLUSTER_MAX_BYTES (SWAP_CLUSTER_MAX pages).
+ * On cgroup v1 the batch is the first step of each reclaim
+ * (mr_group_reclaim(), a worker pass): a later step of the same reclaim
+ * asks what it still lacks at once, less the kernel's over-reclaim of the
+ * step before, at most half of the clean, unmapped page cache (see
+ * mr_group_reclaim()).
  * batch_bytes: 4096 .. 1 TiB, a multiple of 4096.
  * Errors: -EINVAL (group NULL, batch out of range), -ENOMEM, -ECHILD.
  * MT-safe. */
@@ -1121,7 +1126,8 @@ MR_EXPORT int mr_group_set_batch_fixed(mr_group_t *group, uint64_t batch_bytes);
  * MR_SWAP_CLUSTER_MAX_BYTES, at most the smaller of max_bytes and max_ppm
  * of the limit, never more than the excess. From the 2018 discussion of
  * batching in memory.force_empty and limit resizing (a 1 GiB shrink in
- * 32-page calls costs 8192 fixed per-call costs).
+ * 32-page calls costs 8192 fixed per-call costs). On cgroup v1, as for
+ * the fixed batch, it sizes the first step of each reclaim only.
  * share_ppm: 1..1000000. max_bytes: MR_SWAP_CLUSTER_MAX_BYTES..MR_UNLIMITED
  * (MR_UNLIMITED: no bound in bytes). max_ppm: 0 (no bound relative to the
  * limit) or 1..1000000.
@@ -1240,14 +1246,27 @@ enum mr_reason {
  * bytes: 0 .. MR_UNLIMITED (0 returns 0 at once). *freed_bytes (may be
  * NULL) receives the fall in usage the calls caused, clamped at zero.
  *
- * cgroup v1 has no reclaim file: each batch lowers memory.limit_in_bytes to
- * usage - batch and restores it at once (journaled, see docs/design.md); a
- * batch never exceeds half of the group's clean, unmapped page cache, since
+ * cgroup v1 has no reclaim file: each step lowers memory.limit_in_bytes to
+ * usage - step and restores it at once (journaled, see docs/design.md); a
+ * step never exceeds half of the group's clean, unmapped page cache, since
  * while the limit is lowered a charge that cache cannot cover would
- * OOM-kill a task. The steps of all managers of one cgroup, in every
- * process and by every path to it, are serialised by a lock on the
- * cgroup's directory, and the calling thread blocks its signals for the
- * length of a step.
+ * OOM-kill a task. A step's cost is mostly fixed (two limit writes that
+ * drain every CPU's charge stock, reads of the limit and usage), and the
+ * kernel frees more than a small step asks (a reclaim cluster, a whole
+ * large folio), so only the first step of a call asks the group's batch:
+ * each later one asks what the call still lacks, scaled down by what the
+ * step before freed over what it asked when that was more than 1 (the
+ * over-reclaim is carried, not added to the goal), within the cap. A call
+ * of tens of MiB is then a few steps, each counted as one call in
+ * mr_group_read_reclaim_stats(), and a step, which is not interrupted,
+ * may last as long as the kernel takes to reclaim it. The steps of one
+ * call take the cgroup's lock and write the journal once: the steps of
+ * all managers of one cgroup, in every process and by every path to it,
+ * are serialised by a lock on the cgroup's directory, which one call
+ * holds from its first step to its return (the limit is restored after
+ * every step; other managers' steps, and mr_group_read_limits() in any
+ * process, wait for the call), and the calling thread blocks its signals
+ * for the length of each step.
  *
  * freed_bytes may exceed bytes: the kernel reclaims at least
  * SWAP_CLUSTER_MAX pages per attempt and drains its per-CPU charge stock,

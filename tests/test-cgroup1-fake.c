@@ -8,6 +8,9 @@
  * mem_cgroup_resize_max()); values are stored in whole pages; "-1" is
  * PAGE_COUNTER_MAX pages. Errors are injected per file, and the group can
  * vanish (ENODEV on kept fds, as kernfs does) after a number of reads.
+ * The fake kernel can free a multiple of what a lowering asks, counts
+ * lowerings above half the clean cache, and can kill the process after
+ * a given limit write.
  */
 #include "config.h"
 
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -76,6 +80,17 @@ static struct fake {
 	 * anonymous memory swapped out, charged to memsw with usage. */
 	uint64_t memsw_limit, swapped;
 	uint64_t hier_memsw; /* hierarchical_memsw_limit; 0: memsw_limit */
+	/* A lowering write reclaims this many times what it lowers below
+	 * usage (0 or 1: exactly that), bounded by the cache. */
+	unsigned free_factor;
+	/* Lowerings that asked more than half of the clean cache. */
+	int over_half_steps;
+	/* The process kills itself after this limit write (from 1; 0:
+	 * never), as a manager dying with the limit lowered. */
+	int die_after_write;
+	/* The journal as each of the first lowerings found it. */
+	char journal_at_lowering[4][512];
+	int nlowerings;
 } fk;
 
 static struct mri_logger lg;
@@ -178,6 +193,24 @@ static void reclaim_cache(uint64_t bytes)
 	reclaim_file(bytes);
 }
 
+/* The group's journal file, as it is now, into out (512 bytes; "" when
+ * there is none). */
+static void journal_text(char *out)
+{
+	char name[48], p[PATH_MAX + 64];
+	size_t n = 0;
+	FILE *f;
+
+	ck_assert_int_eq(mri_journal_name(grp, name, sizeof(name)), 0);
+	snprintf(p, sizeof(p), "%s/%s", state, name);
+	f = fopen(p, "re");
+	if (f) {
+		n = fread(out, 1, 511, f);
+		fclose(f);
+	}
+	out[n] = '\0';
+}
+
 /* The kernel's side of a write to memory.limit_in_bytes. */
 static ssize_t fake_limit_write(const char *buf, size_t len)
 {
@@ -208,12 +241,21 @@ static ssize_t fake_limit_write(const char *buf, size_t len)
 			fake_sync();
 			return -EBUSY;
 		}
-		reclaim_cache(fk.usage - v);
+		if (fk.usage - v > (fk.inactive_file + fk.active_file -
+				    fk.dirty - fk.mapped) / 2)
+			fk.over_half_steps++;
+		if (fk.nlowerings < 4)
+			journal_text(fk.journal_at_lowering[fk.nlowerings++]);
+		reclaim_cache(fk.free_factor > 1 &&
+			      (fk.usage - v) * fk.free_factor < cache ?
+			      (fk.usage - v) * fk.free_factor : fk.usage - v);
 	}
 	fk.limit = v;
 	if (idx == 0 && fk.admin_limit)
 		fk.limit = fk.admin_limit;
 	fake_sync();
+	if (fk.nlimit_writes == fk.die_after_write)
+		raise(SIGKILL);
 	return (ssize_t)len;
 }
 
@@ -449,7 +491,8 @@ static void leave_record(const char *path, uint64_t original,
 	struct mri_journal_record rec = {
 		.file = "memory.limit_in_bytes",
 		.original = original,
-		.lowered = lowered,
+		.lowest = lowered,
+		.highest = lowered,
 		.pid = 4242,
 	};
 	struct mri_journal j;
@@ -730,9 +773,10 @@ END_TEST
 
 /* A run of steps reads memory.stat for its cap once: each step lowers
  * the clean cache the cap knows by what it freed instead of rereading the
- * file. Three steps of 1 MiB in 10 MiB of cache: two reads in all, the
- * limits snapshot's (v1's hierarchical_memory_limit is in memory.stat)
- * and the cap's; each step read it again before. */
+ * file. 3 MiB in 10 MiB of cache with a batch of 1 MiB: a step of the
+ * batch, then one of the 2 MiB left; two reads in all, the limits
+ * snapshot's (v1's hierarchical_memory_limit is in memory.stat) and the
+ * cap's; each step read it again before. */
 START_TEST(reclaim_run_reads_memstat_once)
 {
 	uint64_t freed;
@@ -747,9 +791,186 @@ START_TEST(reclaim_run_reads_memstat_once)
 	before = fk.memstat_reads;
 	ck_assert_int_eq(mr_group_reclaim(core_g, 3 * MiB, 0, &freed), 0);
 	ck_assert_uint_eq(freed, 3 * MiB);
-	ck_assert_int_eq(fk.nlimit_writes, 6); /* three steps */
+	ck_assert_int_eq(fk.nlimit_writes, 4); /* two steps */
 	ck_assert_int_eq(fk.memstat_reads - before, 2);
 	core_close();
+}
+END_TEST
+
+/* Journal files created in the state directory since watch_journal():
+ * one per lock taken, since every unlock removes the empty file. */
+static int journal_watch = -1;
+
+static void watch_journal(void)
+{
+	journal_watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(journal_watch, 0);
+	ck_assert_int_ge(inotify_add_watch(journal_watch, state, IN_CREATE),
+			 0);
+}
+
+static int journal_locks(void)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	const struct inotify_event *ev;
+	ssize_t n, off;
+	int creates = 0;
+
+	while ((n = read(journal_watch, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n;
+		     off += (ssize_t)sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(buf + off);
+			creates += !!(ev->mask & IN_CREATE);
+		}
+	}
+	close(journal_watch);
+	journal_watch = -1;
+	return creates;
+}
+
+/* Reclaim statistics of mr_group_reclaim() calls so far. */
+static struct mr_reclaim_stats requested(void)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+
+	ck_assert_int_eq(mr_group_read_reclaim_stats(core_g,
+		MR_REASON_REQUESTED, &st), 0);
+	return st;
+}
+
+/* The steps of one mr_group_reclaim() call are one run: one lock and one
+ * journal record for them all (every lowering finds the same record,
+ * whose range covers both steps' values), and a few steps for an ask of
+ * many batches (the first asks the batch, the next what is left). 32 MiB
+ * in 128 KiB batches was 256 steps, each with its lock and record. */
+START_TEST(reclaim_call_is_one_run)
+{
+	struct mr_reclaim_stats st;
+	uint64_t freed;
+	int locks;
+
+	fk.inactive_file = 100 * MiB;
+	fk.active_file = 40 * MiB;
+	fk.usage = fk.anon + 140 * MiB;
+	fake_sync();
+	core_open();
+	watch_journal();
+	ck_assert_int_eq(mr_group_reclaim(core_g, 32 * MiB, 0, &freed), 0);
+	locks = journal_locks();
+	ck_assert_uint_eq(freed, 32 * MiB);
+	ck_assert_int_eq(fk.nlimit_writes, 4); /* two steps */
+	ck_assert_str_eq(fk.limit_writes[0], "209584128"); /* 200 MiB - 128 KiB */
+	ck_assert_str_eq(fk.limit_writes[2], "176160768"); /* 168 MiB */
+	ck_assert_str_eq(fk.limit_writes[1], "209715200");
+	ck_assert_str_eq(fk.limit_writes[3], "209715200");
+	ck_assert_int_eq(locks, 1);
+	ck_assert_int_eq(fk.nlowerings, 2);
+	ck_assert_str_eq(fk.journal_at_lowering[0],
+			 fk.journal_at_lowering[1]);
+	/* 200 MiB of usage at the first step, less the call's 32 MiB. */
+	ck_assert_ptr_nonnull(strstr(fk.journal_at_lowering[0],
+				     "original 209715200\nlowest 176160768\n"
+				     "highest 209715199\n"));
+	st = requested();
+	ck_assert_uint_eq(st.calls, 2);
+	ck_assert_uint_eq(st.asked_bytes, 32 * MiB);
+	ck_assert_uint_eq(st.freed_bytes, 32 * MiB);
+	ck_assert_int_eq(journal_size(), -1);
+	/* A second call is a run of its own. */
+	watch_journal();
+	ck_assert_int_eq(mr_group_reclaim(core_g, 1 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(journal_locks(), 1);
+	ck_assert_int_eq(fk.over_half_steps, 0);
+	core_close();
+}
+END_TEST
+
+/* A kernel that frees twice what a step asks: the next step of the call
+ * asks half of what is missing, and the call frees what was asked, not
+ * twice that (with the whole excess asked again it would free 62 MiB). */
+START_TEST(reclaim_carries_overreclaim)
+{
+	struct mr_reclaim_stats st;
+	uint64_t freed;
+
+	fk.free_factor = 2;
+	fk.inactive_file = 100 * MiB;
+	fk.active_file = 40 * MiB;
+	fk.usage = fk.anon + 140 * MiB;
+	fake_sync();
+	core_open();
+	ck_assert_int_eq(mr_group_set_batch_fixed(core_g, MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(core_g, 32 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(fk.nlimit_writes, 4); /* two steps */
+	ck_assert_str_eq(fk.limit_writes[0], "208666624"); /* 199 MiB */
+	/* 198 MiB left after 2 MiB freed; 30 MiB missing, 15 asked. */
+	ck_assert_str_eq(fk.limit_writes[2], "191889408"); /* 183 MiB */
+	st = requested();
+	ck_assert_uint_eq(st.asked_bytes, 16 * MiB);
+	ck_assert_uint_ge(freed, 32 * MiB);
+	ck_assert_uint_le(freed, 32 * MiB + MiB); /* within one batch */
+	core_close();
+}
+END_TEST
+
+/* The steps of a call that asks more than the cache can give each stay
+ * at half of the clean cache left: 30 MiB from 40 MiB of cache in three
+ * steps of 1 MiB (the batch), 19.5 MiB (half of 39) and the 9.5 MiB left
+ * (below half of 19.5). */
+START_TEST(reclaim_run_steps_capped_by_half_cache)
+{
+	uint64_t freed;
+
+	fake_sync();
+	core_open();
+	ck_assert_int_eq(mr_group_set_batch_fixed(core_g, MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(core_g, 30 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 30 * MiB);
+	ck_assert_int_eq(fk.nlimit_writes, 6);
+	ck_assert_str_eq(fk.limit_writes[0], "103809024"); /* 99 MiB */
+	ck_assert_str_eq(fk.limit_writes[2], "83361792"); /* 79.5 MiB */
+	ck_assert_str_eq(fk.limit_writes[4], "73400320"); /* 70 MiB */
+	ck_assert_int_eq(fk.over_half_steps, 0);
+	core_close();
+}
+END_TEST
+
+/* A manager killed in the second step of a run (right after its lowering
+ * write) leaves the run's record, which covers that step's value too:
+ * the next open restores the limit. */
+START_TEST(reclaim_killed_mid_run_restored)
+{
+	uint64_t freed;
+	const char *j;
+	int status;
+	pid_t pid;
+
+	fk.inactive_file = 100 * MiB;
+	fk.active_file = 40 * MiB;
+	fk.usage = fk.anon + 140 * MiB;
+	fake_sync();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fk.die_after_write = 3; /* the second step's lowering */
+		core_open();
+		mr_group_reclaim(core_g, 32 * MiB, 0, &freed);
+		_exit(1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_uint_eq(file_limit(), 168 * MiB);
+	j = read_text(journal_file());
+	ck_assert_ptr_nonnull(strstr(j, "original 209715200\n"));
+	/* From usage at the first step less the call's 32 MiB. */
+	ck_assert_ptr_nonnull(strstr(j, "lowest 176160768\n"));
+	ck_assert_ptr_nonnull(strstr(j, "highest 209715199\n"));
+
+	ck_assert_int_eq(be_open(), 0);
+	ck_assert_uint_eq(file_limit(), 200 * MiB);
+	ck_assert_int_eq(journal_size(), -1);
+	ck_assert_ptr_nonnull(strstr(logbuf, "recovered"));
+	ck_assert_int_eq(be->close(priv), 0);
 }
 END_TEST
 
@@ -803,7 +1024,7 @@ START_TEST(reclaim_failed_restore_keeps_journal)
 	ck_assert_uint_eq(file_limit(), 92 * MiB);
 	j = read_text(journal_file());
 	ck_assert_ptr_nonnull(strstr(j, "original 209715200\n"));
-	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
+	ck_assert_ptr_nonnull(strstr(j, "lowest 96468992\nhighest 96468992\n"));
 	ck_assert_ptr_nonnull(strstr(logbuf, "3 cgroup1:"));
 	ck_assert_int_eq(be->close(priv), -EPERM);
 	ck_assert_int_gt(journal_size(), 0);
@@ -999,7 +1220,7 @@ START_TEST(journal_version_refused)
 	char rec[PATH_MAX + 256];
 
 	snprintf(rec, sizeof(rec),
-		 "memreclaim-journal 2\ncgroup %s\npath %s\n"
+		 "memreclaim-journal 3\ncgroup %s\npath %s\n"
 		 "file memory.limit_in_bytes\n"
 		 "original 209715200\nlowered 96468992\npid 12\n",
 		 cgroup_id(grp), grp);
@@ -1342,7 +1563,7 @@ START_TEST(killed_while_lowered)
 	j = read_text(journal_file());
 	snprintf(pidline, sizeof(pidline), "\npid %d\n", (int)pid);
 	ck_assert_ptr_nonnull(strstr(j, pidline));
-	ck_assert_ptr_nonnull(strstr(j, "lowered 96468992\n"));
+	ck_assert_ptr_nonnull(strstr(j, "lowest 96468992\nhighest 96468992\n"));
 
 	ck_assert_int_eq(be_open(), 0);
 	ck_assert_uint_eq(file_limit(), 200 * MiB);
@@ -2348,6 +2569,10 @@ int main(void)
 	tcase_add_test(tc, reclaim_restore_retried_on_eintr);
 	tcase_add_test(tc, reclaim_nothing_reclaimable);
 	tcase_add_test(tc, reclaim_run_reads_memstat_once);
+	tcase_add_test(tc, reclaim_call_is_one_run);
+	tcase_add_test(tc, reclaim_carries_overreclaim);
+	tcase_add_test(tc, reclaim_run_steps_capped_by_half_cache);
+	tcase_add_test(tc, reclaim_killed_mid_run_restored);
 	tcase_add_test(tc, reclaim_ebusy_is_partial_progress);
 	tcase_add_test(tc, reclaim_failed_restore_keeps_journal);
 	tcase_add_test(tc, reclaim_failed_restore_retried_next_step);

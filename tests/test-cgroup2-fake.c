@@ -1239,7 +1239,8 @@ START_TEST(fallback_crash_recovery)
 	struct mri_journal_record rec = {
 		.file = MRI_CGROUP2_HIGH_FILE,
 		.original = MR_UNLIMITED,
-		.lowered = 50 * MiB,
+		.lowest = 50 * MiB,
+		.highest = 50 * MiB,
 		.pid = 4242,
 	};
 	struct mri_journal j;

@@ -13,7 +13,10 @@
  * is restored at the next open, and an administrator's value since is
  * left; a group gone in the middle of a step drops the record, and one
  * gone at close has nothing left to restore; how a step is sized from
- * usage or from the value; a lowering the kernel refused with EBUSY.
+ * usage or from the value; a lowering the kernel refused with EBUSY;
+ * a planned run of steps: one lock and one record for its steps, the
+ * lock held between them, a value changed between two steps recorded
+ * again, and a manager killed in a later step of the run restored.
  */
 #include "config.h"
 
@@ -52,7 +55,8 @@ static struct {
 	uint64_t writes[8];
 	int read_err[8];   /* for the n-th read of the value (from 0) */
 	int nreads;
-	int ends, kept_ends;
+	int begins, ends, kept_ends;
+	char journal_at_write[8][512]; /* the journal at each write */
 } fk;
 
 static void log_fn(int level, const char *msg, void *userdata)
@@ -109,7 +113,24 @@ static uint64_t get(const char *name)
 static int op_begin(void *arg)
 {
 	(void)arg;
+	fk.begins++;
 	return mri_journal_lock(&journal);
+}
+
+/* The journal file as it is now, into out (512 bytes; "" if none). */
+static void journal_text(char *out)
+{
+	char p[PATH_MAX + 64];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", state, journal.name);
+	f = fopen(p, "re");
+	if (f) {
+		n = fread(out, 1, 511, f);
+		fclose(f);
+	}
+	out[n] = '\0';
 }
 
 static void op_end(void *arg, bool keep)
@@ -139,6 +160,7 @@ static int op_write(void *arg, uint64_t value)
 	(void)arg;
 	ck_assert_int_lt(i, 8);
 	fk.writes[i] = value;
+	journal_text(fk.journal_at_write[i]);
 	if (fk.write_err[i])
 		return fk.write_err[i];
 	if (value < get("usage"))
@@ -424,6 +446,108 @@ START_TEST(lowering_ebusy_is_partial)
 }
 END_TEST
 
+/* A planned run: the lock is taken and the record written once, at the
+ * first step, and kept between steps (each of which restores the value);
+ * the run's end clears the record and releases the lock. */
+START_TEST(run_locks_and_records_once)
+{
+	uint64_t asked, freed;
+	int fd;
+
+	put("value", 200 * MiB);
+	mri_lowerstep_plan(&step, 24 * MiB);
+	ck_assert_int_eq(mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed),
+			 0);
+	ck_assert_int_eq(mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed),
+			 0);
+	ck_assert_int_eq(mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed),
+			 0);
+	ck_assert_int_eq(fk.begins, 1);
+	ck_assert_int_eq(fk.ends, 0);
+	ck_assert_uint_eq(fk.writes[0], 92 * MiB);
+	ck_assert_uint_eq(fk.writes[2], 84 * MiB);
+	ck_assert_uint_eq(fk.writes[4], 76 * MiB);
+	ck_assert_uint_eq(get("value"), 200 * MiB);
+	/* One record for the three steps: usage at the first less the
+	 * run's 24 MiB up to the original less one. */
+	ck_assert_str_eq(fk.journal_at_write[0], fk.journal_at_write[4]);
+	ck_assert_ptr_nonnull(strstr(fk.journal_at_write[0],
+				     "lowest 79691776\nhighest 209715199\n"));
+	/* Between steps the lock is held (another manager waits). */
+	fd = open(grp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), -1);
+	mri_lowerstep_rest(&step);
+	ck_assert_int_eq(fk.ends, 1);
+	ck_assert_int_eq(journal_size(), -1);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	close(fd);
+	/* The plan is gone: the next step is a run of its own. */
+	ck_assert_int_eq(mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed),
+			 0);
+	ck_assert_int_eq(fk.begins, 2);
+	ck_assert_int_eq(fk.ends, 2);
+	ck_assert_ptr_nonnull(strstr(fk.journal_at_write[6],
+				     "lowest 71303168\nhighest 71303168\n"));
+}
+END_TEST
+
+/* A value changed between two steps of a run (an administrator's write)
+ * is the next step's original: the run's record is written again. */
+START_TEST(run_rerecords_changed_value)
+{
+	uint64_t asked, freed;
+
+	put("value", 200 * MiB);
+	mri_lowerstep_plan(&step, 24 * MiB);
+	ck_assert_int_eq(mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed),
+			 0);
+	put("value", 150 * MiB);
+	ck_assert_int_eq(mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed),
+			 0);
+	ck_assert_uint_eq(fk.writes[3], 150 * MiB);
+	ck_assert_uint_eq(get("value"), 150 * MiB);
+	ck_assert_ptr_nonnull(strstr(fk.journal_at_write[2],
+				     "original 157286400\n"));
+	mri_lowerstep_rest(&step);
+	ck_assert_int_eq(journal_size(), -1);
+}
+END_TEST
+
+/* A manager killed in the second step of a run leaves the run's record,
+ * which covers that step's value: the next open restores. */
+START_TEST(run_killed_mid_run_restored)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	uint64_t asked, freed;
+	int i, status;
+	pid_t pid;
+
+	put("value", 200 * MiB);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		mri_lowerstep_plan(&step, 24 * MiB);
+		mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed);
+		mri_lowerstep_test_pause_ms = 60000;
+		mri_lowerstep_reclaim(&step, 8 * MiB, &asked, &freed);
+		_exit(1);
+	}
+	for (i = 0; i < 2000 && get("value") != 84 * MiB; i++)
+		nanosleep(&ts, NULL);
+	ck_assert_uint_eq(get("value"), 84 * MiB);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_gt(journal_size(), 0);
+
+	step_init(&ops_from_value);
+	ck_assert_int_eq(mri_lowerstep_recover(&step), 0);
+	ck_assert_uint_eq(get("value"), 200 * MiB);
+	ck_assert_int_eq(journal_size(), -1);
+	ck_assert_ptr_nonnull(strstr(logbuf, "recovered"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lowerstep");
@@ -439,6 +563,9 @@ int main(void)
 	tcase_add_test(tc, group_gone_mid_step);
 	tcase_add_test(tc, sized_from_value_or_usage);
 	tcase_add_test(tc, lowering_ebusy_is_partial);
+	tcase_add_test(tc, run_locks_and_records_once);
+	tcase_add_test(tc, run_rerecords_changed_value);
+	tcase_add_test(tc, run_killed_mid_run_restored);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

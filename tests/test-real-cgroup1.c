@@ -445,10 +445,12 @@ START_TEST(reclaim_fixed_batches)
 	}
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
 						     &st), 0);
-	/* 128 KiB asked per call, never more (the kernel may free a little
-	 * more: its per-CPU stock is drained too). */
-	ck_assert_uint_le(st.asked_bytes, st.calls * MR_SWAP_CLUSTER_MAX_BYTES);
-	ck_assert_uint_ge(st.calls, 32 * MiB / MR_SWAP_CLUSTER_MAX_BYTES / 4);
+	/* 128 KiB asked by the first step, then what is left, less the
+	 * kernel's over-reclaim of the step before: a few steps, where
+	 * 128 KiB steps made about 140 (lib/core/reclaim.c). */
+	ck_assert_uint_le(st.calls, 8);
+	ck_assert_uint_le(st.asked_bytes, MR_SWAP_CLUSTER_MAX_BYTES +
+			  (st.calls - 1) * 32 * MiB);
 	ck_assert_int_eq(mr_group_close(g), 0);
 }
 END_TEST

@@ -111,9 +111,10 @@ int mri_cgroup1_read_at(struct mri_cgroup1 *cg, int dirfd, const char *name,
  * and close): under the group's step lock, with memory.limit_in_bytes
  * open (run_limit_fd) for the step's reads and writes, opened from the
  * directory the lock is held on. The reclaim steps of one run keep the
- * directories and the limit file open from one step to the next
- * (step_end(keep)), until cg1_rest() at the end of the run: a batch then
- * costs no more opens than when they were kept for the group's life.
+ * lock, the journal file, the directories and the limit file from one
+ * step to the next (lib/cgroupfs/lowerstep.h, "A run of steps"; then
+ * step_end(keep) keeps the directories and the limit file), until
+ * cg1_rest() at the end of the run: a step then opens nothing.
  */
 static void close_run_fds(struct mri_cgroup1 *cg)
 {
@@ -159,11 +160,13 @@ static void step_end(void *arg, bool keep)
 	mri_journal_unlock(&cg->journal);
 }
 
-/* The end of a run of reclaim steps (struct mri_backend.rest). */
+/* The end of a run of reclaim steps (struct mri_backend.rest): the run's
+ * lock and record go first. */
 static void cg1_rest(void *priv)
 {
 	struct mri_cgroup1 *cg = priv;
 
+	mri_lowerstep_rest(&cg->step);
 	close_run_fds(cg);
 	mri_journal_rest(&cg->journal);
 }
@@ -737,6 +740,15 @@ static int cg1_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 				     freed_bytes);
 }
 
+/* The steps until cg1_rest() are one run of lib/cgroupfs/lowerstep.h
+ * (struct mri_backend.plan). */
+static void cg1_plan(void *priv, uint64_t run_bytes)
+{
+	struct mri_cgroup1 *cg = priv;
+
+	mri_lowerstep_plan(&cg->step, run_bytes);
+}
+
 /* The core sized a step to nothing: a failed restore is retried all the
  * same (struct mri_backend.settle). */
 static int cg1_settle(void *priv)
@@ -773,6 +785,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.read_limits = cg1_read_limits,
 	.read_memstat = cg1_read_memstat,
 	.reclaim = cg1_reclaim,
+	.plan = cg1_plan,
 	.settle = cg1_settle,
 	.rest = cg1_rest,
 	.claim_keeper = cg1_claim_keeper,

@@ -17,7 +17,8 @@
 #include "fileops.h"
 #include "journal.h"
 
-#define MAGIC_LINE "memreclaim-journal 1\n"
+#define MAGIC_LINE "memreclaim-journal 2\n"
+#define MAGIC_LINE_1 "memreclaim-journal 1\n" /* one value: "lowered" */
 /* The record: the magic line, then one "key value" line per field. */
 #define RECORD_MAX (PATH_MAX + 256)
 
@@ -484,13 +485,15 @@ static int parse_record(const struct mri_journal *j, char *buf,
 {
 	char *p = buf, *v, id[40];
 	uint64_t pid;
+	bool one;
 
 	*why = "malformed";
-	if (strncmp(p, MAGIC_LINE, strlen(MAGIC_LINE)) != 0) {
+	one = strncmp(p, MAGIC_LINE_1, strlen(MAGIC_LINE_1)) == 0;
+	if (!one && strncmp(p, MAGIC_LINE, strlen(MAGIC_LINE)) != 0) {
 		*why = "bad magic or version";
 		return -EIO;
 	}
-	p += strlen(MAGIC_LINE);
+	p += strlen(one ? MAGIC_LINE_1 : MAGIC_LINE);
 	v = take_line(&p, "cgroup");
 	if (!v)
 		return -EIO;
@@ -505,9 +508,18 @@ static int parse_record(const struct mri_journal *j, char *buf,
 	if (!v || !valid_file_name(v))
 		return -EIO;
 	strcpy(rec->file, v);
-	if (take_u64(&p, "original", &rec->original) < 0 ||
-	    take_u64(&p, "lowered", &rec->lowered) < 0 ||
-	    take_u64(&p, "pid", &pid) < 0 || pid == 0 || pid > INT_MAX ||
+	if (take_u64(&p, "original", &rec->original) < 0)
+		return -EIO;
+	if (one) {
+		if (take_u64(&p, "lowered", &rec->lowest) < 0)
+			return -EIO;
+		rec->highest = rec->lowest;
+	} else if (take_u64(&p, "lowest", &rec->lowest) < 0 ||
+		   take_u64(&p, "highest", &rec->highest) < 0 ||
+		   rec->lowest > rec->highest) {
+		return -EIO;
+	}
+	if (take_u64(&p, "pid", &pid) < 0 || pid == 0 || pid > INT_MAX ||
 	    *p != '\0')
 		return -EIO;
 	rec->pid = (pid_t)pid;
@@ -554,10 +566,10 @@ int mri_journal_write(struct mri_journal *j,
 		return -EINVAL;
 	len = snprintf(buf, sizeof(buf),
 		       MAGIC_LINE "cgroup %" PRIx64 ":%" PRIx64 "\npath %s\n"
-		       "file %s\noriginal %" PRIu64 "\nlowered %" PRIu64
-		       "\npid %ld\n",
+		       "file %s\noriginal %" PRIu64 "\nlowest %" PRIu64
+		       "\nhighest %" PRIu64 "\npid %ld\n",
 		       j->dev, j->ino, j->path, rec->file, rec->original,
-		       rec->lowered, (long)rec->pid);
+		       rec->lowest, rec->highest, (long)rec->pid);
 	if (len < 0 || (size_t)len >= sizeof(buf))
 		return -EINVAL;
 	if (ftruncate(j->fd, 0) < 0)
@@ -663,7 +675,7 @@ int mri_journal_settle(struct mri_journal *j, const char *file,
 		return r;
 	c = mri_journal_clear(j);
 	mri_log(j->log, MR_LOG_NOTICE, "%s: journal of pid %d: %s had been "
-		"lowered from %" PRIu64 " to %" PRIu64 "; recovered", path,
-		(int)rec.pid, file, rec.original, rec.lowered);
+		"lowered from %" PRIu64 " to %" PRIu64 " at most; recovered",
+		path, (int)rec.pid, file, rec.original, rec.lowest);
 	return r < 0 ? r : c;
 }

@@ -30,7 +30,14 @@
  *
  * Use, per step: mri_journal_lock(); mri_journal_read() (a record left by a
  * dead manager is recovered first); mri_journal_write(); lower; restore;
- * mri_journal_clear(); mri_journal_unlock().
+ * mri_journal_clear(); mri_journal_unlock(). A run of steps
+ * (lib/cgroupfs/lowerstep.h) takes the lock and writes its record once,
+ * lowers and restores at every step, and clears and unlocks at its end.
+ *
+ * The record's format 2 ("memreclaim-journal 2"): the cgroup's device and
+ * inode, the path, the file, the original value, the lowest and highest
+ * values written, the pid; format 1, which names the one value written
+ * ("lowered"), is read as lowest = highest = that value.
  *
  * No fsync: the journal protects a cgroup limit, which does not survive a
  * reboot either; a process crash leaves the written record in the page
@@ -70,15 +77,20 @@ struct mri_journal_record {
 	uint64_t original;               /* value before the step; the
 					    backend's encoding (cgroup1:
 					    MR_UNLIMITED for "-1") */
-	uint64_t lowered;                /* value written by the step */
+	/* The values the step, or the run of steps, may have written:
+	 * lowest .. highest, both included (one step: the value it
+	 * writes; a run, lib/cgroupfs/lowerstep.h: its floor .. original
+	 * - 1). A format 1 record names one value ("lowered"). */
+	uint64_t lowest, highest;
 	pid_t pid;                       /* the manager that wrote it */
 };
 
 /*
- * A group's journal. It keeps no fd between steps (the group's fd budget,
- * docs/design.md): a step opens the group's directory (checked to be the
- * cgroup opened), the state directory and the journal file, and closes
- * them at its end; readers open their directories for each read.
+ * A group's journal. It keeps no fd between runs of steps (the group's fd
+ * budget, docs/design.md): a step opens the group's directory (checked to
+ * be the cgroup opened), the state directory and the journal file, and
+ * closes them at its end, or, in a run (lib/cgroupfs/lowerstep.h), at the
+ * run's end; readers open their directories for each read.
  */
 struct mri_journal {
 	struct mri_logger *log;
@@ -89,7 +101,8 @@ struct mri_journal {
 	const char *path;
 	const char *root;
 	bool opened;                     /* between open and close/forget */
-	/* During a step (mri_journal_lock() to _unlock()), else -1. */
+	/* During a step or a run of steps (mri_journal_lock() to
+	 * _unlock()), else -1. */
 	int step_fd;                     /* the group's directory: flock EX */
 	int dir_fd;                      /* O_PATH fd of the state dir */
 	int fd;                          /* the journal file */

@@ -32,6 +32,7 @@ void mri_lowerstep_init(struct mri_lowerstep *s,
 		.path = path,
 		.page_bytes = page_bytes,
 	};
+	snprintf(s->rec.file, sizeof(s->rec.file), "%s", ops->file);
 }
 
 /* The restore rule (lowerstep.h), for a record of this group: 0 (nothing
@@ -56,11 +57,12 @@ static int restore(void *arg, const struct mri_journal_record *rec)
 	 * (forced charges). */
 	if (r == 0 && cur == rec->original)
 		return 0;
-	if (r == 0 && cur != rec->lowered) {
+	if (r == 0 && (cur < rec->lowest || cur > rec->highest)) {
 		mri_log(s->log, MR_LOG_NOTICE, "%s: %s: %s is %" PRIu64
-			", not the %" PRIu64 " written by pid %d: changed by "
-			"someone else, left as is", ops->name, s->path,
-			ops->file, cur, rec->lowered, (int)rec->pid);
+			", not within %" PRIu64 "..%" PRIu64 " written by pid "
+			"%d: changed by someone else, left as is", ops->name,
+			s->path, ops->file, cur, rec->lowest, rec->highest,
+			(int)rec->pid);
 		return 0;
 	}
 	r = ops->write(s->arg, rec->original);
@@ -108,6 +110,7 @@ int mri_lowerstep_finish(struct mri_lowerstep *s)
 {
 	int r;
 
+	mri_lowerstep_rest(s);
 	r = s->ops->begin(s->arg);
 	if (r == 0) {
 		r = mri_lowerstep_settle(s);
@@ -133,16 +136,54 @@ static void pause_lowered(unsigned int ms)
 		;
 }
 
-/* Under the lock, with the record rec names the file in: reads the value
- * and usage, sizes the step, lowers, restores. */
+/* Under the lock: the run's record (s->rec), written before the first
+ * lowering of the run and again where this step's would not be covered
+ * by it: the value is not the record's original (someone else changed
+ * it between two steps) or the step lowers below the record's lowest
+ * (usage fell for other reasons than the run's steps). A run's record
+ * covers every value from usage at its first step less the run's bytes
+ * (at least a page) to the original less one; a lone step's, the one
+ * value it writes. */
+static int record(struct mri_lowerstep *s, uint64_t value, uint64_t base,
+		  uint64_t lowered)
+{
+	struct mri_journal_record *rec = &s->rec;
+	const uint64_t page = s->page_bytes;
+	uint64_t floor;
+	int r;
+
+	if (s->recorded && value == rec->original && lowered >= rec->lowest)
+		return 0;
+	rec->original = value;
+	rec->lowest = rec->highest = lowered;
+	if (s->run_bytes) {
+		floor = base > s->run_bytes + page ?
+			(base - s->run_bytes) / page * page : page;
+		rec->lowest = min_u64(floor, lowered);
+		rec->highest = value - 1;
+	}
+	rec->pid = getpid();
+	r = mri_journal_write(s->journal, rec);
+	if (r < 0) {
+		mri_log(s->log, MR_LOG_ERR, "%s: %s: cannot write the journal: "
+			"%s; %s left alone", s->ops->name, s->path,
+			mr_strerror(r), s->ops->file);
+		return r;
+	}
+	s->recorded = true;
+	return 0;
+}
+
+/* Under the lock: reads the value and usage, sizes the step, records it
+ * (record()), lowers, restores. */
 static int step(struct mri_lowerstep *s, uint64_t bytes,
-		struct mri_journal_record *rec, uint64_t *asked_bytes,
-		uint64_t *freed_bytes)
+		uint64_t *asked_bytes, uint64_t *freed_bytes)
 {
 	const struct mri_lowerstep_ops *ops = s->ops;
 	const uint64_t page = s->page_bytes;
+	struct mri_journal_record mine;
 	uint64_t value, usage, usage2, base, want, stepb;
-	int r, w, c;
+	int r, w;
 
 	/* Read under the lock: another manager's lowered value must never
 	 * be taken for the original. Usage last, just before the write, so
@@ -163,17 +204,13 @@ static int step(struct mri_lowerstep *s, uint64_t bytes,
 	if (stepb < page || (value != MR_UNLIMITED && value <= base - stepb))
 		return -EAGAIN;
 
-	rec->original = value;
-	rec->lowered = (base - stepb) / page * page;
-	rec->pid = getpid();
-	r = mri_journal_write(s->journal, rec);
-	if (r < 0) {
-		mri_log(s->log, MR_LOG_ERR, "%s: %s: cannot write the journal: "
-			"%s; %s left alone", ops->name, s->path,
-			mr_strerror(r), ops->file);
+	r = record(s, value, base, (base - stepb) / page * page);
+	if (r < 0)
 		return r;
-	}
-	w = ops->write(s->arg, rec->lowered);
+	/* The step's own restore knows the one value it writes. */
+	mine = s->rec;
+	mine.lowest = mine.highest = (base - stepb) / page * page;
+	w = ops->write(s->arg, mine.lowest);
 	/* EBUSY: the kernel reclaimed what it could but not down to the new
 	 * value, and kept the old one (v1, mem_cgroup_resize_max()): a
 	 * partial step, not an error. EINTR after the backend's retries:
@@ -182,14 +219,11 @@ static int step(struct mri_lowerstep *s, uint64_t bytes,
 		w = 0;
 	if (mri_lowerstep_test_pause_ms)
 		pause_lowered(mri_lowerstep_test_pause_ms);
-	r = restore(s, rec);
+	r = restore(s, &mine);
 	if (r < 0 && r != -ENOENT) {
 		s->restore_failed = true;
 		return r;
 	}
-	c = mri_journal_clear(s->journal);
-	if (r == 0)
-		r = c;
 	if (r == 0)
 		r = w;
 	if (r == 0)
@@ -201,11 +235,30 @@ static int step(struct mri_lowerstep *s, uint64_t bytes,
 	return 0;
 }
 
+/* The end of a run (of one step, or of a planned run): the record is
+ * cleared unless a restore failed (it is then kept for the next step,
+ * the close and the next open), and the lock released (the backend may
+ * keep its fds until its rest op). Returns 0 or the clear's error. */
+static int end_run(struct mri_lowerstep *s)
+{
+	int r = 0;
+
+	if (s->recorded && !s->restore_failed)
+		r = mri_journal_clear(s->journal);
+	s->recorded = s->held = false;
+	s->ops->end(s->arg, true);
+	return r;
+}
+
 int mri_lowerstep_retry(struct mri_lowerstep *s)
 {
 	sigset_t all, old;
 	int r;
 
+	/* A held run left nothing lowered: a step whose restore failed
+	 * ends its run. */
+	if (s->held)
+		return 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = s->ops->begin(s->arg);
@@ -217,25 +270,62 @@ int mri_lowerstep_retry(struct mri_lowerstep *s)
 	return r;
 }
 
+void mri_lowerstep_plan(struct mri_lowerstep *s, uint64_t run_bytes)
+{
+	s->run_bytes = run_bytes;
+}
+
+void mri_lowerstep_rest(struct mri_lowerstep *s)
+{
+	int r;
+
+	if (s->held) {
+		r = end_run(s);
+		if (r < 0)
+			mri_log(s->log, MR_LOG_ERR, "%s: %s: cannot clear the "
+				"journal: %s; %s is restored, and the next "
+				"step or open finds it so", s->ops->name,
+				s->path, mr_strerror(r), s->ops->file);
+	}
+	s->run_bytes = 0;
+}
+
 int mri_lowerstep_reclaim(struct mri_lowerstep *s, uint64_t bytes,
 			  uint64_t *asked_bytes, uint64_t *freed_bytes)
 {
-	struct mri_journal_record rec = { .file = "" };
 	sigset_t all, old;
-	int r;
+	int r = 0, c;
 
 	*asked_bytes = 0;
 	*freed_bytes = 0;
-	snprintf(rec.file, sizeof(rec.file), "%s", s->ops->file);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = s->ops->begin(s->arg);
-	if (r == 0) {
+	if (!s->held) {
+		r = s->ops->begin(s->arg);
+		if (r < 0)
+			goto out;
 		r = mri_lowerstep_settle(s);
-		if (r == 0)
-			r = step(s, bytes, &rec, asked_bytes, freed_bytes);
-		s->ops->end(s->arg, true);
+		if (r < 0) {
+			s->ops->end(s->arg, true);
+			goto out;
+		}
 	}
+	r = step(s, bytes, asked_bytes, freed_bytes);
+	if (r == 0 && s->run_bytes) {
+		/* The run goes on: its lock and record are kept. */
+		s->held = true;
+		goto out;
+	}
+	c = end_run(s);
+	if (r == 0)
+		r = c;
+	if (r < 0) {
+		*asked_bytes = 0;
+		*freed_bytes = 0;
+		/* What is left of the call steps alone. */
+		s->run_bytes = 0;
+	}
+out:
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }

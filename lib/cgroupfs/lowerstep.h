@@ -38,6 +38,28 @@
  * pending one would make a restore write answer EINTR; v1 retries that
  * as well).
  *
+ * A run of steps (mri_lowerstep_plan(), the steps of one reclaim call of
+ * the core, until mri_lowerstep_rest()) takes the lock and writes its
+ * record once, at its first step, and keeps both from one step to the
+ * next: each step still restores the value before it returns, so between
+ * two steps nothing is lowered, and the lock only keeps other managers'
+ * steps and every reader of the limits waiting for the run (the core
+ * does nothing between two steps but read usage and memory.stat, and a
+ * limits snapshot only after mri_lowerstep_rest()). Signals are blocked
+ * for each step only, not between steps. The run's record covers every
+ * value its steps may write: from usage at the first step less the
+ * run's bytes (at least a page) to the original less one; a step is
+ * recorded again only where that does not cover it (the value is no
+ * longer the record's original, someone else having changed it between
+ * two steps, or usage fell for other reasons than the run and the step
+ * lowers below the record's lowest). So the restore rule of a record left
+ * by a run (the manager died in one of its steps) takes any value of
+ * that range for the run's: an administrator's change to such a value,
+ * made after the manager died and before the record was settled, is
+ * undone; one made while the manager lives is seen by its next step or
+ * its own restore, which knows the one value the step wrote. A step that
+ * fails ends its run (what is left of the call steps alone).
+ *
  * Not MT-safe per step: the calls of one struct mri_lowerstep are
  * serialised by the caller (the core's reclaim lock; open and close), and
  * the step lock keeps other managers, in this process or another, out.
@@ -102,6 +124,13 @@ struct mri_lowerstep {
 	/* A restore failed: its record is kept, and a close that cannot
 	 * have the lock to retry it answers -EBUSY. */
 	bool restore_failed;
+	/* The run planned (mri_lowerstep_plan()): the most it means to
+	 * free, 0 for none (every step is a run of its own). */
+	uint64_t run_bytes;
+	bool held;      /* between a planned run's first step and its end:
+			   the lock is held, the backend's fds open */
+	bool recorded;  /* the journal holds rec, this run's record */
+	struct mri_journal_record rec;
 };
 
 /* Sets up s for the group at `path` (kept, not copied: valid until the
@@ -114,13 +143,15 @@ void mri_lowerstep_init(struct mri_lowerstep *s,
 
 /*
  * One step asking the kernel for `bytes` (0 .. MR_UNLIMITED; below a page
- * asks for one page): takes the lock, settles a record left behind
- * (mri_lowerstep_settle()), reads the value and usage, lowers the value
- * to floor_page(base - step), where base is usage (or, with
+ * asks for one page): takes the lock and settles a record left behind
+ * (mri_lowerstep_settle()) unless its run holds them, reads the value and
+ * usage, records the step unless its run's record covers it, lowers the
+ * value to floor_page(base - step), where base is usage (or, with
  * lower_from_value, the value when usage is above it) and step is
  * `bytes` in whole pages, at most base less one page, restores it by the
- * rule, and releases the lock (keep: the run goes on). The backend's
- * batch sizing is the core's: no cap here.
+ * rule, and, unless a planned run goes on, clears the record and
+ * releases the lock (ops->end with keep: the backend's fds may stay until
+ * its rest op). The backend's batch sizing is the core's: no cap here.
  *
  * *asked_bytes receives the step, *freed_bytes the fall in usage across
  * it (clamped at 0); both 0 on error. Returns 0 (an EBUSY or EINTR of the
@@ -134,6 +165,18 @@ void mri_lowerstep_init(struct mri_lowerstep *s,
 int mri_lowerstep_reclaim(struct mri_lowerstep *s, uint64_t bytes,
 			  uint64_t *asked_bytes, uint64_t *freed_bytes);
 
+/* The steps from now until mri_lowerstep_rest() are one run that means to
+ * free at most run_bytes (1 .. MR_UNLIMITED) from usage at its first
+ * step: one lock and one record for them all (see above). Pure: nothing
+ * is taken before the first step. */
+void mri_lowerstep_plan(struct mri_lowerstep *s, uint64_t run_bytes);
+
+/* The end of a run: clears its record and releases the lock a planned run
+ * held (ops->end with keep), and forgets the plan. Nothing is lowered
+ * then; a clear that fails is logged, and the record, which holds the
+ * original value, is settled by the next step or open as a no-op. */
+void mri_lowerstep_rest(struct mri_lowerstep *s);
+
 /* Under the lock (ops->begin): settles a record a dead manager or a
  * failed restore left (mri_journal_settle() with the restore rule), and
  * clears restore_failed once nothing is left lowered. Returns 0, -ENOENT,
@@ -145,7 +188,8 @@ int mri_lowerstep_settle(struct mri_lowerstep *s);
 /* A reclaim call the core sized to nothing (no step): takes the lock,
  * settles a record left behind as a step does first (a failed restore is
  * retried), and releases it (the run goes on), signals blocked as for a
- * step. Returns 0, -EBUSY (the lock), -ENOENT, -EIO or the restore's
+ * step; 0 at once while a planned run holds the lock (it left nothing
+ * lowered). Returns 0, -EBUSY (the lock), -ENOENT, -EIO or the restore's
  * error (record kept). */
 int mri_lowerstep_retry(struct mri_lowerstep *s);
 
@@ -155,7 +199,8 @@ int mri_lowerstep_retry(struct mri_lowerstep *s);
  * restore's error (the open fails). Signals as the caller has them. */
 int mri_lowerstep_recover(struct mri_lowerstep *s);
 
-/* At close: settles a record left behind, under the lock. Returns 0 when
+/* At close: ends a run still held (mri_lowerstep_rest()), then settles a
+ * record left behind, under the lock. Returns 0 when
  * nothing of this handle is left lowered (the group gone included, and a
  * lock held elsewhere when no restore of ours failed), else the
  * restore's error, or -EBUSY (the lock held elsewhere with a record of

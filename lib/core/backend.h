@@ -179,6 +179,17 @@ struct mri_backend {
 	int (*reclaim)(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 		       uint64_t *freed_bytes);
 
+	/* Optional, for MRI_CAP_STEP_CAN_OOM. The reclaim() calls on priv
+	 * from now until rest() are the steps of one run, which means to
+	 * free at most run_bytes (1 .. MR_UNLIMITED) from usage at its first
+	 * step: cgroup1 takes its lock and journals once for them all, and
+	 * keeps the lock between two steps (lib/cgroupfs/lowerstep.h), so
+	 * the core calls nothing between two steps on priv that waits for
+	 * anything but the kernel, reads priv's limits only after rest(),
+	 * and rests priv before it steps on another handle
+	 * (lib/core/reclaim.c). Never blocks. Serialised with reclaim. */
+	void (*plan)(void *priv, uint64_t run_bytes);
+
 	/* Optional, for MRI_CAP_STEP_CAN_OOM. Settles, without a step, what
 	 * an earlier reclaim() left behind (the record of a failed restore,
 	 * or of a dead manager's step), as reclaim() does first: the core

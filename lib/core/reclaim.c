@@ -7,6 +7,17 @@
  * much at most (MRI_CAP_STEP_CAN_OOM). A group whose reclaim the kernel
  * refused is reclaimed through its children the caller owns
  * (childreclaim.c).
+ *
+ * The steps of a MRI_CAP_STEP_CAN_OOM backend (cgroup v1) each cost a
+ * fixed price (a memory.stat read once per run, two limit writes that
+ * drain every CPU's charge stock, reads of the limit and usage), and the
+ * kernel frees more than a small step asks (a whole reclaim cluster, a
+ * whole large folio). So only the first step of a call asks the group's
+ * batch; each later one asks what the call still lacks, less the share
+ * the step before freed beyond its ask (later_step_bytes()), still at
+ * most half of what reclaim can take (cap_step_batch()). The steps of a
+ * call on one handle are one run of the backend (struct mri_backend.plan:
+ * one lock and one journal record on v1).
  */
 #include "config.h"
 
@@ -30,6 +41,23 @@ static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 	return excess < p->batch_bytes ? excess : p->batch_bytes;
 }
 
+/*
+ * The batch of a later step of a call on a MRI_CAP_STEP_CAN_OOM backend:
+ * excess (what the call still lacks), scaled by what the step before
+ * asked over what it freed when that was more (a step that freed twice
+ * its ask makes the next ask half of what is missing), so that the
+ * kernel's over-reclaim is carried into the next step rather than added
+ * on top of the call's goal. Freeing less than asked (a charge
+ * meanwhile, a partial step) asks the whole excess.
+ */
+static uint64_t later_step_bytes(uint64_t excess, uint64_t asked,
+				 uint64_t freed)
+{
+	if (freed <= asked)
+		return excess;
+	return (uint64_t)((unsigned __int128)excess * asked / freed);
+}
+
 /* The clean, unmapped page cache of one target as a run of steps knows
  * it (cap_step_batch()). */
 struct step_cache {
@@ -51,12 +79,14 @@ struct step_cache {
  * read now and the limits snapshot l when it is the target's and was
  * read just before (fresh), else a snapshot read now (none counted if
  * that fails). The cap is in whole pages: with less than one, -EAGAIN,
- * and the backend is not called. Returns 0 with *batch capped, -EAGAIN,
- * or read_memstat()'s error.
+ * and the backend is not called. A snapshot read now ends the backend's
+ * run on target first (rest: its fds, and its lock, which the snapshot's
+ * reader would wait for), and *run is then NULL. Returns 0 with *batch
+ * capped, -EAGAIN, or read_memstat()'s error.
  */
 static int cap_step_batch(struct mr_group *g, void *target,
 			  const struct mr_limits *l, bool fresh,
-			  struct step_cache *sc, uint64_t *batch)
+			  struct step_cache *sc, void **run, uint64_t *batch)
 {
 	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mr_limits now = { .size = sizeof(now) };
@@ -93,6 +123,8 @@ static int cap_step_batch(struct mr_group *g, void *target,
 			 * top of none (MRI_FD_RESERVE). */
 			if (g->be->rest)
 				g->be->rest(target);
+			if (*run == target)
+				*run = NULL;
 			l = g->be->read_limits(target, &now) == 0 ? &now : NULL;
 		}
 		if (l) {
@@ -144,6 +176,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	struct mri_policy p;
 	struct step_cache sc = { .target = NULL };
 	uint64_t total = 0, excess, batch, asked, freed, t0;
+	/* The previous step of the call (MRI_CAP_STEP_CAN_OOM), 0: none. */
+	uint64_t last_asked = 0, last_freed = 0;
+	void *run = NULL; /* the handle whose run the backend holds */
 	unsigned empty = 0, calls;
 	size_t child_empty = 0;
 	bool reached = false;
@@ -181,7 +216,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			if (l.usage_bytes - floor_bytes < excess)
 				excess = l.usage_bytes - floor_bytes;
 		}
-		batch = batch_bytes(&p, excess, l.limit_bytes);
+		batch = last_asked ?
+			later_step_bytes(excess, last_asked, last_freed) :
+			batch_bytes(&p, excess, l.limit_bytes);
 		asked = freed = 0;
 		/* The group's own reclaim control, or, once the kernel
 		 * refused it, its children the caller owns, in turn. */
@@ -190,13 +227,23 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			r = refusal;
 			break;
 		}
+		/* No handle's run is held while another is stepped on (its
+		 * lock would wait on the other's). */
+		if (run && run != target && g->be->rest) {
+			g->be->rest(run);
+			run = NULL;
+		}
 		t0 = mri_group_now_ns(g);
 		r = 0;
 		if (g->be->caps & MRI_CAP_STEP_CAN_OOM)
 			r = cap_step_batch(g, target, &l,
 					   calls == 0 && target == g->priv,
-					   &sc, &batch);
+					   &sc, &run, &batch);
 		if (r == 0) {
+			if (g->be->plan && run != target) {
+				g->be->plan(target, excess);
+				run = target;
+			}
 			r = g->be->reclaim(target, batch, &asked, &freed);
 			if (target == sc.target)
 				sc.clean_bytes -= freed < sc.clean_bytes ?
@@ -232,6 +279,10 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			break;
 		count(g, reason, asked, freed, mri_group_now_ns(g) - t0);
 		total += freed;
+		if (g->be->caps & MRI_CAP_STEP_CAN_OOM) {
+			last_asked = asked;
+			last_freed = freed;
+		}
 		if (freed) {
 			empty = 0;
 		} else if (++empty >= MR_RECLAIM_MAX_EMPTY_BATCHES) {

@@ -120,7 +120,13 @@ START_TEST(reclaim_bytes)
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
 						     &st), 0);
 	ck_assert_uint_eq(st.freed_bytes, freed);
-	ck_assert_uint_le(st.asked_bytes, st.calls * batch);
+	if (E->whole_later_steps) {
+		/* The batch, then what is left: a few calls, not 256. */
+		ck_assert_uint_le(st.calls, 8);
+		ck_assert_uint_le(st.asked_bytes, batch + (st.calls - 1) * ask);
+	} else {
+		ck_assert_uint_le(st.asked_bytes, st.calls * batch);
+	}
 	ck_assert_int_eq(mr_group_close(g), 0);
 }
 END_TEST

@@ -996,6 +996,7 @@ struct conf_target conf_target = {
 			       "frees nothing and answers EAGAIN",
 #else
 		.set_high = -EOPNOTSUPP,
+		.whole_later_steps = true,
 		.pressure = -EOPNOTSUPP,
 		.events_present = 1ULL << MR_EVENT_MAX |
 				  1ULL << MR_EVENT_OOM_KILL,

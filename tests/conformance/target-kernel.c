@@ -621,6 +621,7 @@ struct conf_target conf_target = {
 		.charge_stock = true,
 #else
 		.set_high = -EOPNOTSUPP,
+		.whole_later_steps = true,
 		.swappiness = -EOPNOTSUPP,
 #if HYBRID
 		/* From the group's cgroup2 twin. */

@@ -56,6 +56,9 @@ struct conf_expect {
 	 * from the bytes reported freed by that much. False where usage is
 	 * exact. */
 	bool charge_stock;
+	/* Only a reclaim's first step asks the group's batch; the later ones
+	 * ask what it still lacks (cgroup v1's steps, lib/core/reclaim.c). */
+	bool whole_later_steps;
 };
 
 struct conf_target {
