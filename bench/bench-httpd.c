@@ -21,8 +21,9 @@
  *
  * The arms: no keeper; memreclaimd --cgroup G --margin 4M, 8M, 16M and
  * 32M (its other options at their defaults); memreclaimd --margin auto
- * ("adaptive"), when this memreclaimd takes it (a memreclaimd that exits
- * 2 on it leaves the arm out, with a note). A keeper is a fresh process
+ * ("adaptive"), when this memreclaimd takes it (one that exits within
+ * 0.5 s of starting with it, as one that knows no such margin exits 2,
+ * leaves the arm out, with a note on stderr). A keeper is a fresh process
  * each pass, started 0.5 s before the pass and stopped (SIGTERM, waited
  * for) after it, its stdout and stderr kept in BENCH_HTTPD_LOGS (default
  * bench/httpd-logs) as BENCH-roundN-ARM.log; a keeper that exits before
