@@ -35,6 +35,7 @@ static struct mri_sizing_sample second(const struct mri_sizing *s,
 	struct mri_sizing_sample x = {
 		.interval_ns = S,
 		.charged_bytes = rate_mib * MiB,
+		.charges_seen = true,
 		.has_refaults = true,
 		.refault_bytes = s->margin_bytes ? refault_bytes :
 				 FLOOR_REFAULTS,
@@ -169,6 +170,38 @@ START_TEST(refaults_weigh_against_the_waits)
 	}
 	ck_assert_uint_eq(few.strength_ppm, MRI_SIZING_FULL);
 	ck_assert_uint_eq(many.strength_ppm, 0);
+}
+END_TEST
+
+/* Where charges that met the limit are not seen (cgroup v1), refaults
+ * are measured per second: a floor interval that saw almost no charges
+ * does not make the margin's ordinary refaults look like its own. */
+START_TEST(refaults_per_second_where_charges_are_unseen)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	start(&s, 5 * MS);
+	for (i = 0; i < 6; i++) {
+		x = second(&s, 100, 2 * MS, 30 * MS, FLOOR_REFAULTS);
+		x.charges_seen = false;
+		if (!s.margin_bytes) { /* the floor: charges unseen, hits */
+			x.charged_bytes = 64 * 1024;
+			x.limit_hits = 1000;
+		}
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert(s.has_floor_refaults);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	/* Many more refaults a second with the margin than at the floor
+	 * weigh against it. */
+	for (i = 0; i < 6; i++) {
+		x = second(&s, 100, 2 * MS, 30 * MS, 300 * MiB);
+		x.charges_seen = false;
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_lt(s.strength_ppm, MRI_SIZING_FULL);
 }
 END_TEST
 
@@ -335,6 +368,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, fast_charger_grows_the_margin);
 	tcase_add_test(tc, margin_that_does_not_pay_shrinks);
 	tcase_add_test(tc, refaults_weigh_against_the_waits);
+	tcase_add_test(tc, refaults_per_second_where_charges_are_unseen);
 	tcase_add_test(tc, bounds_hold);
 	tcase_add_test(tc, limit_hits_double_the_size);
 	tcase_add_test(tc, probes_back_off);

@@ -172,6 +172,7 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 
 	read_counters(g, a, usage_bytes);
 	x.charged_bytes = charged(&then, a, then.freed_bytes);
+	x.charges_seen = then.has_pgsteal && a->has_pgsteal;
 	x.has_refaults = then.has_refaults && a->has_refaults;
 	x.refault_bytes = grew(then.has_refaults, a->has_refaults,
 			       then.refault_bytes, a->refault_bytes);

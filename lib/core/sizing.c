@@ -71,6 +71,16 @@ static double ewma(double old, double sample, double weight)
 	return old + (sample - old) * weight;
 }
 
+/* What refaults are measured against: the bytes charged where every
+ * charge is seen; else (cgroup v1, whose charges that met the limit are
+ * missed) the interval's seconds, which counts against the margin the
+ * refaults of a workload that it speeds up. */
+static double refault_base(const struct mri_sizing_sample *x)
+{
+	return x->charges_seen ? (double)x->charged_bytes :
+	       (double)x->interval_ns / 1e9;
+}
+
 /* The bytes refaulted beyond what the group refaults with its margin at
  * the floor; before that is measured, the refaults in the share of the
  * limit the margin keeps empty. */
@@ -83,7 +93,7 @@ static double extra_refaults(const struct mri_sizing *s,
 		return 0;
 	if (s->has_floor_refaults)
 		extra = (double)x->refault_bytes -
-			s->floor_refault_ratio * (double)x->charged_bytes;
+			s->floor_refault_ratio * refault_base(x);
 	else
 		extra = (double)x->refault_bytes * (double)x->margin_bytes /
 			(double)x->limit_bytes;
@@ -119,8 +129,8 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 	}
 	/* The refaults of the floor: the margin did nothing this interval. */
 	if (x->has_refaults && x->margin_bytes <= p->min_bytes &&
-	    !x->freed_bytes && x->charged_bytes) {
-		rate = (double)x->refault_bytes / (double)x->charged_bytes;
+	    !x->freed_bytes && refault_base(x) > 0) {
+		rate = (double)x->refault_bytes / refault_base(x);
 		s->floor_refault_ratio = s->has_floor_refaults ?
 			ewma(s->floor_refault_ratio, rate, 0.25) : rate;
 		s->has_floor_refaults = true;

@@ -39,6 +39,9 @@ struct mri_sizing_params {
 struct mri_sizing_sample {
 	uint64_t interval_ns;      /* > 0 */
 	uint64_t charged_bytes;    /* charged to the group in it */
+	bool charges_seen;         /* the backend counts all reclaim, so
+				      charged_bytes has every charge (not
+				      cgroup v1: see lib/core/adaptive.c) */
 	bool has_refaults;         /* the backend counts refaults */
 	uint64_t refault_bytes;    /* workingset_refault_file growth */
 	uint64_t freed_bytes;      /* the worker's reclaim in it */
@@ -62,7 +65,8 @@ struct mri_sizing {
 	/* Smoothed per byte the worker freed: its waits and its CPU. */
 	double wait_ns_per_byte, cpu_ns_per_byte;
 	bool has_costs;
-	/* Refault bytes per charged byte with the margin at its floor. */
+	/* Refaults with the margin at its floor: per charged byte where the
+	 * charges are seen, else per second. */
 	double floor_refault_ratio;
 	bool has_floor_refaults;
 	/* The last interval's estimates. */
