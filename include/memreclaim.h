@@ -1011,9 +1011,9 @@ struct mr_margin_adaptive {
 	 * reaction time (default 2000000: twice what one reaction lets in;
 	 * 1000000 .. 100000000). */
 	uint32_t safety_ppm;
-	/* The hysteresis, in ppm of the margin (default 500000: each
-	 * wake-up frees about what arrives during one reaction at the
-	 * default safety; 1 .. 1000000). */
+	/* The hysteresis, in ppm of the margin (default 1000000, the
+	 * margin itself: each wake-up frees a margin's worth, as
+	 * memreclaimd's fixed default; 1 .. 1000000). */
 	uint32_t hysteresis_ppm;
 	/* How often the margin is sized again, in ns (default and minimum
 	 * MR_WORKER_SAFETY_NS, the worker's safety round; at most 60 s).
