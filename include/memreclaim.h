@@ -1078,7 +1078,8 @@ MR_EXPORT int mr_group_set_margin_adaptive(
 	mr_group_t *group, const struct mr_margin_adaptive *adaptive);
 
 /* What an adaptive margin decided at its last interval, and the
- * measurements it decided on; the caller sets size. For a fixed margin
+ * measurements it decided on (all 0 but adaptive until the worker's
+ * first pass over the group); the caller sets size. For a fixed margin
  * all 0 but margin_bytes (one in ppm: of the limit the worker last read,
  * 0 before it read one) and hysteresis_bytes. */
 struct mr_margin_stats {
