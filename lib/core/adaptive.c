@@ -74,27 +74,29 @@ static double mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
-/* The counters an interval starts from: those the backend has. */
-static void read_counters(struct mr_group *g, struct mri_adaptive *a,
-			  uint64_t usage_bytes)
+/* The group's counters now: those the backend has. */
+static void read_counters(struct mr_group *g, uint64_t usage_bytes,
+			  struct mri_adaptive_counters *c)
 {
 	struct mr_memstat m = { .size = sizeof(m) };
 	struct mr_events ev = { .size = sizeof(ev) };
 
-	a->usage_bytes = usage_bytes;
+	c->usage_bytes = usage_bytes;
 	if (g->be->read_memstat(g->priv, &m) < 0)
 		m.present = 0;
-	a->has_pgsteal = m.present & (1ULL << MR_MEMSTAT_PGSTEAL);
-	a->pgsteal_bytes = m.pgsteal_bytes;
-	a->has_refaults = m.present & (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_FILE);
-	a->refault_bytes = m.workingset_refault_file_bytes;
-	a->has_hits = g->be->read_events &&
+	c->has_pgsteal = m.present & (1ULL << MR_MEMSTAT_PGSTEAL);
+	c->pgsteal_bytes = m.pgsteal_bytes;
+	c->has_refaults = m.present &
+			  (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_FILE);
+	c->refault_bytes = m.workingset_refault_file_bytes;
+	c->has_hits = g->be->read_events &&
 		      g->be->read_events(g->priv, false, &ev) == 0 &&
 		      (ev.present & (1ULL << MR_EVENT_MAX));
-	a->limit_hits = ev.max;
-	a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
+	c->limit_hits = ev.max;
 }
 
+/* The growth of a counter both ends have; 0 otherwise (or if it was
+ * reset). */
 static uint64_t grew(bool had, bool has, uint64_t then, uint64_t now)
 {
 	return had && has && now > then ? now - then : 0;
@@ -107,8 +109,9 @@ static uint64_t grew(bool had, bool has, uint64_t then, uint64_t now)
  * large folio as one: mm/memcontrol.c mem_cgroup_charge_statistics()).
  * The charges that met the limit are then missed; the rule grows the
  * margin on limit hits for them. */
-static uint64_t charged(const struct mri_adaptive *then,
-			const struct mri_adaptive *now, uint64_t freed_bytes)
+static uint64_t charged(const struct mri_adaptive_counters *then,
+			const struct mri_adaptive_counters *now,
+			uint64_t freed_bytes)
 {
 	uint64_t left;
 
@@ -151,12 +154,14 @@ static void publish(struct mr_group *g, struct mri_adaptive *a,
 	atomic_store(&st->limit_hits, hits);
 }
 
-/* Ends the interval: the sample, the rule, the new margin. */
+/* Ends the interval: the sample, the rule, the new margin; the next
+ * interval starts. */
 static void end_interval(struct mr_group *g, const struct mri_policy *p,
 			 struct mri_adaptive *a, uint64_t now_ns,
 			 uint64_t usage_bytes, uint64_t limit_bytes)
 {
-	struct mri_adaptive then = *a;
+	const struct mri_adaptive_counters *then = &a->start;
+	struct mri_adaptive_counters now;
 	struct mri_sizing_params params;
 	struct mri_sizing_sample x = {
 		.interval_ns = now_ns - a->start_ns,
@@ -167,20 +172,18 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 		.margin_bytes = a->sizing.margin_bytes,
 		.limit_bytes = limit_bytes,
 	};
-	uint64_t hits;
-	uint32_t old;
+	uint32_t old = a->sizing.strength_ppm;
 
-	read_counters(g, a, usage_bytes);
-	x.charged_bytes = charged(&then, a, then.freed_bytes);
-	x.charges_seen = then.has_pgsteal && a->has_pgsteal;
-	x.has_refaults = then.has_refaults && a->has_refaults;
-	x.refault_bytes = grew(then.has_refaults, a->has_refaults,
-			       then.refault_bytes, a->refault_bytes);
-	x.has_hits = then.has_hits && a->has_hits;
-	hits = x.limit_hits = grew(then.has_hits, a->has_hits,
-				   then.limit_hits, a->limit_hits);
+	read_counters(g, usage_bytes, &now);
+	x.charged_bytes = charged(then, &now, a->freed_bytes);
+	x.charges_seen = then->has_pgsteal && now.has_pgsteal;
+	x.has_refaults = then->has_refaults && now.has_refaults;
+	x.refault_bytes = grew(then->has_refaults, now.has_refaults,
+			       then->refault_bytes, now.refault_bytes);
+	x.has_hits = then->has_hits && now.has_hits;
+	x.limit_hits = grew(then->has_hits, now.has_hits, then->limit_hits,
+			    now.limit_hits);
 	resolve(&p->adaptive, limit_bytes, &params);
-	old = a->sizing.strength_ppm;
 	if (mri_sizing_update(&a->sizing, &params, &x))
 		mri_log(&g->ctx->log, MR_LOG_DEBUG,
 			"%s: adaptive margin: strength %u -> %u ppm (benefit "
@@ -193,9 +196,11 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 			mib(a->sizing.margin_bytes), mib(a->sizing.sized_bytes),
 			mib((uint64_t)a->sizing.rate_bytes_per_s),
 			(double)a->sizing.reaction_ns / 1e6);
-	publish(g, a, x.refault_bytes, hits);
+	publish(g, a, x.refault_bytes, x.limit_hits);
 	atomic_fetch_add(&a->stats.intervals, 1);
+	a->start = now;
 	a->start_ns = now_ns;
+	a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
 }
 
 void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
@@ -215,7 +220,8 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 		a->started = true;
 		a->start_ns = now;
 		a->reaction_start_ns = 0;
-		read_counters(g, a, l->usage_bytes);
+		read_counters(g, l->usage_bytes, &a->start);
+		a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
 		/* No rate is known before the first interval ends: it runs
 		 * at the floor, and measures the floor's refaults. */
 		publish(g, a, 0, 0);

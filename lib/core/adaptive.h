@@ -24,6 +24,13 @@ struct mri_adaptive_stats {
 	_Atomic uint64_t intervals, worker_cpu_ns;
 };
 
+/* The group's counters an interval is measured between (has_*: which
+ * the backend has). */
+struct mri_adaptive_counters {
+	uint64_t usage_bytes, pgsteal_bytes, refault_bytes, limit_hits;
+	bool has_pgsteal, has_refaults, has_hits;
+};
+
 /* The state of one group's adaptive margin, in struct mr_group; all but
  * stats under the group's reclaim_lock (the worker's passes). */
 struct mri_adaptive {
@@ -31,9 +38,7 @@ struct mri_adaptive {
 	uint64_t gen;                 /* the policy's adaptive_gen it is of */
 	bool started;                 /* an interval runs */
 	uint64_t start_ns;            /* its start, in the group's clock */
-	/* The counters at its start (present: which the backend has). */
-	uint64_t usage_bytes, pgsteal_bytes, refault_bytes, limit_hits;
-	bool has_pgsteal, has_refaults, has_hits;
+	struct mri_adaptive_counters start; /* the counters at its start */
 	/* The worker's reclaim in it: freed, CPU, waiting for a CPU, wall. */
 	uint64_t freed_bytes, cpu_ns, runq_ns, wall_ns;
 	/* The wake-up a reaction is timed from; 0: none pending. */
