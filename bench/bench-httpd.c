@@ -21,9 +21,7 @@
  *
  * The arms: no keeper; memreclaimd --cgroup G --margin 4M, 8M, 16M and
  * 32M (its other options at their defaults); memreclaimd --margin auto
- * ("adaptive"), when this memreclaimd takes it (one that exits within
- * 0.5 s of starting with it, as one that knows no such margin exits 2,
- * leaves the arm out, with a note on stderr). A keeper is a fresh process
+ * ("adaptive", its default margin). A keeper is a fresh process
  * each pass, started 0.5 s before the pass and stopped (SIGTERM, waited
  * for) after it, its stdout and stderr kept in BENCH_HTTPD_LOGS (default
  * bench/httpd-logs) as BENCH-roundN-ARM.log; a keeper that exits before
@@ -165,7 +163,6 @@ struct run {
 	struct httpd_group group;
 	struct httpd_server server;
 	pid_t keeper;
-	bool arm_on[NARMS];
 	uint32_t *files;          /* the request sequence */
 	uint64_t *latency_ns;
 	struct pass *passes;      /* [arm * rounds + round] */
@@ -477,37 +474,6 @@ static void print_status(const char *what, int status, const char *log)
 			"output: %s)\n", what, WTERMSIG(status), log);
 }
 
-/* Whether this memreclaimd takes --margin auto: it exits 2 at once on a
- * margin that is not a size. */
-static void probe_adaptive(struct run *r)
-{
-	char log[PATH_MAX + 96], line[256];
-	int status, waited = 0;
-	FILE *f;
-
-	log_path(r, "probe", arms[ADAPTIVE].slug, log, sizeof(log));
-	r->arm_on[ADAPTIVE] = false;
-	if (keeper_start(r, arms[ADAPTIVE].margin, log))
-		return;
-	while (waited < SETTLE_MS && !keeper_exited(r, &status)) {
-		sleep_ms(10);
-		waited += 10;
-	}
-	if (r->keeper > 0) {
-		keeper_stop(r);
-		r->arm_on[ADAPTIVE] = true;
-		return;
-	}
-	fprintf(stderr, PROG ": %s: the adaptive arm is left out: "
-		"memreclaimd --margin auto exited with status %d:\n",
-		r->bench, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	f = fopen(log, "re");
-	while (f && fgets(line, sizeof(line), f))
-		fprintf(stderr, "  %s", line);
-	if (f)
-		fclose(f);
-}
-
 /* ------------------------------------------------------------ a pass */
 
 static double percentile_ms(const uint64_t *sorted, size_t n, double q)
@@ -661,8 +627,6 @@ static void emit(const struct run *r)
 	unsigned arm, m;
 
 	for (arm = 0; arm < NARMS; arm++) {
-		if (!r->arm_on[arm])
-			continue;
 		for (m = 0; m < NMEASURES; m++) {
 			struct figure f = figure(r, arm, m);
 			struct figure b = figure(r, 0, m);
@@ -699,8 +663,6 @@ static void print_tables(const struct run *r)
 	for (m = 0; m < NMEASURES; m++)
 		fputs("---:|", stderr);
 	for (arm = 0; arm < NARMS; arm++) {
-		if (!r->arm_on[arm])
-			continue;
 		fprintf(stderr, "\n| %s |", arms[arm].name);
 		for (m = 0; m < NMEASURES; m++) {
 			double v = figure(r, arm, m).median;
@@ -721,8 +683,6 @@ static void print_tables(const struct run *r)
 	for (m = 0; m < M_KEEPER_CPU; m++)
 		fputs("---:|", stderr);
 	for (arm = 1; arm < NARMS; arm++) {
-		if (!r->arm_on[arm])
-			continue;
 		fprintf(stderr, "\n| %s |", arms[arm].name);
 		for (m = 0; m < M_KEEPER_CPU; m++) {
 			struct figure f = figure(r, arm, m);
@@ -744,19 +704,16 @@ static void print_tables(const struct run *r)
 static int run_rounds(struct run *r)
 {
 	const unsigned n = r->o->rounds;
-	unsigned on[NARMS], non = 0, round, i;
+	unsigned round, i;
 	struct pass warm;
 	char label[32];
 
-	for (i = 0; i < NARMS; i++)
-		if (r->arm_on[i])
-			on[non++] = i;
 	if (run_pass(r, &arms[0], "warmup", &warm))
 		return -1;
 	for (round = 0; round < n; round++) {
 		snprintf(label, sizeof(label), "round%u", round + 1);
-		for (i = 0; i < non; i++) {
-			unsigned arm = on[(i + round) % non];
+		for (i = 0; i < NARMS; i++) {
+			unsigned arm = (i + round) % NARMS;
 
 			if (stop_signal ||
 			    run_pass(r, &arms[arm], label,
@@ -792,8 +749,6 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 	else
 		snprintf(r.bench, sizeof(r.bench), "httpd-%" PRIu64 "k",
 			 file_bytes >> 10);
-	for (i = 0; i < NARMS; i++)
-		r.arm_on[i] = true;
 	r.files = malloc(o->requests * sizeof(*r.files));
 	r.latency_ns = malloc(o->requests * sizeof(*r.latency_ns));
 	r.passes = calloc(NARMS * o->rounds, sizeof(*r.passes));
@@ -813,7 +768,6 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 	snprintf(server, sizeof(server), "%s/server", r.tmp);
 	if (httpd_server_start(&r.server, server, r.docroot, &r.group))
 		goto out;
-	probe_adaptive(&r);
 	if (run_rounds(&r))
 		goto out;
 	e = 0;
