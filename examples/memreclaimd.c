@@ -103,7 +103,8 @@ static void usage(FILE *f)
 		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT, SIGHUP or SIGQUIT\n"
 		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
 		"  --json                  print statistics as one flat JSON object per line\n"
-		"  --verbose               log the library's debug messages too\n"
+		"  --verbose               log the library's debug messages too (the adaptive margin's changes of strength,\n"
+		"                          its probes, refused settings)\n"
 		"  --version               print the version and exit\n"
 		"  --help                  print this help and exit\n"
 		"\n"
@@ -446,10 +447,13 @@ static int print_stats(mr_group_t *g, const struct options *o,
 			       ",\"reaction_ns\":%" PRIu64
 			       ",\"benefit_ns\":%" PRIu64 ",\"cost_ns\":%" PRIu64
 			       ",\"margin_intervals\":%" PRIu64
+			       ",\"interval_limit_hits\":%" PRIu64
+			       ",\"interval_refault_bytes\":%" PRIu64
 			       ",\"worker_cpu_ns\":%" PRIu64,
 			       ms.sized_bytes, ms.strength_ppm,
 			       ms.charge_bytes_per_s, ms.reaction_ns,
 			       ms.benefit_ns, ms.cost_ns, ms.intervals,
+			       ms.limit_hits, ms.refault_bytes,
 			       ms.worker_cpu_ns);
 		printf("}\n");
 	} else {
@@ -469,15 +473,19 @@ static int print_stats(mr_group_t *g, const struct options *o,
 		       (double)(user_ns + sys_ns) / 1e9);
 		if (ms.adaptive)
 			printf(PROG ": %s: adaptive margin %.2f MiB "
-			       "(hysteresis %.2f MiB): sized %.2f MiB from "
-			       "%.1f MiB/s x %.3f ms reaction, strength %.3f "
-			       "(last interval: waits removed %.3f ms, CPU and "
-			       "refaults %.3f ms)\n", event,
+			       "(hysteresis %.2f MiB), strength %.3f of "
+			       "%.2f MiB sized (charge rate %.1f MiB/s x "
+			       "reaction %.3f ms x safety, or grown on limit "
+			       "hits); last interval: benefit %.3f ms "
+			       "(reclaim waits taken off the workload), cost "
+			       "%.3f ms (worker CPU and refaults), %" PRIu64
+			       " limit hits, %.1f MiB refaulted\n", event,
 			       mib(ms.margin_bytes), mib(ms.hysteresis_bytes),
-			       mib(ms.sized_bytes), mib(ms.charge_bytes_per_s),
+			       ms.strength_ppm / 1e6, mib(ms.sized_bytes),
+			       mib(ms.charge_bytes_per_s),
 			       (double)ms.reaction_ns / 1e6,
-			       ms.strength_ppm / 1e6, ms.benefit_ns / 1e6,
-			       ms.cost_ns / 1e6);
+			       ms.benefit_ns / 1e6, ms.cost_ns / 1e6,
+			       ms.limit_hits, mib(ms.refault_bytes));
 	}
 	fflush(stdout);
 	return 0;

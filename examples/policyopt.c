@@ -151,7 +151,7 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 	}
 	if (p->margin_auto && p->hysteresis.set) {
 		fprintf(stderr, "%s: --hysteresis goes with a fixed --margin: "
-			"--margin auto sizes its own\n", prefix);
+			"--margin auto (the default) sizes its own\n", prefix);
 		return -EINVAL;
 	}
 	if (p->margin.set && !p->margin_auto &&

@@ -1031,8 +1031,11 @@ struct mr_margin_adaptive {
  *   no reclaimed bytes), times the worker's reaction time
  *   (from the wake-up that found usage above limit - margin to the end of
  *   the reclaim that brought it below, the 95th percentile of the last 32),
- *   times the safety factor, within the bounds; more limit hits in an
- *   interval than one direct reclaim makes (2) double it instead, from
+ *   times the safety factor, within the bounds; more than 2 limit hits
+ *   in an interval (the group's own: memory.events.local `max`, or
+ *   `high` when the margin is kept below memory.high; v1 memory.failcnt
+ *   less what the worker's own steps caused; a direct reclaim of a
+ *   small charge fails it twice on v1, once on v2) double it instead, from
  *   one SWAP_CLUSTER_MAX batch (on v1 they are charges the rate does
  *   not see), and it comes back toward rate x reaction by at most a
  *   tenth an interval once they stop;
@@ -1045,9 +1048,14 @@ struct mr_margin_adaptive {
  *   time the worker's reclaim was blocked: its wall time less its CPU
  *   time and its time waiting for a CPU (/proc/thread-self/schedstat,
  *   kernel time included; the simulated task's work on the simulator);
+ *   an upper bound of what the workload would have waited (a charge
+ *   reclaims SWAP_CLUSTER_MAX pages at a time, and one without
+ *   __GFP_FS never waits on writeback; time the worker spends waiting
+ *   for another manager's lock counts as blocked too);
  *   the cost is its CPU time plus the refaults
  *   its margin causes (memory.stat workingset_refault_file beyond the
- *   refaults per charged byte measured with the margin at its floor),
+ *   refaults per charged byte measured with the margin at its floor;
+ *   per second on cgroup v1, which does not see every charge),
  *   each refaulted byte priced at one more reclaim of it. The strength
  *   halves when the cost exceeds the benefit and doubles when the benefit
  *   exceeds the cost by a quarter; below 1/16 it is 0, the margin goes to
@@ -1069,11 +1077,14 @@ struct mr_margin_adaptive {
  * the cgroup v1 threshold are those of mr_group_set_margin(). The fast
  * path (mr_group_charge(), mr_group_thp_advise()) keeps the margin in
  * force at each moment.
+ * A margin is never kept at or above half the limit, whatever max_bytes
+ * allows (it would empty the group), nor below a page (0 instead).
  * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
  * out of its range; both max_bytes and max_ppm; min_bytes above
- * max_bytes, or 1 .. MR_MARGIN_MIN_BYTES - 1), -EBUSY, -ENOENT, -EIO,
- * -ECHILD, -ENOMEM, -EMFILE as for mr_group_set_margin(). On error
- * nothing changes. MT-safe. */
+ * max_bytes, or 1 .. MR_MARGIN_MIN_BYTES - 1; the log says which, at
+ * debug level), -ERANGE (the group has a limit and min_bytes is at or
+ * above it), -EBUSY, -ENOENT, -EIO, -ECHILD, -ENOMEM, -EMFILE as for
+ * mr_group_set_margin(). On error nothing changes. MT-safe. */
 MR_EXPORT int mr_group_set_margin_adaptive(
 	mr_group_t *group, const struct mr_margin_adaptive *adaptive);
 
@@ -1087,9 +1098,14 @@ struct mr_margin_stats {
 	int adaptive;                  /* 1: mr_group_set_margin_adaptive() */
 	uint64_t margin_bytes;         /* in force now (0: none) */
 	uint64_t hysteresis_bytes;
-	uint64_t sized_bytes;          /* safety x rate x reaction */
+	uint64_t sized_bytes;          /* safety x rate x reaction, or
+					  larger: doubled by limit hits and
+					  falling back a tenth an interval
+					  (mr_group_set_margin_adaptive()) */
 	uint32_t strength_ppm;         /* 0 .. 1000000 */
-	uint64_t charge_bytes_per_s;   /* smoothed */
+	uint64_t charge_bytes_per_s;   /* smoothed; on cgroup v1 a lower
+					  bound: charges that met the
+					  limit are not seen */
 	uint64_t reaction_ns;          /* the 95th percentile */
 	uint64_t benefit_ns;           /* last interval: the waits removed */
 	uint64_t cost_ns;              /* last interval: CPU + refaults */

@@ -367,6 +367,7 @@ START_TEST(adaptive_margin_misuse)
 		{ .size = sizeof(a), .interval_ns = 60000000001ULL },
 	};
 	struct mr_margin_stats st = { .size = sizeof(st) };
+	char msg[512] = "";
 	mr_sim_t *sim;
 	mr_group_t *g;
 	size_t i;
@@ -378,6 +379,12 @@ START_TEST(adaptive_margin_misuse)
 	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
 	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
 	ck_assert_int_eq(mr_group_set_margin(g, 1 << 20, 0, 1 << 19), 0);
+	/* The log names the field. */
+	ck_assert_int_eq(mr_ctx_set_log(ctx, last_message, msg, MR_LOG_DEBUG),
+			 0);
+	ck_assert_int_eq(mr_group_set_margin_adaptive(g, &bad[1]), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "both max_bytes and max_ppm"));
+	ck_assert_int_eq(mr_ctx_set_log(ctx, NULL, NULL, MR_LOG_DEBUG), 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(mr_group_set_margin_adaptive(g, &bad[i]),
 				 -EINVAL);

@@ -359,6 +359,37 @@ START_TEST(no_oscillation_at_steady_state)
 }
 END_TEST
 
+/* A margin that would move by less than a sixteenth stays (each new v1
+ * mark is a threshold registration); a larger move is taken whole. */
+START_TEST(small_moves_keep_the_margin)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	uint64_t kept;
+	unsigned i;
+
+	start(&s, 10 * MS);
+	for (i = 0; i < 30; i++) {
+		x = second(&s, 200, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	kept = s.margin_bytes;
+	ck_assert_uint_gt(kept, 1 * MiB);
+	/* 3% more charges: the size moves by less than a sixteenth. */
+	for (i = 0; i < 10; i++) {
+		x = second(&s, 206, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+		ck_assert_uint_eq(s.margin_bytes, kept);
+	}
+	/* Twice the charges: it follows. */
+	for (i = 0; i < 10; i++) {
+		x = second(&s, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_gt(s.margin_bytes, kept + kept / 2);
+}
+END_TEST
+
 static Suite *sizing_suite(void)
 {
 	Suite *s = suite_create("sizing");
@@ -373,6 +404,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, limit_hits_double_the_size);
 	tcase_add_test(tc, probes_back_off);
 	tcase_add_test(tc, no_oscillation_at_steady_state);
+	tcase_add_test(tc, small_moves_keep_the_margin);
 	suite_add_tcase(s, tc);
 	return s;
 }

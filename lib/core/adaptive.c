@@ -27,7 +27,7 @@
 #include "policy.h"
 
 /* The calling thread's CPU time and time spent waiting for a CPU, from
- * /proc/thread-self/schedstat (kernel/sched/stats.c proc_sched_show_...:
+ * /proc/thread-self/schedstat (fs/proc/base.c, proc_pid_schedstat():
  * sum_exec_runtime, run_delay, pcount; CONFIG_SCHED_INFO); where it
  * cannot be read, CLOCK_THREAD_CPUTIME_ID and no wait. */
 static void schedstat(uint64_t *cpu_ns, uint64_t *runq_ns)
@@ -47,7 +47,9 @@ static void schedstat(uint64_t *cpu_ns, uint64_t *runq_ns)
 	}
 	if (n > 0) {
 		buf[n] = 0;
-		if (sscanf(buf, "%llu %llu", &cpu, &runq) == 2) {
+		/* "0 0 0" from a kernel without CONFIG_SCHED_INFO
+		 * (fs/proc/base.c, proc_pid_schedstat()): no figure. */
+		if (sscanf(buf, "%llu %llu", &cpu, &runq) == 2 && cpu) {
 			*cpu_ns = cpu;
 			*runq_ns = runq;
 			return;
@@ -74,12 +76,26 @@ static double mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
-/* The group's counters now: those the backend has. */
+/* Whether the margin is kept below memory.high rather than the limit
+ * (mri_margin_limit() chose it). */
+static bool below_high(const struct mr_limits *l, uint64_t limit_bytes)
+{
+	return (l->present & MR_LIMITS_HAS_HIGH) &&
+	       l->high_bytes == limit_bytes && l->high_bytes < l->limit_bytes;
+}
+
+/* The group's counters now: those the backend has. Limit hits are the
+ * group's own (memory.events.local where the kernel has it: the
+ * hierarchical file counts every descendant's, mm/memcontrol.c
+ * memcg_memory_event()), of memory.high when the margin is kept below
+ * high (`high`), else of the limit (v1 memory.failcnt, v2 `max`). */
 static void read_counters(struct mr_group *g, uint64_t usage_bytes,
-			  struct mri_adaptive_counters *c)
+			  bool below_high, struct mri_adaptive_counters *c)
 {
 	struct mr_memstat m = { .size = sizeof(m) };
 	struct mr_events ev = { .size = sizeof(ev) };
+	int field = below_high ? MR_EVENT_HIGH : MR_EVENT_MAX;
+	int r = -EOPNOTSUPP;
 
 	c->usage_bytes = usage_bytes;
 	if (g->be->read_memstat(g->priv, &m) < 0)
@@ -89,10 +105,13 @@ static void read_counters(struct mr_group *g, uint64_t usage_bytes,
 	c->has_refaults = m.present &
 			  (1ULL << MR_MEMSTAT_WORKINGSET_REFAULT_FILE);
 	c->refault_bytes = m.workingset_refault_file_bytes;
-	c->has_hits = g->be->read_events &&
-		      g->be->read_events(g->priv, false, &ev) == 0 &&
-		      (ev.present & (1ULL << MR_EVENT_MAX));
-	c->limit_hits = ev.max;
+	if (g->be->read_events) {
+		r = g->be->read_events(g->priv, true, &ev);
+		if (r == -EOPNOTSUPP)
+			r = g->be->read_events(g->priv, false, &ev);
+	}
+	c->has_hits = r == 0 && (ev.present & (1ULL << field));
+	c->limit_hits = below_high ? ev.high : ev.max;
 }
 
 /* The growth of a counter both ends have; 0 otherwise (or if it was
@@ -158,8 +177,9 @@ static void publish(struct mr_group *g, struct mri_adaptive *a,
  * interval starts. */
 static void end_interval(struct mr_group *g, const struct mri_policy *p,
 			 struct mri_adaptive *a, uint64_t now_ns,
-			 uint64_t usage_bytes, uint64_t limit_bytes)
+			 const struct mr_limits *l, uint64_t limit_bytes)
 {
+	uint64_t usage_bytes = l->usage_bytes;
 	const struct mri_adaptive_counters *then = &a->start;
 	struct mri_adaptive_counters now;
 	struct mri_sizing_params params;
@@ -174,7 +194,7 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 	};
 	uint32_t old = a->sizing.strength_ppm;
 
-	read_counters(g, usage_bytes, &now);
+	read_counters(g, usage_bytes, below_high(l, limit_bytes), &now);
 	x.charged_bytes = charged(then, &now, a->freed_bytes);
 	x.charges_seen = then->has_pgsteal && now.has_pgsteal;
 	x.has_refaults = then->has_refaults && now.has_refaults;
@@ -183,14 +203,19 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 	x.has_hits = then->has_hits && now.has_hits;
 	x.limit_hits = grew(then->has_hits, now.has_hits, then->limit_hits,
 			    now.limit_hits);
+	/* Those of charges that met the worker's own lowered v1 limit are
+	 * not the margin's to answer. */
+	x.limit_hits = x.limit_hits > a->own_hits ?
+		       x.limit_hits - a->own_hits : 0;
 	resolve(&p->adaptive, limit_bytes, &params);
 	if (mri_sizing_update(&a->sizing, &params, &x))
 		mri_log(&g->ctx->log, MR_LOG_DEBUG,
-			"%s: adaptive margin: strength %u -> %u ppm (benefit "
+			"%s: adaptive margin: %s %u -> %u ppm (benefit "
 			"%.3f ms, cost %.3f ms over %.1f MiB freed, %.1f MiB "
 			"refaulted); margin %.2f MiB of %.2f MiB sized "
 			"(%.1f MiB/s x %.3f ms)",
-			g->path, old, a->sizing.strength_ppm,
+			g->path, old ? "strength" : "probe: strength", old,
+			a->sizing.strength_ppm,
 			a->sizing.benefit_ns / 1e6, a->sizing.cost_ns / 1e6,
 			mib(x.freed_bytes), mib(x.refault_bytes),
 			mib(a->sizing.margin_bytes), mib(a->sizing.sized_bytes),
@@ -201,6 +226,7 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 	a->start = now;
 	a->start_ns = now_ns;
 	a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
+	a->own_hits = 0;
 }
 
 void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
@@ -220,13 +246,15 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 		a->started = true;
 		a->start_ns = now;
 		a->reaction_start_ns = 0;
-		read_counters(g, l->usage_bytes, &a->start);
+		read_counters(g, l->usage_bytes, below_high(l, limit_bytes),
+			      &a->start);
 		a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
+		a->own_hits = 0;
 		/* No rate is known before the first interval ends: it runs
 		 * at the floor, and measures the floor's refaults. */
 		publish(g, a, 0, 0);
 	} else if (now - a->start_ns >= p->adaptive.interval_ns) {
-		end_interval(g, p, a, now, l->usage_bytes, limit_bytes);
+		end_interval(g, p, a, now, l, limit_bytes);
 	}
 	*margin_bytes = a->sizing.margin_bytes;
 	*hysteresis_bytes = a->sizing.hysteresis_bytes;
@@ -238,11 +266,25 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 		*hysteresis_bytes = (limit_bytes - *margin_bytes) / 2;
 }
 
+uint64_t mri_adaptive_own_hits(struct mr_group *g)
+{
+	struct mr_events ev = { .size = sizeof(ev) };
+
+	if (!(g->be->caps & MRI_CAP_STEP_CAN_OOM) || !g->be->read_events ||
+	    g->be->read_events(g->priv, true, &ev) < 0 ||
+	    !(ev.present & (1ULL << MR_EVENT_MAX)))
+		return 0;
+	return ev.max;
+}
+
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
 			       uint64_t cpu_ns, uint64_t runq_ns,
-			       uint64_t wall_ns, uint64_t freed_bytes)
+			       uint64_t wall_ns, uint64_t freed_bytes,
+			       uint64_t own_hits)
 {
 	struct mri_adaptive *a = &g->adaptive;
+
+	a->own_hits += own_hits;
 
 	a->cpu_ns += cpu_ns;
 	a->runq_ns += runq_ns;
@@ -253,15 +295,24 @@ void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
 		a->reaction_start_ns = woke_ns;
 }
 
-void mri_adaptive_note_below(struct mr_group *g)
+void mri_adaptive_note_below(struct mr_group *g, uint64_t interval_ns)
 {
 	struct mri_adaptive *a = &g->adaptive;
-	uint64_t now = mri_group_now_ns(g);
+	uint64_t now = mri_group_now_ns(g), reaction;
 
-	if (a->reaction_start_ns && now > a->reaction_start_ns)
-		mri_sizing_note_reaction(&a->sizing,
-					 now - a->reaction_start_ns);
+	if (a->reaction_start_ns && now > a->reaction_start_ns) {
+		/* A worker that fell behind for longer than an interval is
+		 * not measuring what would suffice. */
+		reaction = now - a->reaction_start_ns;
+		mri_sizing_note_reaction(&a->sizing, reaction < interval_ns ?
+					 reaction : interval_ns);
+	}
 	a->reaction_start_ns = 0;
+}
+
+void mri_adaptive_forget_reaction(struct mr_group *g)
+{
+	g->adaptive.reaction_start_ns = 0;
 }
 
 MR_EXPORT int mr_group_read_margin_stats(mr_group_t *g,

@@ -39,8 +39,9 @@ struct mri_adaptive {
 	bool started;                 /* an interval runs */
 	uint64_t start_ns;            /* its start, in the group's clock */
 	struct mri_adaptive_counters start; /* the counters at its start */
-	/* The worker's reclaim in it: freed, CPU, waiting for a CPU, wall. */
-	uint64_t freed_bytes, cpu_ns, runq_ns, wall_ns;
+	/* The worker's reclaim in it: freed, CPU, waiting for a CPU, wall,
+	 * and the limit hits of charges meeting its own lowered limit. */
+	uint64_t freed_bytes, cpu_ns, runq_ns, wall_ns, own_hits;
 	/* The wake-up a reaction is timed from; 0: none pending. */
 	uint64_t reaction_start_ns;
 	struct mri_adaptive_stats stats;
@@ -62,16 +63,32 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 void mri_adaptive_thread_times(struct mr_group *g, uint64_t *cpu_ns,
 			       uint64_t *runq_ns);
 
+/* The limit hits the worker's own steps can cause, read before and after
+ * its reclaim: the group's memory.failcnt on a backend whose steps lower
+ * the limit (MRI_CAP_STEP_CAN_OOM, cgroup v1), 0 elsewhere. A counter,
+ * so only differences mean anything. Caller holds g->reclaim_lock. */
+uint64_t mri_adaptive_own_hits(struct mr_group *g);
+
 /* One reclaim of the worker's pass over g: its CPU time, its time
- * waiting for a CPU, its wall time and what it freed. A reaction is timed from woke_ns, the wake-up of the
- * round that served it, unless one begun in an earlier round still runs.
- * Caller holds g->reclaim_lock. */
+ * waiting for a CPU, its wall time, what it freed, and the limit hits it
+ * caused itself (cgroup v1: charges meeting its lowered limit). A
+ * reaction is timed from woke_ns, the wake-up of the round that served
+ * it, unless one begun in an earlier round still runs. Caller holds
+ * g->reclaim_lock. */
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
 			       uint64_t cpu_ns, uint64_t runq_ns,
-			       uint64_t wall_ns, uint64_t freed_bytes);
+			       uint64_t wall_ns, uint64_t freed_bytes,
+			       uint64_t own_hits);
 
 /* The pass brought usage below limit - margin: the reaction under way
- * ends now. Caller holds g->reclaim_lock. */
-void mri_adaptive_note_below(struct mr_group *g);
+ * ends now, counted as at most interval_ns. Caller holds
+ * g->reclaim_lock. */
+void mri_adaptive_note_below(struct mr_group *g, uint64_t interval_ns);
+
+/* A pass found usage below the mark without reclaiming, or the margin is
+ * 0: no reaction is under way. Caller holds g->reclaim_lock. */
+void mri_adaptive_forget_reaction(struct mr_group *g);
+
+
 
 #endif /* MR_ADAPTIVE_H */

@@ -69,10 +69,15 @@ static uint64_t policy_margin_bytes(struct mri_charge *c,
 		.margin_bytes = p->margin_bytes,
 		.margin_ppm = (uint32_t)p->margin_ppm,
 	};
+	uint64_t m;
 
-	if (p->margin_adaptive)
-		return atomic_load_explicit(&c->adaptive_margin_bytes,
-					    memory_order_relaxed);
+	if (p->margin_adaptive) {
+		/* Within the bounds the worker keeps it in
+		 * (mri_adaptive_margin()), for a limit lowered since. */
+		m = atomic_load_explicit(&c->adaptive_margin_bytes,
+					 memory_order_relaxed);
+		return m > limit_bytes / 2 ? limit_bytes / 2 : m;
+	}
 	return mri_margin_bytes(&margin, limit_bytes);
 }
 

@@ -139,6 +139,10 @@ static int edit_margin(struct mr_group *g, struct mri_policy *p,
 	if (a->adaptive) {
 		p->adaptive = *a->adaptive;
 		p->adaptive_gen++;
+		/* Until the worker's first pass sizes it, the fast path keeps
+		 * the floor, not an earlier call's margin. */
+		atomic_store(&g->charge.adaptive_margin_bytes,
+			     a->adaptive->min_bytes);
 	}
 	return 0;
 }
@@ -161,24 +165,49 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
 #define ADAPTIVE_HYSTERESIS_PPM 1000000U
 #define ADAPTIVE_MAX_INTERVAL_NS 60000000000ULL
 
+/* Why the bounds and factors are refused, or NULL. */
+static const char *adaptive_refusal(const struct mr_margin_adaptive *a)
+{
+	if (a->max_bytes && a->max_ppm)
+		return "both max_bytes and max_ppm";
+	if (a->max_ppm >= 1000000)
+		return "max_ppm not below 1000000";
+	if (a->min_bytes && a->min_bytes < MR_MARGIN_MIN_BYTES)
+		return "min_bytes below MR_MARGIN_MIN_BYTES";
+	if (a->max_bytes && a->min_bytes > a->max_bytes)
+		return "min_bytes above max_bytes";
+	if ((a->safety_ppm && a->safety_ppm < 1000000) ||
+	    a->safety_ppm > 100000000)
+		return "safety_ppm not in 1000000 .. 100000000";
+	if (a->hysteresis_ppm > 1000000)
+		return "hysteresis_ppm above 1000000";
+	if (a->interval_ns > ADAPTIVE_MAX_INTERVAL_NS)
+		return "interval_ns above 60 s";
+	return NULL;
+}
+
 MR_EXPORT int mr_group_set_margin_adaptive(
 	mr_group_t *g, const struct mr_margin_adaptive *adaptive)
 {
 	struct mr_margin_adaptive a = { .size = sizeof(a) };
 	struct margin_arg arg = { .adaptive = &a };
+	const char *bad;
 
-	if (!g || (adaptive && adaptive->size < sizeof(*adaptive)))
+	if (!g)
 		return -EINVAL;
-	if (adaptive)
-		a = *adaptive;
-	a.size = sizeof(a);
-	if ((a.max_bytes && a.max_ppm) || a.max_ppm >= 1000000 ||
-	    (a.min_bytes && a.min_bytes < MR_MARGIN_MIN_BYTES) ||
-	    (a.max_bytes && a.min_bytes > a.max_bytes) ||
-	    (a.safety_ppm && a.safety_ppm < 1000000) ||
-	    a.safety_ppm > 100000000 || a.hysteresis_ppm > 1000000 ||
-	    a.interval_ns > ADAPTIVE_MAX_INTERVAL_NS)
+	if (adaptive && adaptive->size < sizeof(*adaptive)) {
+		bad = "size smaller than struct mr_margin_adaptive";
+	} else {
+		if (adaptive)
+			a = *adaptive;
+		a.size = sizeof(a);
+		bad = adaptive_refusal(&a);
+	}
+	if (bad) {
+		mri_log(&g->ctx->log, MR_LOG_DEBUG,
+			"%s: adaptive margin refused: %s", g->path, bad);
 		return -EINVAL;
+	}
 	if (!a.max_bytes && !a.max_ppm)
 		a.max_ppm = ADAPTIVE_MAX_PPM;
 	if (!a.safety_ppm)

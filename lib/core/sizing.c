@@ -210,6 +210,13 @@ bool mri_sizing_update(struct mri_sizing *s,
 		m = 0;
 	if (m > x->limit_bytes / 2)
 		m = x->limit_bytes / 2;
+	/* A margin that moved by less than a sixteenth stays as it was: on
+	 * cgroup v1 each new mark is a threshold registration, which waits
+	 * for an RCU grace period in the kernel. */
+	if (s->margin_bytes && m && m != p->min_bytes && m != p->max_bytes &&
+	    m < s->margin_bytes + s->margin_bytes / 16 &&
+	    m + s->margin_bytes / 16 > s->margin_bytes)
+		m = s->margin_bytes;
 	room = x->limit_bytes - m;
 	h = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm / 1000000);
 	if (h > room / 2)

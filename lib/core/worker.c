@@ -260,7 +260,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
 	uint64_t high_mark, low_mark, freed, usage, limit, start_ns;
-	uint64_t cpu_ns = 0, runq_ns = 0, cpu_end_ns, runq_end_ns;
+	uint64_t cpu_ns = 0, runq_ns = 0, cpu_end_ns, runq_end_ns, hits = 0;
 	bool boosted;
 	int r;
 
@@ -300,6 +300,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		p.margin_ppm = 0;
 		p.margin_limit_bytes = MR_UNLIMITED;
 		if (!p.margin_bytes) {
+			mri_adaptive_forget_reaction(g);
 			disarm(g);
 			return false;
 		}
@@ -325,6 +326,8 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 	if (l.usage_bytes <= high_mark) {
 		g->unreachable_warned = false;
+		if (p.margin_adaptive)
+			mri_adaptive_forget_reaction(g);
 		return false;
 	}
 	r = margin_reachable(g, &l, high_mark);
@@ -334,18 +337,21 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 
 	boosted = boost_idle && boost(g->ctx);
-	if (p.margin_adaptive)
+	if (p.margin_adaptive) {
 		mri_adaptive_thread_times(g, &cpu_ns, &runq_ns);
+		hits = mri_adaptive_own_hits(g);
+	}
 	start_ns = mri_group_now_ns(g);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
 			mri_deadline_ns(start_ns, PASS_NS), stop, &freed);
 	unboost(g->ctx, boosted);
 	if (p.margin_adaptive) {
 		mri_adaptive_thread_times(g, &cpu_end_ns, &runq_end_ns);
+		hits = mri_adaptive_own_hits(g) - hits;
 		mri_adaptive_note_reclaim(g, woke_ns, cpu_end_ns - cpu_ns,
 					  runq_end_ns - runq_ns,
 					  mri_group_now_ns(g) - start_ns,
-					  r < 0 ? 0 : freed);
+					  r < 0 ? 0 : freed, hits);
 	}
 	/* Advisory mode: the kernel refused the group's reclaim control
 	 * and no child the caller owns took it instead; the group is left
@@ -369,7 +375,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		return false;
 	}
 	if (p.margin_adaptive && usage <= high_mark)
-		mri_adaptive_note_below(g);
+		mri_adaptive_note_below(g, p.adaptive.interval_ns);
 	return usage > high_mark;
 }
 
