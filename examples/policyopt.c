@@ -324,7 +324,7 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 	if (r < 0)
 		return r;
 	if (p->margin_auto) {
-		/* The library's defaults: rate x reaction x 2, at most a
+		/* The library's defaults: rate x reaction x 3, at most a
 		 * tenth of the limit, gated by what it costs. */
 		r = mr_group_set_margin_adaptive(g, NULL);
 	} else if (p->margin.set) {

@@ -1008,7 +1008,8 @@ struct mr_margin_adaptive {
 	uint64_t max_bytes;
 	uint32_t max_ppm;
 	/* The margin is safety_ppm / 10^6 times the charge rate times the
-	 * reaction time (default 2000000: twice what one reaction lets in;
+	 * reaction time (default 3000000: three times what one reaction
+	 * lets in, since on cgroup v1 the rate is a lower bound;
 	 * 1000000 .. 100000000). */
 	uint32_t safety_ppm;
 	/* The hysteresis, in ppm of the margin (default 1000000, the

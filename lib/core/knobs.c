@@ -161,7 +161,7 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
 
 /* The defaults of struct mr_margin_adaptive (include/memreclaim.h). */
 #define ADAPTIVE_MAX_PPM 100000U
-#define ADAPTIVE_SAFETY_PPM 2000000U
+#define ADAPTIVE_SAFETY_PPM 3000000U
 #define ADAPTIVE_HYSTERESIS_PPM 1000000U
 #define ADAPTIVE_MAX_INTERVAL_NS 60000000000ULL
 
