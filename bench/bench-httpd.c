@@ -739,7 +739,6 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 {
 	struct run r = { .o = o, .file_bytes = file_bytes };
 	char name[64], server[PATH_MAX + 16];
-	unsigned i;
 	int e = -1;
 
 	r.nfiles = (uint32_t)(SET_BYTES / file_bytes);
