@@ -70,6 +70,32 @@ void write_file(const char *dir, const char *name, const char *val)
 	close(fd);
 }
 
+void rc_make_uncached_file(const char *path, unsigned long long bytes)
+{
+	static char buf[1 << 20];
+	unsigned long long done;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 0x5a, sizeof(buf));
+	for (done = 0; done < bytes; done += sizeof(buf))
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)),
+				 (ssize_t)sizeof(buf));
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+}
+
+void rc_drop_cache(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+}
+
 int rc_skip(const char *why)
 {
 	const char *ci = getenv("CI");

@@ -29,6 +29,14 @@ const char *read_text(const char *dir, const char *name);
 /* Writes val to dir/name, whole; asserts it. */
 void write_file(const char *dir, const char *name, const char *val);
 
+/* Writes a file of `bytes` (a multiple of 1 MiB) at path on a real
+ * filesystem, synced and dropped from the page cache, so that whoever
+ * reads it next is charged for its cache; asserts it. */
+void rc_make_uncached_file(const char *path, unsigned long long bytes);
+
+/* Drops path's page cache (POSIX_FADV_DONTNEED); asserts it. */
+void rc_drop_cache(const char *path);
+
 /* 77 (skip) with the reason printed, or 1 (fail) under CI=true, where a
  * real-kernel test that cannot run must not pass silently. */
 int rc_skip(const char *why);

@@ -52,32 +52,6 @@ static uint64_t failcnt(void)
 	return strtoull(read_text(group, "memory.failcnt"), NULL, 10);
 }
 
-static void make_file(const char *path, uint64_t bytes)
-{
-	static char buf[1 << 20];
-	uint64_t done;
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_int_ge(fd, 0);
-	memset(buf, 0x5a, sizeof(buf));
-	for (done = 0; done < bytes; done += sizeof(buf))
-		ck_assert_int_eq(write(fd, buf, sizeof(buf)),
-				 (ssize_t)sizeof(buf));
-	ck_assert_int_eq(fsync(fd), 0);
-	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
-}
-
-static void drop_cache(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
-}
-
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL),
@@ -196,8 +170,8 @@ static void run_pass(enum keeper k, struct pass *out)
 	mr_group_t *g;
 	pid_t r, w;
 
-	drop_cache(read_path);
-	drop_cache(write_path);
+	rc_drop_cache(read_path);
+	rc_drop_cache(write_path);
 	ck_assert_int_eq(mr_group_open(ctx, group, NULL, &g), 0);
 	if (k == FIXED)
 		ck_assert_int_eq(mr_group_set_margin(g, 32 * MiB, 0, 32 * MiB),
@@ -254,8 +228,8 @@ static void setup(void)
 	    data_dir, (int)getpid());
 	fmt(write_path, sizeof(write_path), "%s/memreclaim-test-%d.write",
 	    data_dir, (int)getpid());
-	make_file(read_path, READ_FILE);
-	make_file(write_path, WRITE_FILE);
+	rc_make_uncached_file(read_path, READ_FILE);
+	rc_make_uncached_file(write_path, WRITE_FILE);
 }
 
 static void teardown(void)

@@ -62,32 +62,17 @@ static uint64_t read_u64_file(const char *dir, const char *name)
 	return v;
 }
 
-/* A file of `bytes` on a real filesystem, not in the page cache. */
+/* The suite's data file, of `bytes`, not in the page cache. */
 static void make_data_file(uint64_t bytes)
 {
-	static char buf[1 << 20];
-	uint64_t done;
-	int fd;
-
 	fmt(data_file, sizeof(data_file), "%s/memreclaim-test-%d.data",
 		 data_dir, (int)getpid());
-	fd = open(data_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_int_ge(fd, 0);
-	memset(buf, 0x5a, sizeof(buf));
-	for (done = 0; done < bytes; done += sizeof(buf))
-		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	ck_assert_int_eq(fsync(fd), 0);
-	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
+	rc_make_uncached_file(data_file, bytes);
 }
 
 static void drop_data_cache(void)
 {
-	int fd = open(data_file, O_RDONLY | O_CLOEXEC);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
+	rc_drop_cache(data_file);
 }
 
 /* Starts a child that waits on a pipe, moves it into `path`, then lets it
