@@ -13,9 +13,9 @@
  * drain every CPU's charge stock, reads of the limit and usage), and the
  * kernel frees more than a small step asks (a whole reclaim cluster, a
  * whole large folio). So only the first step of a call asks the group's
- * batch; each later one asks what the call still lacks, less the share
- * the step before freed beyond its ask (later_step_bytes()), still at
- * most half of what reclaim can take (cap_step_batch()). The steps of a
+ * batch; each later one asks what the call still lacks, less what the
+ * step before freed beyond its ask (later_step_bytes()), still at most
+ * half of what reclaim can take (cap_step_batch()). The steps of a
  * call on one handle are one run of the backend (struct mri_backend.plan:
  * one lock and one journal record on v1).
  */
@@ -32,6 +32,9 @@
 #include "reclaim.h"
 #include "policy.h"
 
+/* The least a step asks: one page, the unit the kernel charges in. */
+#define STEP_MIN_BYTES 4096ULL
+
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)
 {
@@ -43,19 +46,30 @@ static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 
 /*
  * The batch of a later step of a call on a MRI_CAP_STEP_CAN_OOM backend:
- * excess (what the call still lacks), scaled by what the step before
- * asked over what it freed when that was more (a step that freed twice
- * its ask makes the next ask half of what is missing), so that the
- * kernel's over-reclaim is carried into the next step rather than added
- * on top of the call's goal. Freeing less than asked (a charge
- * meanwhile, a partial step) asks the whole excess.
+ * excess (what the call still lacks) less what the step before freed
+ * beyond its ask, so that the kernel's over-reclaim is carried into the
+ * next step rather than added on top of the call's goal. The overshoot
+ * is taken as a constant, not a ratio: a lowering write reclaims until
+ * usage fits the new limit, one SWAP_CLUSTER_MAX round and one folio at
+ * a time (mm/memcontrol.c mem_cgroup_resize_max(), mm/vmscan.c
+ * try_to_free_mem_cgroup_pages()), so it frees its ask plus at most a
+ * round and a folio whatever the ask (measured here: 128 KiB asked, 1 MiB
+ * freed; 28 MiB asked, 28.4 MiB freed). Scaling the excess by the ratio
+ * of the small first step would shrink the second to an eighth of what is
+ * missing and make a worker pass four steps instead of two. An overshoot
+ * that covers the excess asks one page, the least a step can ask.
+ * Freeing less than asked (a charge meanwhile, a partial step) asks the
+ * whole excess.
  */
 static uint64_t later_step_bytes(uint64_t excess, uint64_t asked,
 				 uint64_t freed)
 {
+	uint64_t over;
+
 	if (freed <= asked)
 		return excess;
-	return (uint64_t)((unsigned __int128)excess * asked / freed);
+	over = freed - asked;
+	return excess > over + STEP_MIN_BYTES ? excess - over : STEP_MIN_BYTES;
 }
 
 /* The clean, unmapped page cache of one target as a run of steps knows
