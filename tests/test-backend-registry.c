@@ -12,6 +12,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,15 @@ START_TEST(register_until_full)
 }
 END_TEST
 
+static char last_log[512];
+
+static void keep_log(int level, const char *msg, void *userdata)
+{
+	(void)level;
+	(void)userdata;
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+}
+
 START_TEST(open_by_name_with_the_bound_arg)
 {
 	mr_group_t *g = NULL, *g2 = NULL;
@@ -168,7 +178,11 @@ START_TEST(open_by_name_with_the_bound_arg)
 	/* "auto" never tries it: "/proc" is no memory cgroup of this
 	 * machine, and fake_probe() would take it. */
 	probes = 0;
+	ck_assert_int_eq(mr_ctx_set_log(ctx, keep_log, NULL, MR_LOG_INFO), 0);
 	ck_assert_int_eq(mr_group_open(ctx, "/proc", "auto", &g2), -ENODEV);
+	/* With the reason, which the error alone does not give. */
+	ck_assert_ptr_nonnull(strstr(last_log, "/proc: no backend takes it"));
+	ck_assert_ptr_nonnull(strstr(last_log, "cgroup v1 memory hierarchy"));
 	ck_assert_int_eq(mr_group_open(ctx, "/proc", NULL, &g2), -ENODEV);
 	ck_assert_ptr_null(g2);
 	ck_assert_int_eq(probes, 0);

@@ -58,7 +58,15 @@ static int choose_backend(mr_ctx_t *ctx, const char *name, const char *path,
 		if (r < 0 && !first_err)
 			first_err = r;
 	}
-	return first_err ? first_err : -ENODEV;
+	if (first_err)
+		return first_err;
+	/* The probes' answers, in words: cgroup1.c cg1_probe(), cgroup2.c
+	 * cg2_probe(). */
+	mri_log(&ctx->log, MR_LOG_INFO, "%s: no backend takes it: neither "
+		"a group of a cgroup v1 memory hierarchy (with "
+		"memory.usage_in_bytes and memory.limit_in_bytes) nor a "
+		"cgroup2 group below the root", path);
+	return -ENODEV;
 }
 
 static void group_free(struct mr_group *g)
