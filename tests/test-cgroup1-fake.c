@@ -889,8 +889,8 @@ END_TEST
  * the second step of the call asks what is missing less that 1 MiB, and
  * the call frees what was asked, in two steps. Scaling what is missing by
  * the first step's freed over asked (2 MiB for 1) asked 15 of the 30 MiB
- * missing and took four steps; with the whole excess asked again the call
- * would free 34 MiB. */
+ * missing and took three steps; with the whole excess asked again the
+ * call would free 33 MiB. */
 START_TEST(reclaim_carries_overreclaim)
 {
 	struct mr_reclaim_stats st;

@@ -15,11 +15,10 @@
 
 typedef unsigned __int128 u128;
 
-#define PAGE_BYTES 4096ULL
 #define PPM 1000000ULL
 /* MEMCG_CHARGE_BATCH (include/linux/memcontrol.h): the charge the kernel's
  * delay is defined for. */
-#define CHARGE_BATCH_BYTES (64 * PAGE_BYTES)
+#define CHARGE_BATCH_BYTES (64 * MRI_PAGE_BYTES)
 /* MEMCG_DELAY_PRECISION_SHIFT and MEMCG_DELAY_SCALING_SHIFT
  * (mm/memcontrol.c). */
 #define DELAY_PRECISION_SHIFT 20
@@ -69,8 +68,8 @@ MR_EXPORT uint64_t mr_batch_proportional_bytes(uint64_t excess_bytes,
 	if (batch > max)
 		batch = max;
 	batch = min_u64(batch, excess_bytes);
-	if (batch >= PAGE_BYTES)
-		batch &= ~(PAGE_BYTES - 1);
+	if (batch >= MRI_PAGE_BYTES)
+		batch &= ~(MRI_PAGE_BYTES - 1);
 	return batch;
 }
 
@@ -112,7 +111,7 @@ static int check_curve(const struct mr_throttle_curve *c)
 static u128 overage_fp(uint64_t usage, uint64_t high)
 {
 	u128 ov;
-	uint64_t h = high < PAGE_BYTES ? PAGE_BYTES : high;
+	uint64_t h = high < MRI_PAGE_BYTES ? MRI_PAGE_BYTES : high;
 
 	ov = ((u128)(usage - high) << DELAY_PRECISION_SHIFT) / h;
 	return min_u128(ov, OVERAGE_CAP);

@@ -10,6 +10,9 @@
 
 #include "memreclaim.h"
 
+/* The unit the kernel charges and reclaims in (a base page). */
+#define MRI_PAGE_BYTES 4096ULL
+
 /* Every knob of a group, the master copy the setters edit (lib/core/knobs.c):
  * immutable once published, replaced whole under RCU; its fast-path part
  * is published to the allocator fast path's latch too (lib/core/chargestate.h,

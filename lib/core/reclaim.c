@@ -32,9 +32,6 @@
 #include "reclaim.h"
 #include "policy.h"
 
-/* The least a step asks: one page, the unit the kernel charges in. */
-#define STEP_MIN_BYTES 4096ULL
-
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)
 {
@@ -69,7 +66,7 @@ static uint64_t later_step_bytes(uint64_t excess, uint64_t asked,
 	if (freed <= asked)
 		return excess;
 	over = freed - asked;
-	return excess > over + STEP_MIN_BYTES ? excess - over : STEP_MIN_BYTES;
+	return excess > over + MRI_PAGE_BYTES ? excess - over : MRI_PAGE_BYTES;
 }
 
 /* The clean, unmapped page cache of one target as a run of steps knows
