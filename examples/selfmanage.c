@@ -21,7 +21,7 @@
  *    limit, by reclaiming the page cache the file reads leave behind, so
  *    lookups rarely meet the limit;
  *  - when the library reports memory pressure, the pool gives back a
- *    quarter of its frames (MADV_DONTNEED), and grows back by an eighth
+ *    quarter of the frames it holds (MADV_DONTNEED), and grows back by an eighth
  *    after 5 s without pressure. Pressure, checked every 100 ms, is a PSI
  *    trigger on the group that fired (some 100 ms in a 2 s window), where
  *    the backend has one (cgroup2; v1 with per-group PSI on a hybrid
@@ -79,6 +79,7 @@ struct pool {
 	char *mem;
 	uint32_t frames;        /* mapped */
 	uint32_t cap;           /* usable now */
+	uint32_t used;          /* frames [0, used) have held a page */
 	uint32_t hand;
 	uint32_t *frame_page;   /* page in a frame, or NO_FRAME */
 	uint8_t *ref;           /* CLOCK reference bits */
@@ -301,6 +302,8 @@ static void pool_resize(struct pool *p, uint32_t cap)
 	if (cap < p->cap)
 		pool_drop(p, cap, p->cap);
 	p->cap = cap;
+	if (p->used > cap)
+		p->used = cap;
 	if (p->hand >= cap)
 		p->hand = 0;
 }
@@ -327,6 +330,8 @@ static int pool_lookup(struct pool *p, uint64_t page)
 	}
 	if (p->frame_page[f] != NO_FRAME)
 		p->page_frame[p->frame_page[f]] = NO_FRAME;
+	if (f >= p->used)
+		p->used = f + 1;
 	n = pread(p->fd, p->mem + (size_t)f * PAGE, PAGE, (off_t)(page * PAGE));
 	if (n != (ssize_t)PAGE) {
 		p->frame_page[f] = NO_FRAME;
@@ -477,7 +482,10 @@ static int run(const struct options *o, mr_ctx_t *ctx, mr_group_t *g,
 		if (pressure_check(g, &ps, o->margin_bytes)) {
 			ps.events++;
 			ps.last_ns = t;
-			pool_resize(p, p->cap - p->cap / 4);
+			/* A quarter of what the pool holds, not of its
+			 * cap: a pool still filling holds less than its cap,
+			 * and cutting only the cap would free nothing. */
+			pool_resize(p, p->used - p->used / 4);
 		} else if (t - ps.last_ns >= REGROW_NS && p->cap < p->frames) {
 			ps.last_ns = t;
 			pool_resize(p, p->cap + p->frames / 8);
