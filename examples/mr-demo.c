@@ -93,10 +93,11 @@
 #define DEFAULT_MARGIN_BYTES (32 * MIB)
 #define DEFAULT_ROUNDS 200
 #define SIM_DEFAULT_ROUNDS 3000
-/* An adaptive margin's first interval holds it at its floor; then its
- * strength, from 1/8, halves or doubles once an interval, and one that
- * fell to 0 probes again after 8 intervals: a run with fewer shows its
- * start, not where it settles (mr_group_set_margin_adaptive()). */
+/* An adaptive margin's first interval holds it at its floor; then it
+ * probes at full strength, which halves or doubles once an interval (a
+ * probe that does not pay goes to 0 at once), and one at 0 probes again
+ * after 8 intervals: a run with fewer shows its start, not where it
+ * settles (mr_group_set_margin_adaptive()). */
 #define SETTLED_INTERVALS 8
 #define MAX_ROUNDS 100000
 #define FILE_FACTOR 4

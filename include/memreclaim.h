@@ -1020,6 +1020,13 @@ struct mr_margin_adaptive {
 	 * MR_WORKER_SAFETY_NS, the worker's safety round; at most 60 s).
 	 * A multiple of it in practice: the worker sizes at its rounds. */
 	uint64_t interval_ns;
+	/* The least strength the cost gate may leave (below), in ppm
+	 * (default 0: the gate may turn the margin off; 1000000 turns the
+	 * gate off and keeps the sized margin whole, for a workload whose
+	 * latency is worth the worker's CPU whatever the waits it removes;
+	 * 0 .. 1000000). Added after the first version of this struct: a
+	 * size that ends before it takes the default. */
+	uint32_t min_strength_ppm;
 };
 
 /* Sets an adaptive margin: the worker keeps usage below limit - margin as
@@ -1060,15 +1067,20 @@ struct mr_margin_adaptive {
  *   each refaulted byte priced at one more reclaim of it. The strength
  *   halves when the cost exceeds the benefit and doubles when the benefit
  *   exceeds the cost by a quarter; below 1/16 it is 0, the margin goes to
- *   min_bytes, and a probe at 1/8 strength comes after 8 intervals, then
- *   after twice as many after each probe that did not pay (at most 256).
+ *   min_bytes, and a probe comes after 8 intervals, then after twice as
+ *   many after each probe that did not pay (at most 256). A probe keeps
+ *   the sized margin whole until an interval in which it reclaimed
+ *   decides it: it stays if it paid, and goes back to 0 at once if not
+ *   (a margin's cost per byte falls with its size, so a fraction of it
+ *   would judge a dearer margin than the one kept if it pays).
+ *   It never goes below min_strength_ppm (1000000: always whole).
  *   Clean page cache on a busy machine reclaims without waiting: the
  *   margin cannot pay there and shrinks away; dirty cache or slow I/O
  *   makes the waits it removes real, and it grows.
  *
  * The first interval keeps the margin at min_bytes: it measures the
- * charge rate and the refaults at the floor. Then the strength starts at
- * the probe's 1/8, with a reaction time of 1 ms until one is measured.
+ * charge rate and the refaults at the floor. Then it probes, with a
+ * reaction time of 1 ms until one is measured.
  * mr_group_read_margin_stats() shows every figure of the decision, and
  * each change of strength is logged at debug level. The fixed margin of
  * mr_group_set_margin() replaces an adaptive one, and the reverse;
@@ -1080,7 +1092,8 @@ struct mr_margin_adaptive {
  * force at each moment.
  * A margin is never kept at or above half the limit, whatever max_bytes
  * allows (it would empty the group), nor below a page (0 instead).
- * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
+ * Errors: -EINVAL (group NULL; size smaller than this struct's first
+ * version, which ended at interval_ns; a field
  * out of its range; both max_bytes and max_ppm; min_bytes above
  * max_bytes, or 1 .. MR_MARGIN_MIN_BYTES - 1; the log says which, at
  * debug level), -ERANGE (the group has a limit and min_bytes is at or

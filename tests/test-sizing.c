@@ -126,6 +126,7 @@ START_TEST(margin_that_does_not_pay_shrinks)
 
 	start(&s, 1 * MS);
 	s.strength_ppm = MRI_SIZING_FULL;
+	s.probing = false;  /* kept, not on trial: it halves */
 	last = s.strength_ppm;
 	for (i = 0; i < 8; i++) {
 		x = second(&s, 300, 20 * MS, 0, 50 * MiB);
@@ -147,6 +148,38 @@ START_TEST(margin_that_does_not_pay_shrinks)
 		mri_sizing_update(&s, &params, &x);
 	}
 	ck_assert_uint_eq(s.strength_ppm, 0);
+}
+END_TEST
+
+/* The caller's least strength holds against a margin that does not
+ * pay: at a half, the gate halves no further; at full, the sized margin
+ * is kept whole from the first interval on, and never probes. */
+START_TEST(least_strength_holds)
+{
+	struct mri_sizing_params p = params;
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	p.min_strength_ppm = 500000;
+	start(&s, 1 * MS);
+	s.strength_ppm = MRI_SIZING_FULL;
+	for (i = 0; i < 16; i++) {
+		x = second(&s, 300, 20 * MS, 0, 50 * MiB);
+		mri_sizing_update(&s, &p, &x);
+		ck_assert_uint_ge(s.strength_ppm, 500000);
+	}
+	ck_assert_uint_eq(s.strength_ppm, 500000);
+	ck_assert_uint_eq(s.margin_bytes, s.sized_bytes / 2);
+	p.min_strength_ppm = MRI_SIZING_FULL;
+	start(&s, 10 * MS);
+	for (i = 0; i < 16; i++) {
+		x = second(&s, 300, 20 * MS, 0, 50 * MiB);
+		mri_sizing_update(&s, &p, &x);
+		ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+		ck_assert_uint_eq(s.margin_bytes, s.sized_bytes);
+		ck_assert_uint_gt(s.margin_bytes, 0);
+	}
 }
 END_TEST
 
@@ -288,9 +321,9 @@ START_TEST(limit_hits_double_the_size)
 }
 END_TEST
 
-/* From 0 the rule probes at 1/8 after 8 intervals, then after twice as
- * many each time the probe does not pay, and at once at full period
- * again once one pays. */
+/* From 0 the rule probes at full strength after 8 intervals, for one
+ * interval that frees, then after twice as many each time the probe
+ * does not pay, and at the first period again once one pays. */
 START_TEST(probes_back_off)
 {
 	struct mri_sizing s;
@@ -299,10 +332,11 @@ START_TEST(probes_back_off)
 
 	start(&s, 1 * MS);
 	s.strength_ppm = 0;
+	s.probing = false;
 	for (i = 0, off = 0; i < 8 + 16 + 32 + 64 + 8 && probes < 4; i++) {
 		x = second(&s, 100, 20 * MS, 0, 0);
 		mri_sizing_update(&s, &params, &x);
-		if (s.strength_ppm == MRI_SIZING_PROBE) {
+		if (s.probing) {
 			gaps[probes++] = off;
 			off = 0;
 		} else if (!s.strength_ppm) {
@@ -317,7 +351,7 @@ START_TEST(probes_back_off)
 	ck_assert_uint_gt(gaps[2], gaps[1]);
 	ck_assert_uint_gt(gaps[3], gaps[2]);
 	/* A probe that pays goes to full strength. */
-	while (s.strength_ppm != MRI_SIZING_PROBE) {
+	while (!s.probing) {
 		x = second(&s, 100, 20 * MS, 0, 0);
 		mri_sizing_update(&s, &params, &x);
 	}
@@ -398,6 +432,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, reaction_percentile);
 	tcase_add_test(tc, fast_charger_grows_the_margin);
 	tcase_add_test(tc, margin_that_does_not_pay_shrinks);
+	tcase_add_test(tc, least_strength_holds);
 	tcase_add_test(tc, refaults_weigh_against_the_waits);
 	tcase_add_test(tc, refaults_per_second_where_charges_are_unseen);
 	tcase_add_test(tc, bounds_hold);

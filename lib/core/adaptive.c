@@ -152,6 +152,7 @@ static void resolve(const struct mr_margin_adaptive *a, uint64_t limit_bytes,
 		out->max_bytes = out->min_bytes;
 	out->safety_ppm = a->safety_ppm;
 	out->hysteresis_ppm = a->hysteresis_ppm;
+	out->min_strength_ppm = a->min_strength_ppm;
 }
 
 static void publish(struct mr_group *g, struct mri_adaptive *a,

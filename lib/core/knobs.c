@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu-bp.h>
@@ -164,6 +165,9 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
 #define ADAPTIVE_SAFETY_PPM 3000000U
 #define ADAPTIVE_HYSTERESIS_PPM 1000000U
 #define ADAPTIVE_MAX_INTERVAL_NS 60000000000ULL
+/* The struct's size before min_strength_ppm was added. */
+#define ADAPTIVE_FIRST_SIZE \
+	offsetof(struct mr_margin_adaptive, min_strength_ppm)
 
 /* Why the bounds and factors are refused, or NULL. */
 static const char *adaptive_refusal(const struct mr_margin_adaptive *a)
@@ -183,6 +187,8 @@ static const char *adaptive_refusal(const struct mr_margin_adaptive *a)
 		return "hysteresis_ppm above 1000000";
 	if (a->interval_ns > ADAPTIVE_MAX_INTERVAL_NS)
 		return "interval_ns above 60 s";
+	if (a->min_strength_ppm > 1000000)
+		return "min_strength_ppm above 1000000";
 	return NULL;
 }
 
@@ -195,11 +201,15 @@ MR_EXPORT int mr_group_set_margin_adaptive(
 
 	if (!g)
 		return -EINVAL;
-	if (adaptive && adaptive->size < sizeof(*adaptive)) {
-		bad = "size smaller than struct mr_margin_adaptive";
+	if (adaptive && adaptive->size < ADAPTIVE_FIRST_SIZE) {
+		bad = "size smaller than struct mr_margin_adaptive's first "
+		      "version";
 	} else {
+		/* A caller built against an older header: the fields it
+		 * knows, the defaults for the rest. */
 		if (adaptive)
-			a = *adaptive;
+			memcpy(&a, adaptive, adaptive->size < sizeof(a) ?
+			       adaptive->size : sizeof(a));
 		a.size = sizeof(a);
 		bad = adaptive_refusal(&a);
 	}

@@ -24,8 +24,9 @@
  * it); the strength moves by factors of 2 and only when
  * benefit and cost differ by more than the dead band (cost above benefit,
  * or benefit a quarter above cost), and both scale with the bytes freed,
- * so their ratio does not depend on the strength: it is driven to full
- * or to 0 and stays there, with no limit cycle. At 0 it probes at an
+ * so their ratio depends on the workload and on the margin's size, which
+ * it favours (hence whole probes): it is driven to full or to 0 (or the
+ * caller's least strength) and stays there, with no limit cycle. At 0 it probes at an
  * exponentially growing period, so a workload that changes is noticed
  * and one that does not costs a probe every 256 intervals at most.
  */
@@ -40,7 +41,8 @@ void mri_sizing_init(struct mri_sizing *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->reaction_ns = MRI_SIZING_PRIOR_REACTION_NS;
-	s->strength_ppm = MRI_SIZING_PROBE;
+	s->strength_ppm = MRI_SIZING_FULL;
+	s->probing = true;
 	s->probe_after = MRI_SIZING_PROBE_AFTER;
 }
 
@@ -137,9 +139,11 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 	}
 }
 
-/* Halves or doubles the strength by the interval's benefit and cost;
- * probes from 0. Returns true when it changed. */
-static bool judge(struct mri_sizing *s, const struct mri_sizing_sample *x)
+/* Halves or doubles the strength by the interval's benefit and cost
+ * (a probe that does not pay ends at 0), never below the caller's
+ * least; probes from 0. Returns true when it changed. */
+static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
+		  const struct mri_sizing_sample *x)
 {
 	uint32_t old = s->strength_ppm;
 	double freed = (double)x->freed_bytes;
@@ -152,7 +156,7 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_sample *x)
 			     extra_refaults(s, x) *
 			     (s->cpu_ns_per_byte + s->wait_ns_per_byte);
 		if (s->cost_ns > s->benefit_ns) {
-			s->strength_ppm /= 2;
+			s->strength_ppm = s->probing ? 0 : s->strength_ppm / 2;
 			if (s->strength_ppm < MRI_SIZING_FLOOR)
 				s->strength_ppm = 0;
 		} else if (s->benefit_ns > 1.25 * s->cost_ns) {
@@ -161,11 +165,15 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_sample *x)
 					  s->strength_ppm * 2;
 			s->probe_after = MRI_SIZING_PROBE_AFTER;
 		}
+		s->probing = false;
 	}
+	if (s->strength_ppm < p->min_strength_ppm)
+		s->strength_ppm = p->min_strength_ppm;
 	if (s->strength_ppm) {
 		s->off_intervals = 0;
 	} else if (++s->off_intervals >= s->probe_after) {
-		s->strength_ppm = MRI_SIZING_PROBE;
+		s->strength_ppm = MRI_SIZING_FULL;
+		s->probing = true;
 		s->off_intervals = 0;
 		s->probe_after = s->probe_after * 2 > MRI_SIZING_PROBE_AFTER_MAX ?
 				 MRI_SIZING_PROBE_AFTER_MAX :
@@ -183,7 +191,7 @@ bool mri_sizing_update(struct mri_sizing *s,
 	bool changed, hit;
 
 	measure(s, p, x);
-	changed = judge(s, x);
+	changed = judge(s, p, x);
 	sized = (double)p->safety_ppm / 1e6 * s->rate_bytes_per_s *
 		(double)s->reaction_ns / 1e9;
 	/* Limit hits while a margin was wanted: the charges reclaimed in

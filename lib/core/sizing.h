@@ -14,10 +14,13 @@
 #define MRI_SIZING_REACTIONS 32
 /* The reaction time assumed until one is measured. */
 #define MRI_SIZING_PRIOR_REACTION_NS 1000000ULL
-/* Strength, in ppm: full, the probe's (also the first), and the floor
- * below which it is 0. */
+/* Strength, in ppm: full, which is also the probe's and the first (a
+ * margin's cost per byte falls with its size: each v1 step has a fixed
+ * price, and a small margin's small steps find clean pages where a large
+ * one's wait on writeback, so a fraction of the margin would judge a
+ * dearer margin than the one the gate would keep), and the floor below
+ * which it is 0. */
 #define MRI_SIZING_FULL 1000000U
-#define MRI_SIZING_PROBE 125000U
 #define MRI_SIZING_FLOOR 62500U
 /* Limit hits in an interval beyond those of one direct reclaim (the
  * charge of a batch and of the page itself both fail first,
@@ -33,6 +36,7 @@ struct mri_sizing_params {
 	uint64_t max_bytes;        /* >= min_bytes */
 	uint32_t safety_ppm;
 	uint32_t hysteresis_ppm;
+	uint32_t min_strength_ppm; /* the least the gate may leave */
 };
 
 /* What one interval measured. */
@@ -72,6 +76,8 @@ struct mri_sizing {
 	/* The last interval's estimates. */
 	double benefit_ns, cost_ns;
 	uint32_t strength_ppm;
+	bool probing;              /* full strength on trial: the next
+				      interval that frees decides it */
 	unsigned off_intervals, probe_after;
 	/* The decision: safety x rate x reaction, and what is in force. */
 	uint64_t sized_bytes, margin_bytes, hysteresis_bytes;
