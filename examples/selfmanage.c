@@ -21,8 +21,8 @@
  *    limit, by reclaiming the page cache the file reads leave behind, so
  *    lookups rarely meet the limit;
  *  - when the library reports memory pressure, the pool gives back a
- *    quarter of the frames it holds (MADV_DONTNEED), and grows back by an eighth
- *    after 5 s without pressure. Pressure, checked every 100 ms, is a PSI
+ *    quarter of the frames it holds (MADV_DONTNEED), and grows back by
+ *    an eighth after 5 s without pressure. Pressure, checked every 100 ms, is a PSI
  *    trigger on the group that fired (some 100 ms in a 2 s window), where
  *    the backend has one (cgroup2; v1 with per-group PSI on a hybrid
  *    host), or what page-cache reclaim cannot remove (usage minus the
@@ -79,7 +79,7 @@ struct pool {
 	char *mem;
 	uint32_t frames;        /* mapped */
 	uint32_t cap;           /* usable now */
-	uint32_t used;          /* frames [0, used) have held a page */
+	uint32_t used;          /* frames [0, used) have been read into */
 	uint32_t hand;
 	uint32_t *frame_page;   /* page in a frame, or NO_FRAME */
 	uint8_t *ref;           /* CLOCK reference bits */
@@ -330,9 +330,9 @@ static int pool_lookup(struct pool *p, uint64_t page)
 	}
 	if (p->frame_page[f] != NO_FRAME)
 		p->page_frame[p->frame_page[f]] = NO_FRAME;
-	if (f >= p->used)
-		p->used = f + 1;
 	n = pread(p->fd, p->mem + (size_t)f * PAGE, PAGE, (off_t)(page * PAGE));
+	if (f >= p->used)
+		p->used = f + 1;  /* read into: it holds memory now */
 	if (n != (ssize_t)PAGE) {
 		p->frame_page[f] = NO_FRAME;
 		return n < 0 ? -errno : -EIO;

@@ -996,8 +996,9 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *group, uint64_t margin_bytes,
 				  uint64_t hysteresis_bytes);
 
 /* The bounds and factors of an adaptive margin; the caller sets size
- * (sizeof(struct mr_margin_adaptive); later versions accept this size).
- * A field left 0 takes the default given with it. */
+ * (sizeof(struct mr_margin_adaptive); later versions accept this size,
+ * and a larger one whose bytes past this size are zero). A field left 0
+ * takes the default given with it. */
 struct mr_margin_adaptive {
 	size_t size;
 	/* The margin never goes below min_bytes (0, the default: it may
@@ -1024,8 +1025,7 @@ struct mr_margin_adaptive {
 	 * (default 0: the gate may turn the margin off; 1000000 turns the
 	 * gate off and keeps the sized margin whole, for a workload whose
 	 * latency is worth the worker's CPU whatever the waits it removes;
-	 * 0 .. 1000000). Added after the first version of this struct: a
-	 * size that ends before it takes the default. */
+	 * 0, or 62500 .. 1000000: below 1/16 the gate's strength is 0). */
 	uint32_t min_strength_ppm;
 };
 
@@ -1092,12 +1092,13 @@ struct mr_margin_adaptive {
  * force at each moment.
  * A margin is never kept at or above half the limit, whatever max_bytes
  * allows (it would empty the group), nor below a page (0 instead).
- * Errors: -EINVAL (group NULL; size smaller than this struct's first
- * version, which ended at interval_ns; a field
+ * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
  * out of its range; both max_bytes and max_ppm; min_bytes above
  * max_bytes, or 1 .. MR_MARGIN_MIN_BYTES - 1; the log says which, at
- * debug level), -ERANGE (the group has a limit and min_bytes is at or
- * above it), -EBUSY, -ENOENT, -EIO, -ECHILD, -ENOMEM, -EMFILE as for
+ * debug level), -E2BIG (size larger than this struct's, with a byte past
+ * it set: a field of a later version this library does not know),
+ * -ERANGE (the group has a limit and min_bytes is at or above it),
+ * -EBUSY, -ENOENT, -EIO, -ECHILD, -ENOMEM, -EMFILE as for
  * mr_group_set_margin(). On error nothing changes. MT-safe. */
 MR_EXPORT int mr_group_set_margin_adaptive(
 	mr_group_t *group, const struct mr_margin_adaptive *adaptive);

@@ -356,8 +356,7 @@ START_TEST(adaptive_margin_misuse)
 {
 	struct mr_sim_config c = sim_config();
 	struct mr_margin_adaptive a, bad[] = {
-		{ .size = offsetof(struct mr_margin_adaptive,
-				   min_strength_ppm) - 1 },
+		{ .size = sizeof(a) - 1 },
 		{ .size = sizeof(a), .max_bytes = 1 << 20, .max_ppm = 1000 },
 		{ .size = sizeof(a), .max_ppm = 1000000 },
 		{ .size = sizeof(a), .min_bytes = MR_MARGIN_MIN_BYTES - 1 },
@@ -367,6 +366,8 @@ START_TEST(adaptive_margin_misuse)
 		{ .size = sizeof(a), .hysteresis_ppm = 1000001 },
 		{ .size = sizeof(a), .interval_ns = 60000000001ULL },
 		{ .size = sizeof(a), .min_strength_ppm = 1000001 },
+		{ .size = sizeof(a), .min_strength_ppm = 62499 },
+		{ .size = sizeof(a), .min_strength_ppm = 1 },
 	};
 	struct mr_margin_stats st = { .size = sizeof(st) };
 	char msg[512] = "";
@@ -409,12 +410,23 @@ START_TEST(adaptive_margin_misuse)
 	ck_assert_int_eq(mr_group_set_margin_adaptive(g, NULL), 0);
 	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
 	ck_assert_int_eq(st.adaptive, 1);
-	/* A caller built before min_strength_ppm: what lies past its size
-	 * is not read. */
-	a = (struct mr_margin_adaptive){
-		.size = offsetof(struct mr_margin_adaptive, min_strength_ppm),
-		.min_strength_ppm = 2000000 };
-	ck_assert_int_eq(mr_group_set_margin_adaptive(g, &a), 0);
+	/* A caller built against a later, larger struct: accepted while
+	 * what lies past this one is zero, -E2BIG (nothing changed) once a
+	 * field there is set. */
+	{
+		struct {
+			struct mr_margin_adaptive a;
+			uint64_t later;
+		} big = { .a = { .size = sizeof(big) } };
+
+		ck_assert_int_eq(mr_group_set_margin_adaptive(g, &big.a), 0);
+		big.later = 1;
+		big.a.safety_ppm = 5000000;
+		ck_assert_int_eq(mr_group_set_margin_adaptive(g, &big.a),
+				 -E2BIG);
+		ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+		ck_assert_int_eq(st.adaptive, 1);
+	}
 	ck_assert_int_eq(mr_group_set_margin(g, 2 << 20, 0, 0), 0);
 	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
 	ck_assert_int_eq(st.adaptive, 0);

@@ -54,8 +54,8 @@
 #define WRITE_PAGES 32u
 #define WRITE_CPU_NS (1 * MS)
 #define WRITER_FILE_PAGES (512u * 1024)
-/* The margin has settled by SETTLE_NS (the first probe and its
- * doubling, or the fall to 0 and the first probe after it); the window
+/* The margin has settled by SETTLE_NS (the first probe kept, or its
+ * fall to 0 and the first probe after it); the window
  * [SETTLE_NS, END_NS] is compared, and every task still runs at END_NS. */
 #define SETTLE_NS (12 * S)
 #define END_NS (24 * S)

@@ -183,6 +183,58 @@ START_TEST(least_strength_holds)
 }
 END_TEST
 
+/* A probe keeps the sized margin whole; it is judged by an interval of
+ * its own (not one held at min_bytes, nor on the costs of the probe
+ * before it), and a workload that changed since the last probe is seen
+ * by the next one. */
+START_TEST(probes_are_whole_and_judged_alone)
+{
+	struct mri_sizing_params p = params;
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	/* The first interval, at the floor, then the probe: whole. */
+	start(&s, 10 * MS);
+	x = second(&s, 300, 20 * MS, 0, 0);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert(s.probing);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	ck_assert_uint_gt(s.margin_bytes, 0);
+	ck_assert_uint_eq(s.margin_bytes, s.sized_bytes);
+	/* It does not pay (waits half the CPU): 0 at once. */
+	x = second(&s, 300, 20 * MS, 10 * MS, 0);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.strength_ppm, 0);
+	ck_assert(!s.probing);
+	/* The workload changes (waits 5/3 of the CPU): the next probe,
+	 * whole again, pays on its own interval and stays. */
+	for (i = 0; i < 4 * MRI_SIZING_PROBE_AFTER && !s.probing; i++) {
+		x = second(&s, 300, 12 * MS, 20 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert(s.probing);
+	ck_assert_uint_eq(s.margin_bytes, s.sized_bytes);
+	x = second(&s, 300, 12 * MS, 20 * MS, 0);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	ck_assert(!s.probing);
+	ck_assert_uint_eq(s.probe_after, MRI_SIZING_PROBE_AFTER);
+	/* With a floor above 0, what the floor's interval freed is not the
+	 * probe's: a probe still waits for an interval at its size. */
+	p.min_bytes = 1 * MiB;
+	start(&s, 10 * MS);
+	x = second(&s, 300, 20 * MS, 0, 0);
+	x.margin_bytes = p.min_bytes;
+	x.freed_bytes = 300 * MiB;
+	x.cpu_ns = 20 * MS;
+	x.wall_ns = 20 * MS;
+	mri_sizing_update(&s, &p, &x);
+	ck_assert(s.probing);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+}
+END_TEST
+
 /* Refaults priced: the same waits pay against few refaults and not
  * against many. */
 START_TEST(refaults_weigh_against_the_waits)
@@ -433,6 +485,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, fast_charger_grows_the_margin);
 	tcase_add_test(tc, margin_that_does_not_pay_shrinks);
 	tcase_add_test(tc, least_strength_holds);
+	tcase_add_test(tc, probes_are_whole_and_judged_alone);
 	tcase_add_test(tc, refaults_weigh_against_the_waits);
 	tcase_add_test(tc, refaults_per_second_where_charges_are_unseen);
 	tcase_add_test(tc, bounds_hold);

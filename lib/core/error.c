@@ -52,6 +52,9 @@ MR_EXPORT const char *mr_strerror(int err)
 		return "the cgroup already exists";
 	case EREMOTE:
 		return "the cgroup is outside what this process can see";
+	case E2BIG:
+		return "a field of a later version of the struct is set, which "
+		       "this library does not know";
 	default:
 		break;
 	}

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "group.h"
 #include "knobs.h"
 #include "policy.h"
+#include "sizing.h"
 
 /* An edit of the master copy, or a refusal (a negative errno: then
  * nothing changes). */
@@ -165,9 +167,20 @@ MR_EXPORT int mr_group_set_margin(mr_group_t *g, uint64_t margin_bytes,
 #define ADAPTIVE_SAFETY_PPM 3000000U
 #define ADAPTIVE_HYSTERESIS_PPM 1000000U
 #define ADAPTIVE_MAX_INTERVAL_NS 60000000000ULL
-/* The struct's size before min_strength_ppm was added. */
-#define ADAPTIVE_FIRST_SIZE \
-	offsetof(struct mr_margin_adaptive, min_strength_ppm)
+
+/* Whether the bytes of a sized struct past this library's size of it,
+ * known_size, are all zero. */
+static bool tail_is_zero(const struct mr_margin_adaptive *a,
+			 size_t known_size)
+{
+	const unsigned char *b = (const unsigned char *)a;
+	size_t i;
+
+	for (i = known_size; i < a->size; i++)
+		if (b[i])
+			return false;
+	return true;
+}
 
 /* Why the bounds and factors are refused, or NULL. */
 static const char *adaptive_refusal(const struct mr_margin_adaptive *a)
@@ -187,8 +200,9 @@ static const char *adaptive_refusal(const struct mr_margin_adaptive *a)
 		return "hysteresis_ppm above 1000000";
 	if (a->interval_ns > ADAPTIVE_MAX_INTERVAL_NS)
 		return "interval_ns above 60 s";
-	if (a->min_strength_ppm > 1000000)
-		return "min_strength_ppm above 1000000";
+	if (a->min_strength_ppm > 1000000 ||
+	    (a->min_strength_ppm && a->min_strength_ppm < MRI_SIZING_FLOOR))
+		return "min_strength_ppm not 0 nor in 62500 .. 1000000";
 	return NULL;
 }
 
@@ -201,15 +215,19 @@ MR_EXPORT int mr_group_set_margin_adaptive(
 
 	if (!g)
 		return -EINVAL;
-	if (adaptive && adaptive->size < ADAPTIVE_FIRST_SIZE) {
-		bad = "size smaller than struct mr_margin_adaptive's first "
-		      "version";
+	if (adaptive && adaptive->size < sizeof(*adaptive)) {
+		bad = "size smaller than struct mr_margin_adaptive";
+	} else if (adaptive && !tail_is_zero(adaptive, sizeof(*adaptive))) {
+		/* A caller built against a later header that set a field
+		 * this library does not know (the kernel's
+		 * copy_struct_from_user() rule). */
+		mri_log(&g->ctx->log, MR_LOG_DEBUG, "%s: adaptive margin "
+			"refused: a field past this library's struct is set",
+			g->path);
+		return -E2BIG;
 	} else {
-		/* A caller built against an older header: the fields it
-		 * knows, the defaults for the rest. */
 		if (adaptive)
-			memcpy(&a, adaptive, adaptive->size < sizeof(a) ?
-			       adaptive->size : sizeof(a));
+			a = *adaptive;
 		a.size = sizeof(a);
 		bad = adaptive_refusal(&a);
 	}

@@ -26,9 +26,10 @@
  * or benefit a quarter above cost), and both scale with the bytes freed,
  * so their ratio depends on the workload and on the margin's size, which
  * it favours (hence whole probes): it is driven to full or to 0 (or the
- * caller's least strength) and stays there, with no limit cycle. At 0 it probes at an
- * exponentially growing period, so a workload that changes is noticed
- * and one that does not costs a probe every 256 intervals at most.
+ * caller's least strength) and stays there, with no limit cycle. At 0
+ * it probes at an exponentially growing period, so a workload that
+ * changes is noticed and one that does not costs a probe every 256
+ * intervals at most.
  */
 #include "config.h"
 
@@ -102,6 +103,17 @@ static double extra_refaults(const struct mri_sizing *s,
 	return extra > 0 ? extra : 0;
 }
 
+/* Whether the interval's reclaim is one to judge by: not while a probe
+ * waits for its size (the margin was held at min_bytes, as in the first
+ * interval, so what was freed is not the probe's). */
+static bool judged(const struct mri_sizing *s,
+		   const struct mri_sizing_params *p,
+		   const struct mri_sizing_sample *x)
+{
+	return x->freed_bytes &&
+	       !(s->probing && x->margin_bytes <= p->min_bytes);
+}
+
 static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 		    const struct mri_sizing_sample *x)
 {
@@ -112,7 +124,7 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 	s->rate_bytes_per_s = s->has_rate ? ewma(s->rate_bytes_per_s, rate,
 						 0.25) : rate;
 	s->has_rate = true;
-	if (x->freed_bytes) {
+	if (judged(s, p, x)) {
 		/* Blocked, not running and not waiting for a CPU: what a
 		 * direct reclaim would have stalled the workload for. */
 		wait = x->wall_ns > x->cpu_ns + x->runq_ns ?
@@ -150,7 +162,7 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 
 	s->benefit_ns = 0;
 	s->cost_ns = 0;
-	if (x->freed_bytes && s->has_costs) {
+	if (judged(s, p, x) && s->has_costs) {
 		s->benefit_ns = freed * s->wait_ns_per_byte;
 		s->cost_ns = freed * s->cpu_ns_per_byte +
 			     extra_refaults(s, x) *
@@ -159,11 +171,14 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 			s->strength_ppm = s->probing ? 0 : s->strength_ppm / 2;
 			if (s->strength_ppm < MRI_SIZING_FLOOR)
 				s->strength_ppm = 0;
-		} else if (s->benefit_ns > 1.25 * s->cost_ns) {
-			s->strength_ppm = s->strength_ppm * 2 > MRI_SIZING_FULL ?
-					  MRI_SIZING_FULL :
-					  s->strength_ppm * 2;
-			s->probe_after = MRI_SIZING_PROBE_AFTER;
+		} else {
+			if (s->benefit_ns > 1.25 * s->cost_ns)
+				s->strength_ppm =
+					s->strength_ppm * 2 > MRI_SIZING_FULL ?
+					MRI_SIZING_FULL : s->strength_ppm * 2;
+			/* It paid (a probe in the dead band too). */
+			if (s->probing || s->benefit_ns > 1.25 * s->cost_ns)
+				s->probe_after = MRI_SIZING_PROBE_AFTER;
 		}
 		s->probing = false;
 	}
@@ -174,6 +189,9 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 	} else if (++s->off_intervals >= s->probe_after) {
 		s->strength_ppm = MRI_SIZING_FULL;
 		s->probing = true;
+		/* Judged on its own interval, not on the costs of the last
+		 * probe, up to 256 intervals old. */
+		s->has_costs = false;
 		s->off_intervals = 0;
 		s->probe_after = s->probe_after * 2 > MRI_SIZING_PROBE_AFTER_MAX ?
 				 MRI_SIZING_PROBE_AFTER_MAX :
