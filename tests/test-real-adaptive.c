@@ -254,6 +254,14 @@ static void run_pass(enum keeper k, struct pass *out)
 		(double)out->margin.cost_ns / 1e6);
 }
 
+/* The library's messages: the adaptive margin logs each change of
+ * strength at debug level, with the benefit and cost it decided on. */
+static void log_line(int level, const char *msg, void *userdata)
+{
+	(void)userdata;
+	fprintf(stderr, "  log %d: %s\n", level, msg);
+}
+
 static void setup(void)
 {
 	static int seq;
@@ -264,6 +272,7 @@ static void setup(void)
 	/* The group's memory stall, reported beside the counts, from a
 	 * cgroup2 twin where the host is hybrid; elsewhere (-ENODEV) the
 	 * passes report -1. */
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_line, NULL, MR_LOG_DEBUG), 0);
 	r = mr_ctx_set_hybrid_psi(ctx, 1);
 	ck_assert(r == 0 || r == -ENODEV);
 	fmt(group, sizeof(group), "%s/memreclaim-test-%d-a%d", parent,
