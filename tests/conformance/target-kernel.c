@@ -2,7 +2,8 @@
 /*
  * The conformance target on a real kernel: cgroup v1 on the running
  * machine, or (CONF_KERNEL_V2) cgroup v2 inside the kernel that
- * tests/kernel/run boots under qemu, as a statically linked guest program.
+ * tests/kernel/run boots under qemu, run there from this tree as a host
+ * program (--host-programs).
  *
  * Every group is created here, below $MEMRECLAIM_TEST_PARENT (v1; default
  * the v1 memory controller's mount root) or /sys/fs/cgroup/memreclaim-conf
