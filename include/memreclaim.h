@@ -1070,7 +1070,9 @@ struct mr_margin_adaptive {
  *   min_bytes, and a probe comes after 8 intervals, then after twice as
  *   many after each probe that did not pay (at most 256). A probe keeps
  *   the sized margin whole until an interval in which it reclaimed
- *   decides it: it stays if it paid, and goes back to 0 at once if not
+ *   decides it (an interval that ends early once the worker spent 20 ms
+ *   of CPU on the probe): it stays if it paid, and goes back to 0 at
+ *   once if not
  *   (a margin's cost per byte falls with its size, so a fraction of it
  *   would judge a dearer margin than the one kept if it pays).
  *   It never goes below min_strength_ppm (1000000: always whole).

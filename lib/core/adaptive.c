@@ -254,7 +254,13 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 		/* No rate is known before the first interval ends: it runs
 		 * at the floor, and measures the floor's refaults. */
 		publish(g, a, 0, 0);
-	} else if (now - a->start_ns >= p->adaptive.interval_ns) {
+	} else if (now - a->start_ns >= p->adaptive.interval_ns ||
+		   (a->sizing.probing && a->freed_bytes &&
+		    a->cpu_ns >= MRI_SIZING_PROBE_CPU_NS)) {
+		/* A probe is decided at the end of its interval, or once the
+		 * worker spent the probe's CPU on it: on a fast charger a
+		 * whole interval of a margin that does not pay costs
+		 * hundreds of v1 steps. */
 		end_interval(g, p, a, now, l, limit_bytes);
 	}
 	*margin_bytes = a->sizing.margin_bytes;

@@ -26,6 +26,9 @@
  * charge of a batch and of the page itself both fail first,
  * mm/memcontrol.c try_charge_memcg()): the margin is too small. */
 #define MRI_SIZING_HITS 2U
+/* The worker's CPU after which a probe is decided without waiting for
+ * the end of its interval (lib/core/adaptive.c). */
+#define MRI_SIZING_PROBE_CPU_NS 20000000ULL
 /* Intervals at strength 0 before the first probe, and at most. */
 #define MRI_SIZING_PROBE_AFTER 8U
 #define MRI_SIZING_PROBE_AFTER_MAX 256U
