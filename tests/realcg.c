@@ -212,6 +212,45 @@ static int remove_tree(int dirfd, const char *name, dev_t dev, int depth)
 	return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 ? 0 : -1;
 }
 
+bool rc_twin_parent(char *out, size_t len)
+{
+	struct mri_cgroup_mount v1, v2;
+	size_t n;
+
+	if (mri_mount_find_memory_v1("/proc/self/mountinfo", &v1) < 0 ||
+	    mri_mount_find_v2("/proc/self/mountinfo", &v2) < 0)
+		return false;
+	n = strlen(v1.mount_point);
+	if (strncmp(parent, v1.mount_point, n) != 0 ||
+	    (parent[n] != '/' && parent[n] != '\0'))
+		return false;
+	fmt(out, len, "%s%s", v2.mount_point, parent + n);
+	return true;
+}
+
+/* Removes the cgroup2 twins of dead runs' groups: empty directories, as
+ * their processes are gone (rmdir fails on anything else). */
+static void sweep_stale_twins(void)
+{
+	char dir[PATH_MAX], sub[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if (!rc_twin_parent(dir, sizeof(dir)))
+		return;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || !dead_run(e->d_name, '-'))
+			continue;
+		fmt(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		if (rmdir(sub) == 0)
+			fprintf(stderr, "removed stale %s\n", sub);
+	}
+	closedir(d);
+}
+
 void rc_sweep_stale(void)
 {
 	char dir[PATH_MAX], sub[PATH_MAX];
@@ -247,6 +286,7 @@ void rc_sweep_stale(void)
 			fprintf(stderr, "removed stale %s\n", dir);
 	}
 	closedir(d);
+	sweep_stale_twins();
 	/* Data files and directories of runs that died before their
 	 * teardown. */
 	d = opendir(data_dir);

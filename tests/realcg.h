@@ -13,6 +13,7 @@
 #define MEMRECLAIM_TESTS_REALCG_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 extern char parent[PATH_MAX];    /* where groups are created */
@@ -50,12 +51,19 @@ int rc_find_places(const char *tag);
 
 /* Removes the groups and data files that runs of these suites left when
  * their process died before its teardown (only names of this file's
- * pattern, only of processes that are gone). A data entry that is a
+ * pattern, only of processes that are gone), and on a hybrid host the
+ * groups' cgroup2 twins (mr_ctx_set_hybrid_psi()). A data entry that is a
  * directory is removed with what it holds, 8 levels deep at most, never
  * following a symbolic link (a link is removed, not what it names), never
  * leaving the data directory's file system, never removing what another
  * user owns; what cannot be removed is left and named on stderr. */
 void rc_sweep_stale(void);
+
+/* The cgroup2 directory holding the twins of the groups in parent (the
+ * same path relative to the v1 memory mount under the cgroup2 mount, as
+ * mr_ctx_set_hybrid_psi() makes them), into out; false where the host
+ * has no such place. */
+bool rc_twin_parent(char *out, size_t len);
 
 /* Removes the state directory and what the library left in it. */
 void rc_remove_state_dir(void);

@@ -303,6 +303,32 @@ START_TEST(sweep_removes_dead_runs_data_directories)
 }
 END_TEST
 
+/* A run that died before its teardown with hybrid PSI on leaves its
+ * group's cgroup2 twin too: the sweep removes a dead run's twin, and not
+ * a live run's (this one's). */
+START_TEST(sweep_removes_dead_runs_twins)
+{
+	char dir[PATH_MAX], dead[PATH_MAX], live[PATH_MAX];
+	struct stat st;
+
+	if (!rc_twin_parent(dir, sizeof(dir)) || stat(dir, &st) < 0) {
+		fprintf(stderr, "not a hybrid host: no twins to sweep\n");
+		return;
+	}
+	fmt(dead, sizeof(dead), "%s/memreclaim-test-%d-a1", dir,
+	    (int)dead_pid());
+	fmt(live, sizeof(live), "%s/memreclaim-test-%d-twin", dir,
+	    (int)getpid());
+	ck_assert_int_eq(mkdir(dead, 0755), 0);
+	ck_assert_int_eq(mkdir(live, 0755), 0);
+	rc_sweep_stale();
+	ck_assert_msg(stat(dead, &st) < 0 && errno == ENOENT,
+		      "%s is still there", dead);
+	ck_assert_int_eq(stat(live, &st), 0);
+	ck_assert_int_eq(rmdir(live), 0);
+}
+END_TEST
+
 START_TEST(margin_misuse_changes_nothing)
 {
 	mr_group_t *g;
@@ -2039,6 +2065,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, limits_and_memstat);
 	tcase_add_test(tc, sweep_removes_dead_runs_data_directories);
+	tcase_add_test(tc, sweep_removes_dead_runs_twins);
 	tcase_add_test(tc, margin_misuse_changes_nothing);
 	tcase_add_test(tc, reclaim_fixed_batches);
 	tcase_add_test(tc, reclaim_proportional_batches);
