@@ -4,8 +4,9 @@
  * examples/memreclaimd keeping a margin below the group's limit.
  *
  * Debian's Apache (httpd-server.h: mpm_event, one child process of 16
- * threads, sendfile, no access log) runs in its own cgroup v1 memory
- * group with a 300 MiB limit and serves a 600 MiB set of files from a
+ * threads, sendfile, no access log) runs in its own memory group with a
+ * 300 MiB limit, on cgroup v1 or v2, whichever holds the memory
+ * controller (httpd-group.h), and serves a 600 MiB set of files from a
  * docroot on a disk filesystem (BENCH_HTTPD_DIR, default /var/tmp; never
  * tmpfs, whose pages are shmem, not reclaimable cache), written and
  * fsynced by this process outside the group and dropped from the page
@@ -33,13 +34,14 @@
  * request sent to the last response read); each request's latency (its
  * first byte sent to its response's last byte read, CLOCK_MONOTONIC),
  * p50, p99, p99.9 and max, exact nearest-rank percentiles over all
- * samples; over the pass, the growth of the group's memory.failcnt, of
- * its page-cache refaults (memory.stat total_workingset_refault_file, in
- * MiB), of its memory stall time (PSI "some" total of the group's cgroup2
- * twin, which holds the same processes), of the server's CPU time (the
+ * samples; over the pass, the growth of the group's limit hits (v1
+ * memory.failcnt, v2 memory.events max), of its page-cache refaults
+ * (memory.stat's file refaults, in MiB), of its memory stall time (PSI
+ * "some" total of the group's cgroup2 twin, which holds the same
+ * processes, or of the v2 group itself), of the server's CPU time (the
  * twin's cpu.stat usage_usec) and of the keeper's CPU time (usage_usec
- * of the keeper's own cgroup2 group: the kernel's reclaim run by its limit
- * writes included).
+ * of the keeper's own cgroup2 group: the kernel's reclaim run by its
+ * limit writes included).
  *
  * Figures (bench "httpd-1m" for 1 MiB files, "httpd-256k" for 256 KiB
  * files, 2400 of them, the same set), per arm and measure: the median
@@ -59,8 +61,9 @@
  * stopped (and started again at the end only if it ran before and the
  * bench did not install it). SIGINT, SIGTERM and SIGHUP stop the bench
  * cleanly: the keeper, Apache, the groups and the docroot go. Exit 77
- * (skipped) without root, a v1 memory controller or a cgroup2 mount at
- * /sys/fs/cgroup/unified.
+ * (skipped) without root or a writable memory controller: cgroup v1's
+ * with a cgroup2 mount at /sys/fs/cgroup/unified, or cgroup v2's
+ * enabled for the children of /sys/fs/cgroup.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -150,6 +153,7 @@ struct options {
 	const char *dir;         /* the docroot's parent */
 	const char *logs;        /* the keepers' logs */
 	const char *memreclaimd;
+	enum httpd_layout layout; /* of this host's groups */
 };
 
 /* One experiment: one file size. */
@@ -422,7 +426,7 @@ static int keeper_start(struct run *r, const char *margin, const char *log)
 		    httpd_group_enter_keeper(&r->group))
 			_exit(126);
 		execl(r->o->memreclaimd, r->o->memreclaimd, "--cgroup",
-		      r->group.v1, "--margin", margin, (char *)NULL);
+		      r->group.memory, "--margin", margin, (char *)NULL);
 		fprintf(stderr, PROG ": running %s: %s\n", r->o->memreclaimd,
 			strerror(errno));
 		_exit(127);
@@ -540,7 +544,7 @@ static int run_pass(struct run *r, const struct arm *arm, const char *label,
 	p->v[M_P99] = percentile_ms(res.latency_ns, r->o->requests, 0.99);
 	p->v[M_P999] = percentile_ms(res.latency_ns, r->o->requests, 0.999);
 	p->v[M_MAX] = res.latency_ns[r->o->requests - 1] / 1e6;
-	p->v[M_FAILCNT] = (double)(b.failcnt - a.failcnt);
+	p->v[M_FAILCNT] = (double)(b.limit_hits - a.limit_hits);
 	p->v[M_REFAULT] = (b.refault_pages - a.refault_pages) *
 			  (double)sysconf(_SC_PAGESIZE) / MIB;
 	p->v[M_PSI] = (b.psi_some_us - a.psi_some_us) / 1e3;
@@ -762,7 +766,7 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 	if (make_tmp(&r) || write_docroot(&r))
 		goto out;
 	snprintf(name, sizeof(name), GROUP_PREFIX "%d", (int)getpid());
-	if (httpd_group_create(&r.group, name, LIMIT_BYTES))
+	if (httpd_group_create(&r.group, o->layout, name, LIMIT_BYTES))
 		goto out;
 	snprintf(server, sizeof(server), "%s/server", r.tmp);
 	if (httpd_server_start(&r.server, server, r.docroot, &r.group))
@@ -799,7 +803,7 @@ int main(int argc, char **argv)
 			"skipped\n");
 		return 77;
 	}
-	if (httpd_group_probe())
+	if (httpd_group_probe(&o.layout))
 		return 77;
 	if (access(o.memreclaimd, X_OK)) {
 		fprintf(stderr, PROG ": %s: %s (build it, or set "
