@@ -122,7 +122,7 @@ static const struct arm arms[] = {
 #define ADAPTIVE (NARMS - 1)
 
 enum {
-	M_RPS, M_P50, M_P99, M_P999, M_MAX, M_FAILCNT, M_REFAULT, M_PSI,
+	M_RPS, M_P50, M_P99, M_P999, M_MAX, M_HITS, M_REFAULT, M_PSI,
 	M_SERVER_CPU, M_KEEPER_CPU, NMEASURES
 };
 
@@ -134,7 +134,8 @@ static const struct measure {
 	[M_P99] = { "latency p99", "ms", "p99 ms" },
 	[M_P999] = { "latency p99.9", "ms", "p99.9 ms" },
 	[M_MAX] = { "latency max", "ms", "max ms" },
-	[M_FAILCNT] = { "memory.failcnt growth", "hits", "failcnt" },
+	/* Named after the file they come from: measure_name(). */
+	[M_HITS] = { NULL, "hits", NULL },
 	[M_REFAULT] = { "page-cache refaults", "MiB", "refault MiB" },
 	[M_PSI] = { "memory stall (PSI some)", "ms", "PSI some ms" },
 	[M_SERVER_CPU] = { "server CPU", "s", "server CPU s" },
@@ -165,6 +166,7 @@ struct run {
 	char tmp[PATH_MAX];       /* docroot and ServerRoot below */
 	char docroot[PATH_MAX + 16];
 	struct httpd_group group;
+	char hits_name[48];       /* "memory.failcnt growth" */
 	struct httpd_server server;
 	pid_t keeper;
 	uint32_t *files;          /* the request sequence */
@@ -190,6 +192,21 @@ static void sleep_ms(long ms)
 {
 	nanosleep(&(struct timespec){ .tv_sec = ms / 1000,
 				      .tv_nsec = ms % 1000 * 1000000 }, NULL);
+}
+
+/* A measure's name in figures and its column in the tables. Limit hits
+ * are named after the file they come from on this host
+ * (httpd_group_hits_name()): "memory.failcnt growth" and "failcnt" on
+ * cgroup v1, "memory.events max growth" and "events max" on v2. */
+static const char *measure_name(const struct run *r, unsigned m)
+{
+	return m == M_HITS ? r->hits_name : measures[m].name;
+}
+
+static const char *measure_column(const struct run *r, unsigned m)
+{
+	return m == M_HITS ? httpd_group_hits_name(r->o->layout) +
+			     strlen("memory.") : measures[m].column;
 }
 
 /* ------------------------------------------------------------ options */
@@ -544,17 +561,18 @@ static int run_pass(struct run *r, const struct arm *arm, const char *label,
 	p->v[M_P99] = percentile_ms(res.latency_ns, r->o->requests, 0.99);
 	p->v[M_P999] = percentile_ms(res.latency_ns, r->o->requests, 0.999);
 	p->v[M_MAX] = res.latency_ns[r->o->requests - 1] / 1e6;
-	p->v[M_FAILCNT] = (double)(b.limit_hits - a.limit_hits);
+	p->v[M_HITS] = (double)(b.limit_hits - a.limit_hits);
 	p->v[M_REFAULT] = (b.refault_pages - a.refault_pages) *
 			  (double)sysconf(_SC_PAGESIZE) / MIB;
 	p->v[M_PSI] = (b.psi_some_us - a.psi_some_us) / 1e3;
 	p->v[M_SERVER_CPU] = (b.server_cpu_us - a.server_cpu_us) / 1e6;
 	p->v[M_KEEPER_CPU] = (b.keeper_cpu_us - a.keeper_cpu_us) / 1e6;
 	fprintf(stderr, PROG ": %s %s %s: %.0f req/s, p50 %.2f p99 %.2f "
-		"p99.9 %.2f max %.2f ms, failcnt %.0f, refault %.0f MiB, PSI "
+		"p99.9 %.2f max %.2f ms, %s %.0f, refault %.0f MiB, PSI "
 		"some %.0f ms, server CPU %.2f s, keeper CPU %.2f s\n",
 		r->bench, label, arm->name, p->v[M_RPS], p->v[M_P50],
-		p->v[M_P99], p->v[M_P999], p->v[M_MAX], p->v[M_FAILCNT],
+		p->v[M_P99], p->v[M_P999], p->v[M_MAX],
+		measure_column(r, M_HITS), p->v[M_HITS],
 		p->v[M_REFAULT], p->v[M_PSI], p->v[M_SERVER_CPU],
 		p->v[M_KEEPER_CPU]);
 	return 0;
@@ -638,9 +656,9 @@ static void emit(const struct run *r)
 			if (!arms[arm].margin && m == M_KEEPER_CPU)
 				continue;
 			snprintf(name, sizeof(name), "%s: %s", arms[arm].name,
-				 measures[m].name);
+				 measure_name(r, m));
 			snprintf(base, sizeof(base), "%s: %s", arms[0].name,
-				 measures[m].name);
+				 measure_name(r, m));
 			if (!arms[arm].margin || m == M_KEEPER_CPU)
 				bench_emit(r->bench, name, f.median,
 					   measures[m].unit, NULL, 0, NULL);
@@ -662,7 +680,7 @@ static void print_tables(const struct run *r)
 		"%u files of %" PRIu64 " KiB\n\n| arm |", r->bench,
 		r->o->rounds, r->o->requests, r->nfiles, r->file_bytes >> 10);
 	for (m = 0; m < NMEASURES; m++)
-		fprintf(stderr, " %s |", measures[m].column);
+		fprintf(stderr, " %s |", measure_column(r, m));
 	fputs("\n|---|", stderr);
 	for (m = 0; m < NMEASURES; m++)
 		fputs("---:|", stderr);
@@ -673,7 +691,7 @@ static void print_tables(const struct run *r)
 
 			if (!arms[arm].margin && m == M_KEEPER_CPU)
 				fputs(" - |", stderr);
-			else if (m == M_FAILCNT || m == M_RPS)
+			else if (m == M_HITS || m == M_RPS)
 				fprintf(stderr, " %.0f |", v);
 			else
 				fprintf(stderr, " %.2f |", v);
@@ -682,7 +700,7 @@ static void print_tables(const struct run *r)
 	fprintf(stderr, "\n\n%s: ratio to no keeper, geometric mean of the "
 		"rounds' ratios [95%% t-interval]\n\n| arm |", r->bench);
 	for (m = 0; m < M_KEEPER_CPU; m++)
-		fprintf(stderr, " %s |", measures[m].column);
+		fprintf(stderr, " %s |", measure_column(r, m));
 	fputs("\n|---|", stderr);
 	for (m = 0; m < M_KEEPER_CPU; m++)
 		fputs("---:|", stderr);
@@ -745,6 +763,8 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 	char name[64], server[PATH_MAX + 16];
 	int e = -1;
 
+	snprintf(r.hits_name, sizeof(r.hits_name), "%s growth",
+		 httpd_group_hits_name(o->layout));
 	r.nfiles = (uint32_t)(SET_BYTES / file_bytes);
 	if (file_bytes % (1 << 20) == 0)
 		snprintf(r.bench, sizeof(r.bench), "httpd-%" PRIu64 "m",

@@ -42,16 +42,19 @@ int httpd_write_file(const char *path, const char *s)
 static const struct layout_files {
 	const char *limit;          /* the limit, in bytes */
 	const char *hits, *hits_key;/* limit hits: file, key (read_key()) */
+	const char *hits_name;      /* httpd_group_hits_name() */
 	const char *refault_key;    /* file refaults in memory.stat */
 } layouts[] = {
 	[HTTPD_HYBRID] = {
 		.limit = "memory.limit_in_bytes",
 		.hits = "memory.failcnt", .hits_key = "",
+		.hits_name = "memory.failcnt",
 		.refault_key = "total_workingset_refault_file ",
 	},
 	[HTTPD_V2] = {
 		.limit = "memory.max",
 		.hits = "memory.events", .hits_key = "max ",
+		.hits_name = "memory.events max",
 		.refault_key = "workingset_refault_file ",
 	},
 };
@@ -227,6 +230,11 @@ int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c)
 	r |= read_key(g->twin, "cpu.stat", "usage_usec ", &c->server_cpu_us);
 	r |= read_key(g->keeper, "cpu.stat", "usage_usec ", &c->keeper_cpu_us);
 	return r ? -1 : 0;
+}
+
+const char *httpd_group_hits_name(enum httpd_layout layout)
+{
+	return layouts[layout].hits_name;
 }
 
 /* Kills every process in dir and waits until it is empty (the same on

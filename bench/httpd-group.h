@@ -51,7 +51,7 @@ struct httpd_group {
 };
 
 struct httpd_counters {
-	uint64_t limit_hits;        /* charges that met the limit */
+	uint64_t limit_hits;        /* httpd_group_hits_name() */
 	uint64_t refault_pages;     /* memory.stat's file refaults */
 	uint64_t psi_some_us;       /* twin's memory.pressure some total */
 	uint64_t server_cpu_us;     /* twin's cpu.stat usage_usec */
@@ -78,6 +78,11 @@ int httpd_group_enter_server(const struct httpd_group *g);
 int httpd_group_enter_keeper(const struct httpd_group *g);
 
 int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c);
+
+/* What limit_hits counts on the layout, named by the file it comes
+ * from: "memory.failcnt" (HTTPD_HYBRID) or "memory.events max"
+ * (HTTPD_V2). A static string. */
+const char *httpd_group_hits_name(enum httpd_layout layout);
 
 /* Kills what is left in the groups (only the bench's own children can
  * be there), waits for them to leave and removes the groups. */
