@@ -552,6 +552,15 @@ static const char *hits_counter(const char *backend)
 					       : "memory.failcnt";
 }
 
+/* Whether path is on a cgroup v1 hierarchy (statfs: CGROUP_SUPER_MAGIC;
+ * cgroup2 is CGROUP2_SUPER_MAGIC). */
+static bool on_cgroup_v1(const char *path)
+{
+	struct statfs sfs;
+
+	return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC;
+}
+
 static int create_cgroup(struct demo *d)
 {
 	const char *parent = getenv("MEMRECLAIM_TEST_PARENT");
@@ -572,9 +581,12 @@ static int create_cgroup(struct demo *d)
 			     "%s/memreclaim-demo-%ld", parent,
 			     (long)getpid()) >= sizeof(d->cgroup))
 		return -ENAMETOOLONG;
-	/* With a cgroup2 twin for the memory stall time where the host is
-	 * hybrid; without, if the twin cannot be made. */
-	d->psi = mr_ctx_set_hybrid_psi(d->ctx, 1) == 0;
+	/* With a cgroup2 twin for the memory stall time where the parent is
+	 * on cgroup v1 and the host is hybrid; without, if the twin cannot
+	 * be made. Hybrid PSI is cgroup v1's alone: asked for on cgroup v2,
+	 * it would log that no v1 memory controller is mounted. */
+	d->psi = on_cgroup_v1(parent) &&
+		 mr_ctx_set_hybrid_psi(d->ctx, 1) == 0;
 	r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
 	if (r < 0 && d->psi) {
 		d->psi = false;
