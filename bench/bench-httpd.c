@@ -4,8 +4,9 @@
  * examples/memreclaimd keeping a margin below the group's limit.
  *
  * Debian's Apache (httpd-server.h: mpm_event, one child process of 16
- * threads, sendfile, no access log) runs in its own cgroup v1 memory
- * group with a 300 MiB limit and serves a 600 MiB set of files from a
+ * threads, sendfile, no access log) runs in its own memory group with a
+ * 300 MiB limit, on cgroup v1 or v2, whichever holds the memory
+ * controller (httpd-group.h), and serves a 600 MiB set of files from a
  * docroot on a disk filesystem (BENCH_HTTPD_DIR, default /var/tmp; never
  * tmpfs, whose pages are shmem, not reclaimable cache), written and
  * fsynced by this process outside the group and dropped from the page
@@ -33,13 +34,14 @@
  * request sent to the last response read); each request's latency (its
  * first byte sent to its response's last byte read, CLOCK_MONOTONIC),
  * p50, p99, p99.9 and max, exact nearest-rank percentiles over all
- * samples; over the pass, the growth of the group's memory.failcnt, of
- * its page-cache refaults (memory.stat total_workingset_refault_file, in
- * MiB), of its memory stall time (PSI "some" total of the group's cgroup2
- * twin, which holds the same processes), of the server's CPU time (the
+ * samples; over the pass, the growth of the group's limit hits (v1
+ * memory.failcnt, v2 memory.events max), of its page-cache refaults
+ * (memory.stat's file refaults, in MiB), of its memory stall time (PSI
+ * "some" total of the group's cgroup2 twin, which holds the same
+ * processes, or of the v2 group itself), of the server's CPU time (the
  * twin's cpu.stat usage_usec) and of the keeper's CPU time (usage_usec
- * of the keeper's own cgroup2 group: the kernel's reclaim run by its limit
- * writes included).
+ * of the keeper's own cgroup2 group: the kernel's reclaim run by its
+ * limit writes included).
  *
  * Figures (bench "httpd-1m" for 1 MiB files, "httpd-256k" for 256 KiB
  * files, 2400 of them, the same set), per arm and measure: the median
@@ -59,8 +61,9 @@
  * stopped (and started again at the end only if it ran before and the
  * bench did not install it). SIGINT, SIGTERM and SIGHUP stop the bench
  * cleanly: the keeper, Apache, the groups and the docroot go. Exit 77
- * (skipped) without root, a v1 memory controller or a cgroup2 mount at
- * /sys/fs/cgroup/unified.
+ * (skipped) without root or a writable memory controller: cgroup v1's
+ * with a cgroup2 mount at /sys/fs/cgroup/unified, or cgroup v2's
+ * enabled for the children of /sys/fs/cgroup.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,7 +122,7 @@ static const struct arm arms[] = {
 #define ADAPTIVE (NARMS - 1)
 
 enum {
-	M_RPS, M_P50, M_P99, M_P999, M_MAX, M_FAILCNT, M_REFAULT, M_PSI,
+	M_RPS, M_P50, M_P99, M_P999, M_MAX, M_HITS, M_REFAULT, M_PSI,
 	M_SERVER_CPU, M_KEEPER_CPU, NMEASURES
 };
 
@@ -131,7 +134,8 @@ static const struct measure {
 	[M_P99] = { "latency p99", "ms", "p99 ms" },
 	[M_P999] = { "latency p99.9", "ms", "p99.9 ms" },
 	[M_MAX] = { "latency max", "ms", "max ms" },
-	[M_FAILCNT] = { "memory.failcnt growth", "hits", "failcnt" },
+	/* Named after the file they come from: measure_name(). */
+	[M_HITS] = { NULL, "hits", NULL },
 	[M_REFAULT] = { "page-cache refaults", "MiB", "refault MiB" },
 	[M_PSI] = { "memory stall (PSI some)", "ms", "PSI some ms" },
 	[M_SERVER_CPU] = { "server CPU", "s", "server CPU s" },
@@ -150,6 +154,7 @@ struct options {
 	const char *dir;         /* the docroot's parent */
 	const char *logs;        /* the keepers' logs */
 	const char *memreclaimd;
+	enum httpd_layout layout; /* of this host's groups */
 };
 
 /* One experiment: one file size. */
@@ -161,6 +166,7 @@ struct run {
 	char tmp[PATH_MAX];       /* docroot and ServerRoot below */
 	char docroot[PATH_MAX + 16];
 	struct httpd_group group;
+	char hits_name[48];       /* "memory.failcnt growth" */
 	struct httpd_server server;
 	pid_t keeper;
 	uint32_t *files;          /* the request sequence */
@@ -186,6 +192,21 @@ static void sleep_ms(long ms)
 {
 	nanosleep(&(struct timespec){ .tv_sec = ms / 1000,
 				      .tv_nsec = ms % 1000 * 1000000 }, NULL);
+}
+
+/* A measure's name in figures and its column in the tables. Limit hits
+ * are named after the file they come from on this host
+ * (httpd_group_hits_name()): "memory.failcnt growth" and "failcnt" on
+ * cgroup v1, "memory.events max growth" and "events max" on v2. */
+static const char *measure_name(const struct run *r, unsigned m)
+{
+	return m == M_HITS ? r->hits_name : measures[m].name;
+}
+
+static const char *measure_column(const struct run *r, unsigned m)
+{
+	return m == M_HITS ? httpd_group_hits_name(r->o->layout) +
+			     strlen("memory.") : measures[m].column;
 }
 
 /* ------------------------------------------------------------ options */
@@ -422,7 +443,7 @@ static int keeper_start(struct run *r, const char *margin, const char *log)
 		    httpd_group_enter_keeper(&r->group))
 			_exit(126);
 		execl(r->o->memreclaimd, r->o->memreclaimd, "--cgroup",
-		      r->group.v1, "--margin", margin, (char *)NULL);
+		      r->group.memory, "--margin", margin, (char *)NULL);
 		fprintf(stderr, PROG ": running %s: %s\n", r->o->memreclaimd,
 			strerror(errno));
 		_exit(127);
@@ -540,17 +561,18 @@ static int run_pass(struct run *r, const struct arm *arm, const char *label,
 	p->v[M_P99] = percentile_ms(res.latency_ns, r->o->requests, 0.99);
 	p->v[M_P999] = percentile_ms(res.latency_ns, r->o->requests, 0.999);
 	p->v[M_MAX] = res.latency_ns[r->o->requests - 1] / 1e6;
-	p->v[M_FAILCNT] = (double)(b.failcnt - a.failcnt);
+	p->v[M_HITS] = (double)(b.limit_hits - a.limit_hits);
 	p->v[M_REFAULT] = (b.refault_pages - a.refault_pages) *
 			  (double)sysconf(_SC_PAGESIZE) / MIB;
 	p->v[M_PSI] = (b.psi_some_us - a.psi_some_us) / 1e3;
 	p->v[M_SERVER_CPU] = (b.server_cpu_us - a.server_cpu_us) / 1e6;
 	p->v[M_KEEPER_CPU] = (b.keeper_cpu_us - a.keeper_cpu_us) / 1e6;
 	fprintf(stderr, PROG ": %s %s %s: %.0f req/s, p50 %.2f p99 %.2f "
-		"p99.9 %.2f max %.2f ms, failcnt %.0f, refault %.0f MiB, PSI "
+		"p99.9 %.2f max %.2f ms, %s %.0f, refault %.0f MiB, PSI "
 		"some %.0f ms, server CPU %.2f s, keeper CPU %.2f s\n",
 		r->bench, label, arm->name, p->v[M_RPS], p->v[M_P50],
-		p->v[M_P99], p->v[M_P999], p->v[M_MAX], p->v[M_FAILCNT],
+		p->v[M_P99], p->v[M_P999], p->v[M_MAX],
+		measure_column(r, M_HITS), p->v[M_HITS],
 		p->v[M_REFAULT], p->v[M_PSI], p->v[M_SERVER_CPU],
 		p->v[M_KEEPER_CPU]);
 	return 0;
@@ -634,9 +656,9 @@ static void emit(const struct run *r)
 			if (!arms[arm].margin && m == M_KEEPER_CPU)
 				continue;
 			snprintf(name, sizeof(name), "%s: %s", arms[arm].name,
-				 measures[m].name);
+				 measure_name(r, m));
 			snprintf(base, sizeof(base), "%s: %s", arms[0].name,
-				 measures[m].name);
+				 measure_name(r, m));
 			if (!arms[arm].margin || m == M_KEEPER_CPU)
 				bench_emit(r->bench, name, f.median,
 					   measures[m].unit, NULL, 0, NULL);
@@ -658,7 +680,7 @@ static void print_tables(const struct run *r)
 		"%u files of %" PRIu64 " KiB\n\n| arm |", r->bench,
 		r->o->rounds, r->o->requests, r->nfiles, r->file_bytes >> 10);
 	for (m = 0; m < NMEASURES; m++)
-		fprintf(stderr, " %s |", measures[m].column);
+		fprintf(stderr, " %s |", measure_column(r, m));
 	fputs("\n|---|", stderr);
 	for (m = 0; m < NMEASURES; m++)
 		fputs("---:|", stderr);
@@ -669,7 +691,7 @@ static void print_tables(const struct run *r)
 
 			if (!arms[arm].margin && m == M_KEEPER_CPU)
 				fputs(" - |", stderr);
-			else if (m == M_FAILCNT || m == M_RPS)
+			else if (m == M_HITS || m == M_RPS)
 				fprintf(stderr, " %.0f |", v);
 			else
 				fprintf(stderr, " %.2f |", v);
@@ -678,7 +700,7 @@ static void print_tables(const struct run *r)
 	fprintf(stderr, "\n\n%s: ratio to no keeper, geometric mean of the "
 		"rounds' ratios [95%% t-interval]\n\n| arm |", r->bench);
 	for (m = 0; m < M_KEEPER_CPU; m++)
-		fprintf(stderr, " %s |", measures[m].column);
+		fprintf(stderr, " %s |", measure_column(r, m));
 	fputs("\n|---|", stderr);
 	for (m = 0; m < M_KEEPER_CPU; m++)
 		fputs("---:|", stderr);
@@ -741,6 +763,8 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 	char name[64], server[PATH_MAX + 16];
 	int e = -1;
 
+	snprintf(r.hits_name, sizeof(r.hits_name), "%s growth",
+		 httpd_group_hits_name(o->layout));
 	r.nfiles = (uint32_t)(SET_BYTES / file_bytes);
 	if (file_bytes % (1 << 20) == 0)
 		snprintf(r.bench, sizeof(r.bench), "httpd-%" PRIu64 "m",
@@ -762,7 +786,7 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 	if (make_tmp(&r) || write_docroot(&r))
 		goto out;
 	snprintf(name, sizeof(name), GROUP_PREFIX "%d", (int)getpid());
-	if (httpd_group_create(&r.group, name, LIMIT_BYTES))
+	if (httpd_group_create(&r.group, o->layout, name, LIMIT_BYTES))
 		goto out;
 	snprintf(server, sizeof(server), "%s/server", r.tmp);
 	if (httpd_server_start(&r.server, server, r.docroot, &r.group))
@@ -799,7 +823,7 @@ int main(int argc, char **argv)
 			"skipped\n");
 		return 77;
 	}
-	if (httpd_group_probe())
+	if (httpd_group_probe(&o.layout))
 		return 77;
 	if (access(o.memreclaimd, X_OK)) {
 		fprintf(stderr, PROG ": %s: %s (build it, or set "

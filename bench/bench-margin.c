@@ -149,7 +149,7 @@ static int parse_side(json_object *run, bool with, struct side *s)
 	json_object *x;
 	int r = 0;
 
-	r |= num(run, "failcnt_growth", &s->failcnt_growth);
+	r |= num(run, "limit_hits_growth", &s->failcnt_growth);
 	r |= num(run, "touch_p50_ns", &p50);
 	r |= num(run, "touch_p99_ns", &p99);
 	r |= num(run, "touch_max_ns", &max);

@@ -38,23 +38,77 @@ int httpd_write_file(const char *path, const char *s)
 	return -1;
 }
 
-int httpd_group_probe(void)
+/* The files of a layout's memory group. */
+static const struct layout_files {
+	const char *limit;          /* the limit, in bytes */
+	const char *hits, *hits_key;/* limit hits: file, key (read_key()) */
+	const char *hits_name;      /* httpd_group_hits_name() */
+	const char *refault_key;    /* file refaults in memory.stat */
+} layouts[] = {
+	[HTTPD_HYBRID] = {
+		.limit = "memory.limit_in_bytes",
+		.hits = "memory.failcnt", .hits_key = "",
+		.hits_name = "memory.failcnt",
+		.refault_key = "total_workingset_refault_file ",
+	},
+	[HTTPD_V2] = {
+		.limit = "memory.max",
+		.hits = "memory.events", .hits_key = "max ",
+		.hits_name = "memory.events max",
+		.refault_key = "workingset_refault_file ",
+	},
+};
+
+/* Whether path is on a cgroup2 mount. */
+static bool is_cgroup2(const char *path)
 {
 	struct statfs sf;
 
-	if (access(HTTPD_V1_MEMORY "/memory.limit_in_bytes", W_OK)) {
-		fprintf(stderr, PROG ": no writable cgroup v1 memory "
-			"controller at " HTTPD_V1_MEMORY "\n");
-		return -1;
+	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* Whether the file's first line has the word. */
+static bool has_word(const char *path, const char *word)
+{
+	char line[512], *tok, *save;
+	FILE *f = fopen(path, "re");
+	bool found = false;
+
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f))
+		for (tok = strtok_r(line, " \n", &save); tok && !found;
+		     tok = strtok_r(NULL, " \n", &save))
+			found = strcmp(tok, word) == 0;
+	fclose(f);
+	return found;
+}
+
+int httpd_group_probe(enum httpd_layout *layout)
+{
+	if (access(HTTPD_V1_MEMORY "/memory.limit_in_bytes", W_OK) == 0) {
+		if (!is_cgroup2(HTTPD_V2_HYBRID) ||
+		    access(HTTPD_V2_HYBRID "/memory.pressure", R_OK)) {
+			fprintf(stderr, PROG ": the memory controller is "
+				"cgroup v1's, but there is no cgroup2 mount "
+				"with PSI at " HTTPD_V2_HYBRID " (for the "
+				"server's memory stalls and the keeper's CPU "
+				"time)\n");
+			return -1;
+		}
+		*layout = HTTPD_HYBRID;
+		return 0;
 	}
-	if (statfs(HTTPD_V2_ROOT, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC ||
-	    access(HTTPD_V2_ROOT "/memory.pressure", R_OK)) {
-		fprintf(stderr, PROG ": no cgroup2 mount with PSI at "
-			HTTPD_V2_ROOT " (for the server's memory stalls and "
-			"the keeper's CPU time)\n");
-		return -1;
+	if (is_cgroup2(HTTPD_V2_ROOT) &&
+	    has_word(HTTPD_V2_ROOT "/cgroup.subtree_control", "memory") &&
+	    access(HTTPD_V2_ROOT "/cgroup.procs", W_OK) == 0) {
+		*layout = HTTPD_V2;
+		return 0;
 	}
-	return 0;
+	fprintf(stderr, PROG ": no writable memory controller: neither cgroup "
+		"v1's at " HTTPD_V1_MEMORY " nor cgroup v2's enabled for the "
+		"children of " HTTPD_V2_ROOT "\n");
+	return -1;
 }
 
 static int make_dir(const char *path, bool *made)
@@ -68,20 +122,33 @@ static int make_dir(const char *path, bool *made)
 	return 0;
 }
 
-int httpd_group_create(struct httpd_group *g, const char *name,
-		       uint64_t limit_bytes)
+int httpd_group_create(struct httpd_group *g, enum httpd_layout layout,
+		       const char *name, uint64_t limit_bytes)
 {
 	char path[PATH_MAX + 32], val[32];
 
 	memset(g, 0, sizeof(*g));
-	snprintf(g->v1, sizeof(g->v1), HTTPD_V1_MEMORY "/%s", name);
-	snprintf(g->twin, sizeof(g->twin), HTTPD_V2_ROOT "/%s", name);
-	snprintf(g->keeper, sizeof(g->keeper), HTTPD_V2_ROOT "/%s-keeper",
-		 name);
-	if (make_dir(g->v1, &g->made_v1) || make_dir(g->twin, &g->made_twin) ||
+	g->layout = layout;
+	if (layout == HTTPD_HYBRID) {
+		snprintf(g->memory, sizeof(g->memory), HTTPD_V1_MEMORY "/%s",
+			 name);
+		snprintf(g->twin, sizeof(g->twin), HTTPD_V2_HYBRID "/%s",
+			 name);
+		snprintf(g->keeper, sizeof(g->keeper),
+			 HTTPD_V2_HYBRID "/%s-keeper", name);
+	} else {
+		snprintf(g->memory, sizeof(g->memory), HTTPD_V2_ROOT "/%s",
+			 name);
+		snprintf(g->twin, sizeof(g->twin), "%s", g->memory);
+		snprintf(g->keeper, sizeof(g->keeper),
+			 HTTPD_V2_ROOT "/%s-keeper", name);
+	}
+	if (make_dir(g->memory, &g->made_memory) ||
+	    (layout == HTTPD_HYBRID && make_dir(g->twin, &g->made_twin)) ||
 	    make_dir(g->keeper, &g->made_keeper))
 		return -1;
-	snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", g->v1);
+	snprintf(path, sizeof(path), "%s/%s", g->memory,
+		 layouts[layout].limit);
 	snprintf(val, sizeof(val), "%" PRIu64, limit_bytes);
 	if (httpd_write_file(path, val)) {
 		fprintf(stderr, PROG ": writing %s to %s: %s\n", val, path,
@@ -107,7 +174,9 @@ static int enter(const char *dir)
 
 int httpd_group_enter_server(const struct httpd_group *g)
 {
-	return enter(g->v1) || enter(g->twin) ? -1 : 0;
+	if (enter(g->memory))
+		return -1;
+	return g->layout == HTTPD_HYBRID ? enter(g->twin) : 0;
 }
 
 int httpd_group_enter_keeper(const struct httpd_group *g)
@@ -150,10 +219,11 @@ static int read_key(const char *dir, const char *file, const char *key,
 
 int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c)
 {
+	const struct layout_files *l = &layouts[g->layout];
 	int r = 0;
 
-	r |= read_key(g->v1, "memory.failcnt", "", &c->failcnt);
-	r |= read_key(g->v1, "memory.stat", "total_workingset_refault_file ",
+	r |= read_key(g->memory, l->hits, l->hits_key, &c->limit_hits);
+	r |= read_key(g->memory, "memory.stat", l->refault_key,
 		      &c->refault_pages);
 	/* "some avg10=... avg60=... avg300=... total=N" comes first. */
 	r |= read_key(g->twin, "memory.pressure", "total=", &c->psi_some_us);
@@ -162,7 +232,13 @@ int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c)
 	return r ? -1 : 0;
 }
 
-/* Kills every process in dir and waits until it is empty; then removes
+const char *httpd_group_hits_name(enum httpd_layout layout)
+{
+	return layouts[layout].hits_name;
+}
+
+/* Kills every process in dir and waits until it is empty (the same on
+ * both versions: cgroup.procs lists the group's processes); then removes
  * it. */
 static void empty_and_remove(const char *dir, bool *made)
 {
@@ -198,5 +274,5 @@ void httpd_group_remove(struct httpd_group *g)
 {
 	empty_and_remove(g->keeper, &g->made_keeper);
 	empty_and_remove(g->twin, &g->made_twin);
-	empty_and_remove(g->v1, &g->made_v1);
+	empty_and_remove(g->memory, &g->made_memory);
 }

@@ -1,12 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The groups of bench-httpd on a hybrid host: the server's cgroup v1
- * memory group (its limit, memory.failcnt, memory.stat's refaults), the
- * server's cgroup2 twin (PSI memory.pressure and cpu.stat of the same
- * processes: the host's cgroup2 has no memory controller, but both files
- * are core cgroup2 files), and the keeper's own cgroup2 group, whose
- * cpu.stat usage counts the keeper's CPU time, the kernel's reclaim its
- * limit writes run included.
+ * The server's group of bench-httpd, and the keeper's, on either of the
+ * two layouts a host can have; the one whose hierarchy holds the memory
+ * controller is chosen at run time (httpd_group_probe()):
+ *
+ *  - hybrid (HTTPD_HYBRID): the memory controller is cgroup v1's. The
+ *    server's memory group is HTTPD_V1_MEMORY/NAME (its limit
+ *    memory.limit_in_bytes, its limit hits memory.failcnt, its refaults
+ *    memory.stat total_workingset_refault_file), and the same processes
+ *    sit in a cgroup2 twin, HTTPD_V2_HYBRID/NAME, for their PSI
+ *    memory.pressure and cpu.stat (the host's cgroup2 has no memory
+ *    controller, but both files are core cgroup2 files);
+ *  - cgroup v2 (HTTPD_V2): the memory controller is cgroup2's, enabled for
+ *    the children of HTTPD_V2_ROOT, as in the kernel that tests/kernel/run
+ *    boots. One group, HTTPD_V2_ROOT/NAME, is both the memory group and
+ *    the "twin": its limit is memory.max, its limit hits memory.events
+ *    `max` (what memory.failcnt counts on v1: charges that met the limit,
+ *    counted by memcg_memory_event(MEMCG_MAX) after try_charge() failed),
+ *    its refaults memory.stat workingset_refault_file.
+ *
+ * On both, the keeper's own cgroup2 group, NAME-keeper beside the twin,
+ * counts the keeper's CPU time in cpu.stat usage_usec, the kernel's
+ * reclaim its limit writes run included.
  */
 #ifndef MEMRECLAIM_BENCH_HTTPD_GROUP_H
 #define MEMRECLAIM_BENCH_HTTPD_GROUP_H
@@ -17,40 +32,57 @@
 #include <sys/types.h>
 
 #define HTTPD_V1_MEMORY "/sys/fs/cgroup/memory"
-#define HTTPD_V2_ROOT "/sys/fs/cgroup/unified"
+#define HTTPD_V2_HYBRID "/sys/fs/cgroup/unified"
+#define HTTPD_V2_ROOT "/sys/fs/cgroup"
+
+enum httpd_layout {
+	HTTPD_HYBRID,   /* v1 memory group and its cgroup2 twin */
+	HTTPD_V2,       /* one cgroup2 group with the memory controller */
+};
 
 struct httpd_group {
-	char v1[PATH_MAX];      /* HTTPD_V1_MEMORY/NAME */
-	char twin[PATH_MAX];    /* HTTPD_V2_ROOT/NAME */
-	char keeper[PATH_MAX];  /* HTTPD_V2_ROOT/NAME-keeper */
-	bool made_v1, made_twin, made_keeper;
+	enum httpd_layout layout;
+	char memory[PATH_MAX];  /* the memory group: its limit binds the
+				   server; memreclaimd keeps it */
+	char twin[PATH_MAX];    /* its cgroup2 group (PSI, cpu.stat): on
+				   HTTPD_V2 the memory group itself */
+	char keeper[PATH_MAX];  /* the keeper's cgroup2 group */
+	bool made_memory, made_twin, made_keeper;
 };
 
 struct httpd_counters {
-	uint64_t failcnt;           /* memory.failcnt: charges at the limit */
-	uint64_t refault_pages;     /* total_workingset_refault_file */
+	uint64_t limit_hits;        /* httpd_group_hits_name() */
+	uint64_t refault_pages;     /* memory.stat's file refaults */
 	uint64_t psi_some_us;       /* twin's memory.pressure some total */
 	uint64_t server_cpu_us;     /* twin's cpu.stat usage_usec */
 	uint64_t keeper_cpu_us;     /* keeper group's cpu.stat usage_usec */
 };
 
-/* 0 when this host has a writable v1 memory controller and a cgroup2
- * mount at HTTPD_V2_ROOT; otherwise -1, said on stderr. */
-int httpd_group_probe(void);
+/* The layout of this host in *layout: HTTPD_HYBRID when it has a
+ * writable v1 memory controller and a cgroup2 mount with PSI at
+ * HTTPD_V2_HYBRID, HTTPD_V2 when HTTPD_V2_ROOT is a writable cgroup2
+ * hierarchy with the memory controller enabled for its children. 0, or
+ * -1 (neither; said on stderr). */
+int httpd_group_probe(enum httpd_layout *layout);
 
-/* Creates the three groups named after name and sets the v1 group's
- * memory.limit_in_bytes to limit_bytes. 0, or -1 (said on stderr; what
- * was made is in g, for httpd_group_remove()). */
-int httpd_group_create(struct httpd_group *g, const char *name,
-		       uint64_t limit_bytes);
+/* Creates the groups of layout named after name and sets the memory
+ * group's limit to limit_bytes. 0, or -1 (said on stderr; what was made
+ * is in g, for httpd_group_remove()). */
+int httpd_group_create(struct httpd_group *g, enum httpd_layout layout,
+		       const char *name, uint64_t limit_bytes);
 
-/* Moves the calling process into the v1 group and the twin (server) or
- * the keeper group (keeper). For a child between fork and exec: on
+/* Moves the calling process into the memory group and the twin (server)
+ * or the keeper group (keeper). For a child between fork and exec: on
  * failure it says why on stderr and returns -1. */
 int httpd_group_enter_server(const struct httpd_group *g);
 int httpd_group_enter_keeper(const struct httpd_group *g);
 
 int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c);
+
+/* What limit_hits counts on the layout, named by the file it comes
+ * from: "memory.failcnt" (HTTPD_HYBRID) or "memory.events max"
+ * (HTTPD_V2). A static string. */
+const char *httpd_group_hits_name(enum httpd_layout layout);
 
 /* Kills what is left in the groups (only the bench's own children can
  * be there), waits for them to leave and removes the groups. */

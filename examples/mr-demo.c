@@ -19,7 +19,9 @@
  * (posix_fadvise DONTNEED), so its reads keep charging the group.
  *
  * It prints one table (or, with --json, one JSON object): per run, the
- * growth of memory.failcnt (charges that met the limit), the reader's
+ * growth of the group's limit hits (charges that met the limit: cgroup
+ * v1's memory.failcnt, v2's memory.events max, the table and the JSON
+ * name which), the reader's
  * MiB/s while the toucher ran, the touch rounds' p50/p99/max, and
  * memreclaimd's reclaim calls, bytes freed and CPU time (user + system),
  * the margin in force at its end and, for the adaptive margin, its last
@@ -110,6 +112,9 @@
 #define SIM_SEED 1
 #define SIM_COSTS "today"
 #define SIM_GROUP "/demo"
+/* What the simulated runs' limit hits are: the trace figure of the
+ * simulated group's charges that met its max. */
+#define SIM_HITS_COUNTER "simulated failcnt_count"
 
 /* CPU time of a workload child, its own (getrusage RUSAGE_SELF at its
  * end): the system time holds the direct reclaim of its charges. */
@@ -151,7 +156,7 @@ struct daemon_stats {
 
 struct run_result {
 	enum run_kind kind;
-	uint64_t failcnt_growth;
+	uint64_t limit_hits_growth;
 	bool has_stall;           /* the group has a cgroup2 twin */
 	uint64_t stall_some_us, stall_full_us;
 	struct reader_result reader;
@@ -192,6 +197,7 @@ struct demo {
 	bool cgroup_created;
 	bool psi;                 /* the group has a cgroup2 twin for PSI */
 	bool simulated;           /* the runs were on the simulator */
+	const char *hits_counter; /* what limit hits count: hits_counter() */
 	char file[PATH_MAX];
 	bool file_created;
 	pid_t reader, toucher, daemon;
@@ -535,6 +541,26 @@ static int find_memory_mount(char *out, size_t len)
 	return r;
 }
 
+/* What struct mr_limits' limit_hits counts on the backend of a group
+ * opened on a real path: cgroup1 or cgroup2, never the simulator, which
+ * is chosen only by name (mr-demo runs it itself, SIM_HITS_COUNTER). On
+ * cgroup v2 the library reads memory.events.local (memory.events before
+ * Linux 5.2): the same count for the demo's group, which has no children. */
+static const char *hits_counter(const char *backend)
+{
+	return strcmp(backend, "cgroup2") == 0 ? "memory.events max"
+					       : "memory.failcnt";
+}
+
+/* Whether path is on a cgroup v1 hierarchy (statfs: CGROUP_SUPER_MAGIC;
+ * cgroup2 is CGROUP2_SUPER_MAGIC). */
+static bool on_cgroup_v1(const char *path)
+{
+	struct statfs sfs;
+
+	return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC;
+}
+
 static int create_cgroup(struct demo *d)
 {
 	const char *parent = getenv("MEMRECLAIM_TEST_PARENT");
@@ -555,9 +581,12 @@ static int create_cgroup(struct demo *d)
 			     "%s/memreclaim-demo-%ld", parent,
 			     (long)getpid()) >= sizeof(d->cgroup))
 		return -ENAMETOOLONG;
-	/* With a cgroup2 twin for the memory stall time where the host is
-	 * hybrid; without, if the twin cannot be made. */
-	d->psi = mr_ctx_set_hybrid_psi(d->ctx, 1) == 0;
+	/* With a cgroup2 twin for the memory stall time where the parent is
+	 * on cgroup v1 and the host is hybrid; without, if the twin cannot
+	 * be made. Hybrid PSI is cgroup v1's alone: asked for on cgroup v2,
+	 * it would log that no v1 memory controller is mounted. */
+	d->psi = on_cgroup_v1(parent) &&
+		 mr_ctx_set_hybrid_psi(d->ctx, 1) == 0;
 	r = mr_cgroup_create(d->ctx, d->cgroup, d->opt.limit_bytes);
 	if (r < 0 && d->psi) {
 		d->psi = false;
@@ -576,10 +605,13 @@ static int create_cgroup(struct demo *d)
 	}
 	d->cgroup_created = true;
 	r = mr_group_open(d->ctx, d->cgroup, NULL, &d->group);
-	if (r < 0)
+	if (r < 0) {
 		fprintf(stderr, PROG ": opening %s: %s\n", d->cgroup,
 			mr_strerror(r));
-	return r;
+		return r;
+	}
+	d->hits_counter = hits_counter(mr_group_backend(d->group));
+	return 0;
 }
 
 /* Writes the data file once; its pages are clean and synced after. */
@@ -1003,7 +1035,7 @@ static int stop_daemon(struct demo *d, enum run_kind kind,
 
 /* ------------------------------------------------------------ runs */
 
-static int read_failcnt(struct demo *d, uint64_t *failcnt)
+static int read_limit_hits(struct demo *d, uint64_t *limit_hits)
 {
 	struct mr_limits lim = { .size = sizeof(lim) };
 	int r = mr_group_read_limits(d->group, &lim);
@@ -1013,7 +1045,7 @@ static int read_failcnt(struct demo *d, uint64_t *failcnt)
 			mr_strerror(r));
 		return r;
 	}
-	*failcnt = lim.limit_hits;
+	*limit_hits = lim.limit_hits;
 	return 0;
 }
 
@@ -1050,7 +1082,7 @@ static int run_once(struct demo *d, enum run_kind kind, struct run_result *res)
 	int reader_fd = -1, toucher_fd = -1, stop_r = -1;
 	struct mr_pressure p0 = { .size = sizeof(p0) };
 	struct mr_pressure p1 = { .size = sizeof(p1) };
-	uint64_t failcnt0, failcnt1;
+	uint64_t hits0, hits1;
 	int r;
 
 	*res = (struct run_result){ .kind = kind };
@@ -1060,7 +1092,7 @@ static int run_once(struct demo *d, enum run_kind kind, struct run_result *res)
 	if (r == 0 && with_daemon)
 		r = start_daemon(d, kind);
 	if (r == 0)
-		r = read_failcnt(d, &failcnt0);
+		r = read_limit_hits(d, &hits0);
 	if (r == 0)
 		r = read_stall(d, &p0);
 	if (r == 0)
@@ -1084,7 +1116,7 @@ static int run_once(struct demo *d, enum run_kind kind, struct run_result *res)
 	reap(&d->reader, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
 	reap(&d->toucher, r < 0 ? SIGKILL : 0, CHILD_TIMEOUT_MS);
 	if (r == 0)
-		r = read_failcnt(d, &failcnt1);
+		r = read_limit_hits(d, &hits1);
 	if (r == 0)
 		r = read_stall(d, &p1);
 	if (r == 0 && with_daemon)
@@ -1096,7 +1128,7 @@ static int run_once(struct demo *d, enum run_kind kind, struct run_result *res)
 		r = -EIO;
 	}
 	if (r == 0)
-		res->failcnt_growth = failcnt1 - failcnt0;
+		res->limit_hits_growth = hits1 - hits0;
 	if (r == 0 && d->psi) {
 		res->has_stall = true;
 		res->stall_some_us = p1.some.total_us - p0.some.total_us;
@@ -1125,21 +1157,23 @@ static double reader_mib_s(const struct reader_result *r)
 	return r->ns ? (double)r->bytes / (double)MIB / ((double)r->ns / 1e9) : 0;
 }
 
-/* The failcnt growth without memreclaimd over that with it, for the run
- * of the given kind. */
-static void print_ratio(const struct run_result *runs, enum run_kind kind)
+/* The limit hits without memreclaimd over those with it, for the run of
+ * the given kind. */
+static void print_ratio(const struct demo *d, const struct run_result *runs,
+			enum run_kind kind)
 {
 	const struct run_result *w = &runs[RUN_WITHOUT], *m = &runs[kind];
 	const char *margin = kind == RUN_ADAPTIVE ? "adaptive" : "fixed";
 
-	if (m->failcnt_growth)
-		printf("memory.failcnt growth without / with memreclaimd's %s margin: %.1fx\n",
-		       margin, (double)w->failcnt_growth /
-			       (double)m->failcnt_growth);
+	if (m->limit_hits_growth)
+		printf("limit hits (%s) without / with memreclaimd's %s margin: %.1fx\n",
+		       d->hits_counter, margin,
+		       (double)w->limit_hits_growth /
+		       (double)m->limit_hits_growth);
 	else
-		printf("memory.failcnt growth without / with memreclaimd's %s margin: %" PRIu64
+		printf("limit hits (%s) without / with memreclaimd's %s margin: %" PRIu64
 		       " / 0 (no charge met the limit with it)\n",
-		       margin, w->failcnt_growth);
+		       d->hits_counter, margin, w->limit_hits_growth);
 }
 
 static void print_table(const struct demo *d, const struct run_result *runs)
@@ -1161,14 +1195,14 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	       d->opt.policy.hysteresis.set ? "" :
 	       " (its default)");
 	printf("%-20s %14s %12s %8s %8s %8s %8s %12s %12s %12s %10s %8s\n",
-	       "run", "failcnt growth", "reader MiB/s", "rounds", "p50 ms",
+	       "run", "limit hits", "reader MiB/s", "rounds", "p50 ms",
 	       "p99 ms", "max ms", "worker calls", "worker MiB",
 	       "worker CPU s", "margin MiB", "strength");
 	for (i = 0; i < NR_RUNS; i++) {
 		const struct run_result *r = &runs[i];
 
 		printf("%-20s %14" PRIu64 " %12.1f %8" PRIu64 " %8.2f %8.2f %8.2f",
-		       run_name(r->kind), r->failcnt_growth,
+		       run_name(r->kind), r->limit_hits_growth,
 		       reader_mib_s(&r->reader), r->toucher.rounds,
 		       ms(r->toucher.p50_ns), ms(r->toucher.p99_ns),
 		       ms(r->toucher.max_ns));
@@ -1192,9 +1226,9 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	if (d->simulated)
 		printf("On the simulator, memreclaimd's margin worker is the library's, run as a simulated task with memreclaimd's margin, "
 		       "hysteresis and batch; worker CPU s is the virtual time of its reclaim calls.\n");
-	printf("failcnt growth: charges that met the limit, each of which ran reclaim in the workload's own thread. "
+	printf("limit hits: the growth of %s, charges that met the limit, each of which ran reclaim in the workload's own thread. "
 	       "Latency columns are reported, not judged: on today's kernels reclaim of clean cache is cheap, "
-	       "and a margin takes cache away from the workload.\n");
+	       "and a margin takes cache away from the workload.\n", d->hits_counter);
 	printf("memreclaimd auto sizes the margin every second (the first at 0, to measure) as charge rate x the worker's reaction time x 2, "
 	       "scaled by a strength that falls while the waits its reclaim takes off the workload's path are below its CPU and the "
 	       "refaults it causes (mr_group_set_margin_adaptive()).\n");
@@ -1203,19 +1237,19 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	       runs[RUN_ADAPTIVE].daemon.intervals == 1 ? "" : "s",
 	       runs[RUN_ADAPTIVE].daemon.intervals < SETTLED_INTERVALS ?
 	       ": too few for it to settle (a longer run: --rounds)" : "");
-	print_ratio(runs, RUN_FIXED);
-	print_ratio(runs, RUN_ADAPTIVE);
+	print_ratio(d, runs, RUN_FIXED);
+	print_ratio(d, runs, RUN_ADAPTIVE);
 }
 
-/* A run's failcnt ratio, without over with, in JSON: null when no
+/* A run's ratio of limit hits, without over with, in JSON: null when no
  * charge met the limit with it. */
 static void json_ratio(const char *key, const struct run_result *runs,
 		       enum run_kind kind)
 {
-	if (runs[kind].failcnt_growth)
+	if (runs[kind].limit_hits_growth)
 		printf(",\"%s\":%.2f", key,
-		       (double)runs[RUN_WITHOUT].failcnt_growth /
-		       (double)runs[kind].failcnt_growth);
+		       (double)runs[RUN_WITHOUT].limit_hits_growth /
+		       (double)runs[kind].limit_hits_growth);
 	else
 		printf(",\"%s\":null", key);
 }
@@ -1238,14 +1272,16 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 		printf(",\"simulator\":false");
 	printf(",\"limit_bytes\":%" PRIu64
 	       ",\"file_bytes\":%" PRIu64 ",\"touch_rounds_per_run\":%u,\"margin_bytes\":%" PRIu64
-	       ",\"hysteresis_bytes\":%" PRIu64 ",\"runs\":[",
+	       ",\"hysteresis_bytes\":%" PRIu64 ",\"limit_hits_counter\":",
 	       d->opt.limit_bytes, d->opt.file_bytes, d->opt.rounds,
 	       d->opt.margin_bytes, d->opt.hysteresis_bytes);
+	json_string(d->hits_counter);
+	printf(",\"runs\":[");
 	for (i = 0; i < NR_RUNS; i++) {
 		const struct run_result *r = &runs[i];
 
 		printf("%s{\"memreclaimd\":%s,\"margin_adaptive\":%s"
-		       ",\"failcnt_growth\":%" PRIu64
+		       ",\"limit_hits_growth\":%" PRIu64
 		       ",\"reader_bytes\":%" PRIu64 ",\"reader_ns\":%" PRIu64
 		       ",\"reader_passes\":%" PRIu64
 		       ",\"reader_mib_s\":%.1f,\"touch_rounds\":%" PRIu64
@@ -1254,7 +1290,7 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 		       i ? "," : "",
 		       r->kind != RUN_WITHOUT ? "true" : "false",
 		       margin[r->kind],
-		       r->failcnt_growth, r->reader.bytes, r->reader.ns,
+		       r->limit_hits_growth, r->reader.bytes, r->reader.ns,
 		       r->reader.passes, reader_mib_s(&r->reader),
 		       r->toucher.rounds,
 		       r->toucher.p50_ns, r->toucher.p99_ns, r->toucher.max_ns);
@@ -1295,8 +1331,8 @@ static void print_json(const struct demo *d, const struct run_result *runs)
 			       ",\"margin_intervals\":null}");
 	}
 	printf("]");
-	json_ratio("failcnt_ratio", runs, RUN_FIXED);
-	json_ratio("failcnt_ratio_adaptive", runs, RUN_ADAPTIVE);
+	json_ratio("limit_hits_ratio", runs, RUN_FIXED);
+	json_ratio("limit_hits_ratio_adaptive", runs, RUN_ADAPTIVE);
 	printf("}\n");
 }
 
@@ -1468,7 +1504,7 @@ static int sim_run_once(const struct options *o, const mr_sim_trace_t *t,
 	}
 	*res = (struct run_result){
 		.kind = kind,
-		.failcnt_growth = (uint64_t)f->failcnt,
+		.limit_hits_growth = (uint64_t)f->failcnt,
 		.reader = {
 			.bytes = (uint64_t)f->chunks * CHUNK_BYTES,
 			.passes = ((uint64_t)f->chunks + per_pass - 1) /
@@ -1523,6 +1559,7 @@ static int run_on_sim(struct demo *d)
 		return 1;
 	}
 	d->simulated = true;
+	d->hits_counter = SIM_HITS_COUNTER;
 	snprintf(d->cgroup, sizeof(d->cgroup), SIM_GROUP);
 	for (i = 0; r == 0 && i < NR_RUNS; i++)
 		r = sim_run_once(&d->opt, t, (enum run_kind)i, &runs[i]);

@@ -33,7 +33,7 @@ run() {
 	status=$?
 }
 
-# The column (3: failcnt growth ... 13: strength) of the table's row
+# The column (3: limit hits ... 13: strength) of the table's row
 # whose name is "$1 $2".
 cell() {
 	awk -v a="$1" -v b="$2" -v c="$3" \
@@ -47,7 +47,7 @@ if [ $status -eq 0 ] && grep -q '^Ran on the simulator' "$tmp/out"; then
 else
 	fail "the table: exit $status"; cat "$tmp/out" "$tmp/err"
 fi
-if grep -Eq '^run +failcnt growth .* worker CPU s +margin MiB +strength$' "$tmp/out"; then
+if grep -Eq '^run +limit hits .* worker CPU s +margin MiB +strength$' "$tmp/out"; then
 	ok "the table has the columns margin MiB and strength"
 else
 	fail "no columns margin MiB, strength"; cat "$tmp/out"
@@ -86,11 +86,12 @@ if [ "$(cell memreclaimd auto 5)" = 3000 ] &&
 else
 	fail "memreclaimd auto's row"; cat "$tmp/out"
 fi
-if grep -q "^memory.failcnt growth without / with memreclaimd's fixed margin: " "$tmp/out" &&
-   grep -q "^memory.failcnt growth without / with memreclaimd's adaptive margin: " "$tmp/out"; then
-	ok "the failcnt ratio of each margin"
+if grep -q "^limit hits (simulated failcnt_count) without / with memreclaimd's fixed margin: " "$tmp/out" &&
+   grep -q "^limit hits (simulated failcnt_count) without / with memreclaimd's adaptive margin: " "$tmp/out" &&
+   grep -q "^limit hits: the growth of simulated failcnt_count, " "$tmp/out"; then
+	ok "the limit hits' ratio of each margin, named after the simulator's counter"
 else
-	fail "no failcnt ratios"; cat "$tmp/out"
+	fail "no limit hits' ratios, or not named after the simulator's counter"; cat "$tmp/out"
 fi
 if grep -Eq '^memreclaimd auto sized its margin [0-9]+ times in its run\.$' "$tmp/out"; then
 	ok "the adaptive margin's intervals, enough to settle"
@@ -115,9 +116,10 @@ assert [r["margin_adaptive"] for r in d["runs"]] == [None, False, True]
 assert w["margin_bytes"] is None and w["margin_strength_ppm"] is None, w
 assert f["margin_bytes"] == 32 << 20 and f["margin_strength_ppm"] is None, f
 assert a["margin_bytes"] <= 256 << 20 and 0 <= a["margin_strength_ppm"] <= 10**6, a
-assert a["worker_calls"] > 0 and a["failcnt_growth"] < w["failcnt_growth"], a
+assert a["worker_calls"] > 0 and a["limit_hits_growth"] < w["limit_hits_growth"], a
 assert a["margin_intervals"] >= 8 and f["margin_intervals"] is None, a
-assert "failcnt_ratio" in d and "failcnt_ratio_adaptive" in d, d
+assert "limit_hits_ratio" in d and "limit_hits_ratio_adaptive" in d, d
+assert d["limit_hits_counter"] == "simulated failcnt_count", d
 ' "$tmp/out"; then
 		ok "--json: three runs, the adaptive one with its margin and strength"
 	else
