@@ -1229,9 +1229,9 @@ static void print_table(const struct demo *d, const struct run_result *runs)
 	printf("limit hits: the growth of %s, charges that met the limit, each of which ran reclaim in the workload's own thread. "
 	       "Latency columns are reported, not judged: on today's kernels reclaim of clean cache is cheap, "
 	       "and a margin takes cache away from the workload.\n", d->hits_counter);
-	printf("memreclaimd auto sizes the margin every second (the first at 0, to measure) as charge rate x the worker's reaction time x 2, "
-	       "scaled by a strength that falls while the waits its reclaim takes off the workload's path are below its CPU and the "
-	       "refaults it causes (mr_group_set_margin_adaptive()).\n");
+	printf("memreclaimd auto sizes the margin every second (the first at 0, to measure) as charge rate x the worker's reaction time x 3 "
+	       "(its safety factor), doubled on limit hits, and keeps it whole while the waits its reclaim takes off the workload's path "
+	       "exceed its CPU and the refaults it causes, else drops it and probes again later (mr_group_set_margin_adaptive()).\n");
 	printf("memreclaimd auto sized its margin %" PRIu64 " time%s in its run%s.\n",
 	       runs[RUN_ADAPTIVE].daemon.intervals,
 	       runs[RUN_ADAPTIVE].daemon.intervals == 1 ? "" : "s",
