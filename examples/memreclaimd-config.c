@@ -21,7 +21,7 @@ const char *const memreclaimd_config_keys[] = {
 	"daemon.backend", "daemon.worker-sched", "daemon.stats-interval",
 	"daemon.stats-format", "daemon.metrics-file",
 	"daemon.metrics-interval", "daemon.metrics-port",
-	"group.margin", "group.hysteresis", "group.batch",
+	"group.path", "group.margin", "group.hysteresis", "group.batch",
 	NULL,
 };
 
@@ -177,7 +177,9 @@ int mrd_daemon_set(struct mrd_daemon *d, const char *key, const char *value,
 static void section_free(struct mrd_section *s)
 {
 	mrd_pattern_free(&s->pattern);
+	free(s->name);
 	free(s->where);
+	value_free(&s->path);
 	value_free(&s->margin);
 	value_free(&s->hysteresis);
 	value_free(&s->batch);
@@ -205,6 +207,7 @@ struct load {
 	const char *file;
 	unsigned line;         /* of the line the reader gave last */
 	bool overlong;         /* that line did not fit */
+	bool bad_section;      /* the section in progress was refused */
 	int errors;
 	bool nomem;
 };
@@ -214,45 +217,43 @@ static void where_of(const struct load *l, char *buf, size_t len)
 	snprintf(buf, len, "%s:%u", l->file, l->line);
 }
 
-/* The section named header ("group PATTERN"), added on first sight. */
-static struct mrd_section *section_get(struct load *l, const char *header,
+/* The section [group NAME], added on first sight. */
+static struct mrd_section *section_get(struct load *l, const char *name,
 				       const char *where)
 {
 	struct mrd_config *c = &l->cfg;
 	struct mrd_section *s, *grown;
-	struct mrd_pattern p;
-	const char *why, *text;
 	size_t i;
-	int r;
 
-	text = header + strlen("group");
-	text += strspn(text, " \t");
-	r = mrd_pattern_parse(text, &p, &why);
-	if (r < 0) {
-		mrd_log(MR_LOG_ERR, "%s: [%s]: %s", where, header, why);
-		if (r == -ENOMEM)
-			l->nomem = true;
-		return NULL;
-	}
 	for (i = 0; i < c->nsections; i++)
-		if (strcmp(c->sections[i].pattern.text, p.text) == 0) {
-			mrd_pattern_free(&p);
+		if (strcmp(c->sections[i].name, name) == 0)
 			return &c->sections[i];
-		}
 	grown = realloc(c->sections, (c->nsections + 1) * sizeof(*grown));
 	if (!grown)
 		goto nomem;
 	c->sections = grown;
 	s = &c->sections[c->nsections];
-	*s = (struct mrd_section){ .pattern = p, .where = strdup(where) };
-	if (!s->where)
+	*s = (struct mrd_section){ .name = strdup(name),
+				   .where = strdup(where) };
+	if (!s->name || !s->where) {
+		free(s->name);
+		free(s->where);
 		goto nomem;
+	}
 	c->nsections++;
 	return s;
 nomem:
-	mrd_pattern_free(&p);
 	l->nomem = true;
 	return NULL;
+}
+
+/* The NAME of a section header "group NAME", or NULL. */
+static const char *group_name(const char *section)
+{
+	if (strncmp(section, "group", 5) != 0 ||
+	    (section[5] != ' ' && section[5] != '\t'))
+		return NULL;
+	return section + 5 + strspn(section + 5, " \t");
 }
 
 static int handler(void *user, const char *section, const char *name,
@@ -261,36 +262,36 @@ static int handler(void *user, const char *section, const char *name,
 	struct load *l = user;
 	struct mrd_section *s;
 	struct mrd_value *v;
+	const char *gname;
 	char where[PATH_MAX + 32];
 
 	where_of(l, where, sizeof(where));
-	if (l->overlong)
+	if (l->overlong || l->bad_section)
 		return 1; /* reported by the reader */
 	if (strcmp(section, "daemon") == 0) {
 		if (mrd_daemon_set(&l->cfg.daemon, name, value, where) < 0)
 			goto err;
 		return 1;
 	}
-	if (strncmp(section, "group", 5) != 0 ||
-	    (section[5] != ' ' && section[5] != '\t')) {
-		mrd_log(MR_LOG_ERR, "%s: %s%s%s: not a section memreclaimd "
-			"knows ([daemon] or [group PATTERN])", where,
-			*section ? "[" : "key outside any section",
-			section, *section ? "]" : "");
+	gname = group_name(section);
+	if (!gname) {
+		mrd_log(MR_LOG_ERR, "%s: key outside any section", where);
 		goto err;
 	}
-	s = section_get(l, section, where);
+	s = section_get(l, gname, where);
 	if (!s)
 		goto err;
-	if (strcmp(name, "margin") == 0)
+	if (strcmp(name, "path") == 0)
+		v = &s->path;
+	else if (strcmp(name, "margin") == 0)
 		v = &s->margin;
 	else if (strcmp(name, "hysteresis") == 0)
 		v = &s->hysteresis;
 	else if (strcmp(name, "batch") == 0)
 		v = &s->batch;
 	else {
-		mrd_log(MR_LOG_ERR, "%s: [group] has no key '%s' (margin, "
-			"hysteresis, batch)", where, name);
+		mrd_log(MR_LOG_ERR, "%s: [group] has no key '%s' (path, "
+			"margin, hysteresis, batch)", where, name);
 		goto err;
 	}
 	if (value_set(v, value, where) < 0) {
@@ -303,10 +304,59 @@ err:
 	return 0;
 }
 
-/* fgets for libinih, counting lines and refusing one too long. */
+/* A section header the reader saw at where: [daemon] or [group NAME]
+ * (registered here, so that a section without keys is seen too). */
+static void header(struct load *l, const char *line, const char *where)
+{
+	const char *s = line + strspn(line, " \t") + 1, *e = strchr(s, ']');
+	char text[256];
+	const char *name;
+	size_t len, i;
+
+	l->bad_section = false;
+	if (!e)
+		return; /* libinih reports it */
+	len = (size_t)(e - s);
+	if (len >= sizeof(text) || len > 49) {
+		mrd_log(MR_LOG_ERR, "%s: a section name longer than 49 bytes "
+			"(a [group]'s pattern goes in its path key)", where);
+		goto bad;
+	}
+	memcpy(text, s, len);
+	text[len] = '\0';
+	if (strcmp(text, "daemon") == 0)
+		return;
+	name = group_name(text);
+	if (!name) {
+		mrd_log(MR_LOG_ERR, "%s: [%s]: not a section memreclaimd knows "
+			"([daemon] or [group NAME])", where, text);
+		goto bad;
+	}
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') ||
+		      strchr("-_.", name[i])))
+			break;
+	if (!*name || name[i]) {
+		mrd_log(MR_LOG_ERR, "%s: [%s]: a group's NAME is letters, "
+			"digits, '-', '_' and '.' (its pattern goes in its "
+			"path key)", where, text);
+		goto bad;
+	}
+	section_get(l, name, where);
+	return;
+bad:
+	l->errors++;
+	l->bad_section = true;
+}
+
+/* fgets for libinih, counting lines, taking section headers, and
+ * refusing a line too long. */
 static char *reader(char *str, int num, void *stream)
 {
 	struct load *l = stream;
+	char where[PATH_MAX + 32];
 	size_t len;
 	int ch;
 
@@ -323,53 +373,13 @@ static char *reader(char *str, int num, void *stream)
 		while ((ch = fgetc(l->f)) != EOF && ch != '\n')
 			;
 		strcpy(str, "\n");
+		return str;
+	}
+	if (str[strspn(str, " \t")] == '[') {
+		where_of(l, where, sizeof(where));
+		header(l, str, where);
 	}
 	return str;
-}
-
-/* Headers of sections with no keys: libinih calls the handler for keys
- * alone, so an empty [group] would vanish in silence. */
-static void check_headers(struct load *l, const char *file)
-{
-	char line[MAX_LINE_BYTES], where[PATH_MAX + 32], *s, *e;
-	unsigned n = 0;
-	FILE *f = fopen(file, "re");
-	size_t i;
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		s = line + strspn(line, " \t");
-		if (*s != '[' || !(e = strchr(s, ']')))
-			continue;
-		*e = '\0';
-		s++;
-		if (strncmp(s, "group", 5) != 0 ||
-		    (s[5] != ' ' && s[5] != '\t'))
-			continue;
-		for (i = 0; i < l->cfg.nsections; i++) {
-			struct mrd_pattern p;
-			const char *why;
-			bool same;
-
-			if (mrd_pattern_parse(s + 5 + strspn(s + 5, " \t"),
-					      &p, &why) < 0)
-				break;
-			same = strcmp(p.text,
-				      l->cfg.sections[i].pattern.text) == 0;
-			mrd_pattern_free(&p);
-			if (same)
-				break;
-		}
-		if (i == l->cfg.nsections) {
-			snprintf(where, sizeof(where), "%s:%u", file, n);
-			mrd_log(MR_LOG_ERR, "%s: [%s] has no keys (give at "
-				"least margin = auto or a size)", where, s);
-			l->errors++;
-		}
-	}
-	fclose(f);
 }
 
 static int load_file(struct load *l, const char *file)
@@ -384,6 +394,7 @@ static int load_file(struct load *l, const char *file)
 	}
 	l->file = file;
 	l->line = 0;
+	l->bad_section = false;
 	r = ini_parse_stream(reader, l, handler, l);
 	fclose(l->f);
 	l->f = NULL;
@@ -395,7 +406,6 @@ static int load_file(struct load *l, const char *file)
 			"or a comment", file, r);
 		l->errors++;
 	}
-	check_headers(l, file);
 	return 0;
 }
 
@@ -445,30 +455,46 @@ static int section_finish(struct mrd_section *s)
 	char prefix[PATH_MAX + 64];
 	int r = 0;
 
+	char where[PATH_MAX + 64];
+	const char *why;
+
+	if (!s->path.text) {
+		mrd_log(MR_LOG_ERR, "%s: [group %s] has no path (the pattern of "
+			"the groups it keeps)", s->where, s->name);
+		return -EINVAL;
+	}
+	r = mrd_pattern_parse(s->path.text, &s->pattern, &why);
+	if (r < 0) {
+		mrd_log(MR_LOG_ERR, "%s: path '%s': %s", s->path.where,
+			s->path.text, why);
+		return r;
+	}
 	*p = (struct policy_opts){ 0 };
 	if (s->margin.text)
-		r = policyopt_parse(mrd_log_prefix(prefix, sizeof(prefix),
-						   s->margin.where),
-				    "margin", s->margin.text, p);
+		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
+						      s->margin.where),
+				       "margin", "margin", s->margin.text, p);
 	else
 		r = policyopt_parse("", "margin", "auto", p);
 	if (r == 0 && s->hysteresis.text)
-		r = policyopt_parse(mrd_log_prefix(prefix, sizeof(prefix),
-						   s->hysteresis.where),
-				    "hysteresis", s->hysteresis.text, p);
+		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
+						      s->hysteresis.where),
+				       "hysteresis", "hysteresis",
+				       s->hysteresis.text, p);
 	if (r == 0 && s->batch.text)
-		r = policyopt_parse(mrd_log_prefix(prefix, sizeof(prefix),
-						   s->batch.where),
-				    "batch", s->batch.text, p);
+		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
+						      s->batch.where),
+				       "batch", "batch", s->batch.text, p);
 	if (r == 0) {
-		snprintf(prefix, sizeof(prefix), "%s [group %s]", s->where,
-			 s->pattern.text);
+		snprintf(where, sizeof(where), "%s: [group %s]", s->where,
+			 s->name);
 		r = policyopt_check(mrd_log_prefix(prefix, sizeof(prefix),
-				    prefix), p);
+				    where), p);
 	}
 	if (r < 0)
 		return r;
-	if (asprintf(&s->policy_key, "margin=%s\nhysteresis=%s\nbatch=%s",
+	if (asprintf(&s->policy_key, "path=%s\nmargin=%s\nhysteresis=%s\n"
+		     "batch=%s", s->pattern.text,
 		     s->margin.text ? s->margin.text : "auto",
 		     s->hysteresis.text ? s->hysteresis.text : "",
 		     s->batch.text ? s->batch.text : "") < 0) {

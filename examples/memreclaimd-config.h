@@ -2,12 +2,13 @@
 /*
  * memreclaimd's configuration: a main file (default
  * SYSCONFDIR/memreclaim/memreclaimd.conf) and the drop-ins of the
- * directory beside it named after it plus ".d" (memreclaimd.conf.d, its files ending in .conf),
- * read in lexical order after the main file, parsed with libinih. A key
- * given again, in a later file or the same one, replaces the earlier
- * value; a section given again adds its keys to the first. memreclaimd.conf(5)
- * documents every key; memreclaimd_config_keys[] lists them for the
- * man-page test.
+ * directory beside it named after it plus ".d" (memreclaimd.conf.d, its
+ * files ending in .conf), read in lexical order after the main file,
+ * parsed with libinih. A key given again, in a later file or the same
+ * one, replaces the earlier value; a section given again adds its keys to
+ * the first, so a drop-in can change one key of a section. Comments are
+ * whole lines starting with '#' or ';'. memreclaimd.conf(5) documents
+ * every key; memreclaimd_config_keys[] lists them for the man-page test.
  *
  *   [daemon]               one context, one worker: the daemon's settings
  *   backend = auto|cgroup1|cgroup2
@@ -18,13 +19,15 @@
  *   metrics-interval = SECONDS
  *   metrics-port = PORT
  *
- *   [group PATTERN]        the groups PATTERN matches (memreclaimd-pattern.h)
+ *   [group NAME]           NAME: a label (letters, digits, '-', '_', '.')
+ *   path = PATTERN         the groups it keeps (memreclaimd-pattern.h)
  *   margin = auto|SIZE
  *   hysteresis = SIZE
  *   batch = auto|SIZE
  *
- * Loading reports every mistake on stderr, as "FILE:LINE: ...", and
- * changes nothing it was given when it fails.
+ * (The pattern is a key, not part of the header: libinih cuts section
+ * names at 49 bytes.) Loading reports every mistake on stderr, as
+ * "FILE:LINE: ...", and changes nothing it was given when it fails.
  */
 #ifndef MR_EXAMPLES_MEMRECLAIMD_CONFIG_H
 #define MR_EXAMPLES_MEMRECLAIMD_CONFIG_H
@@ -57,15 +60,17 @@ struct mrd_daemon {
 	unsigned metrics_port_n;           /* 0: no HTTP endpoint */
 };
 
-/* One [group PATTERN] section. */
+/* One [group NAME] section. */
 struct mrd_section {
-	struct mrd_pattern pattern;
+	char *name;
 	char *where;                       /* its first header: "FILE:LINE" */
-	struct mrd_value margin, hysteresis, batch;
+	struct mrd_value path, margin, hysteresis, batch;
+	struct mrd_pattern pattern;        /* parsed from path */
 	struct policy_opts policy;         /* parsed from the values */
-	char *policy_key;                  /* the values in one string: two
-					      sections with equal keys keep
-					      a group as it is on reload */
+	char *policy_key;                  /* the path and policy values in
+					      one string: a group whose
+					      section keeps it is left as it
+					      is on reload */
 };
 
 struct mrd_config {

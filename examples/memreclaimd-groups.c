@@ -154,11 +154,7 @@ int mrd_groups_adopt(struct mrd_groups *gs, mr_group_t *g, const char *path)
 
 static char *key_of(const struct mrd_section *s)
 {
-	char *key;
-
-	if (asprintf(&key, "%s\n%s", s->pattern.text, s->policy_key) < 0)
-		return NULL;
-	return key;
+	return strdup(s->policy_key);
 }
 
 /* Applies the section's policy to grp->g. Returns 0 or a negative errno
@@ -189,11 +185,11 @@ static int configure(struct mrd_groups *gs, struct mrd_group *grp,
 		grp->limit_hits_base = lim.limit_hits;
 	if (b.margin_adaptive)
 		mrd_log(MR_LOG_INFO, "%s: adaptive margin ([group %s], %s)",
-			grp->path, s->pattern.text, s->where);
+			grp->path, s->name, s->where);
 	else
 		mrd_log(MR_LOG_INFO, "%s: margin %" PRIu64 " bytes, hysteresis "
 			"%" PRIu64 " bytes ([group %s], %s)", grp->path,
-			b.margin, b.hysteresis, s->pattern.text, s->where);
+			b.margin, b.hysteresis, s->name, s->where);
 	return 0;
 }
 
@@ -253,7 +249,7 @@ static void found_group(struct mrd_groups *gs, const char *path,
 	}
 	if (r < 0) {
 		mrd_log(MR_LOG_WARNING, "%s: matched by [group %s] (%s) but "
-			"not opened: %s; left alone", path, s->pattern.text,
+			"not opened: %s; left alone", path, s->name,
 			s->where, mr_strerror(r));
 		grp->g = NULL;
 		return;
@@ -261,7 +257,7 @@ static void found_group(struct mrd_groups *gs, const char *path,
 	if (configure(gs, grp, s, false) < 0) {
 		mrd_log(MR_LOG_WARNING, "%s: matched by [group %s] (%s) but "
 			"its policy does not suit it; left alone", path,
-			s->pattern.text, s->where);
+			s->name, s->where);
 		mr_group_close(grp->g);
 		grp->g = NULL;
 		return;

@@ -705,8 +705,9 @@ static int check_config(const struct options *o)
 	for (i = 0; i < cfg.nsections; i++) {
 		const struct mrd_section *s = &cfg.sections[i];
 
-		printf("\n# %s\n[group %s]\nmargin = %s\n", s->where,
-		       s->pattern.text, s->margin.text ? s->margin.text : "auto");
+		printf("\n# %s\n[group %s]\npath = %s\nmargin = %s\n",
+		       s->where, s->name, s->pattern.text,
+		       s->margin.text ? s->margin.text : "auto");
 		if (s->hysteresis.text)
 			printf("hysteresis = %s\n", s->hysteresis.text);
 		if (s->batch.text)
