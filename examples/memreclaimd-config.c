@@ -70,7 +70,10 @@ void mrd_daemon_free(struct mrd_daemon *d)
 static int bad(const char *where, const char *key, const char *value,
 	       const char *why)
 {
-	mrd_log(MR_LOG_ERR, "%s: %s '%s': %s", where, key, value, why);
+	if (where[0] == '-') /* the command line's option */
+		mrd_log(MR_LOG_ERR, "%s '%s': %s", where, value, why);
+	else
+		mrd_log(MR_LOG_ERR, "%s: %s '%s': %s", where, key, value, why);
 	return -EINVAL;
 }
 

@@ -94,7 +94,8 @@ void mrd_daemon_defaults(struct mrd_daemon *d);
 void mrd_daemon_free(struct mrd_daemon *d);
 
 /* Parses the daemon setting `key` (a name of [daemon]) given as value at
- * where into *d; the command line's options go through here too. Returns
+ * where ("FILE:LINE", or the command-line option that gave it: "--sched")
+ * into *d. Returns
  * 0, or -EINVAL after saying why on stderr. */
 int mrd_daemon_set(struct mrd_daemon *d, const char *key, const char *value,
 		   const char *where);

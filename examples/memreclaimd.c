@@ -389,11 +389,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		mrd_log(MR_LOG_ERR, "unexpected argument '%s'", argv[optind]);
 		r = -EINVAL;
 	}
-	if (r == 0)
-		r = check_options(o);
 	/* The adaptive margin is the default. */
 	if (r == 0 && (o->cgroup || o->self) && !o->policy.margin.set)
 		r = policyopt_parse(prefix, "margin", "auto", &o->policy);
+	if (r == 0)
+		r = check_options(o);
 	if (r < 0)
 		fprintf(stderr, "Try '" MRD_PROG " --help'.\n");
 	if (!o->config)

@@ -1439,11 +1439,12 @@ static void start_pump(struct daemon *d, const char *interval)
 }
 
 /* memreclaimd stops cleanly (final record, exit 0, the group closed) on
- * SIGHUP and SIGQUIT as on SIGTERM, and a statistics reader that went
- * away (SIGPIPE) does not kill it. */
-START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
+ * SIGQUIT and SIGINT as on SIGTERM; SIGHUP, the reload of a
+ * configuration, keeps a group of the command line as it is and says so;
+ * a statistics reader that went away (SIGPIPE) does not kill it. */
+START_TEST(daemon_clean_stop_on_quit_int_hup_and_closed_pipe)
 {
-	static const int sigs[] = { SIGHUP, SIGQUIT };
+	static const int sigs[] = { SIGQUIT, SIGINT };
 	static struct daemon d;
 	int status;
 	size_t i;
@@ -1451,6 +1452,15 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 	new_group(64 * MiB);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		start_pump(&d, "0");
+		if (i == 0) {
+			ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+			pump(&d, 1000, NULL);
+			ck_assert_msg(strstr(d.ebuf, "SIGHUP: keeping") &&
+				      strstr(d.ebuf, "no configuration to "
+					     "reload"), "%s", d.ebuf);
+			ck_assert_ptr_null(strstr(d.obuf, " final: "));
+			ck_assert_int_eq(waitpid(d.pid, &status, WNOHANG), 0);
+		}
 		ck_assert_int_eq(kill(d.pid, sigs[i]), 0);
 		status = daemon_exit(&d);
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
@@ -1474,7 +1484,8 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 END_TEST
 
 /* The group is removed under memreclaimd with no statistics interval and
- * no duration: it says so and exits 1 within a couple of seconds.
+ * no duration: it says so and exits 3 (the group is gone; a unit can
+ * name it in SuccessExitStatus=) within a couple of seconds.
  * Regression from a fresh user's trial: it warned and ran on until a
  * signal, although the README says it exits. */
 START_TEST(daemon_exits_when_group_removed)
@@ -1488,7 +1499,7 @@ START_TEST(daemon_exits_when_group_removed)
 	ck_assert_int_eq(rmdir(group), 0);
 	group[0] = '\0'; /* nothing left for the teardown */
 	status = daemon_exit(&d);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3,
 		      "wait status %#x", status);
 	ck_assert_msg(strstr(d.ebuf, "removed; exiting"), "stderr: %s",
 		      d.ebuf);
@@ -2059,7 +2070,7 @@ int main(void)
 	tcase_add_test(tc, reclaim_unlimited_timeout);
 	tcase_add_test(tc, worker_leaves_unreachable_margin_alone);
 	tcase_add_test(tc, worker_forgets_removed_group);
-	tcase_add_test(tc, daemon_clean_stop_on_hup_quit_and_closed_pipe);
+	tcase_add_test(tc, daemon_clean_stop_on_quit_int_hup_and_closed_pipe);
 	tcase_add_test(tc, daemon_exits_when_group_removed);
 	tcase_add_test(tc, open_self_in_created_group);
 	tcase_add_test(tc, selfmanage_shrinks_before_oom);
