@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ const char *dp_program(void)
 void dp_start(struct daemonproc *d, char *const argv[], char *const env[])
 {
 	const char *prog = dp_program();
+	static char journal[64];
 	int o[2], e[2], i;
 
 	ck_assert_msg(access(prog, X_OK) == 0, "%s: %s", prog,
@@ -55,12 +57,24 @@ void dp_start(struct daemonproc *d, char *const argv[], char *const env[])
 	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
 	d->olen = d->elen = 0;
 	d->obuf[0] = d->ebuf[0] = '\0';
+	if (d->journal) {
+		struct stat st;
+
+		ck_assert_int_eq(fstat(e[1], &st), 0);
+		snprintf(journal, sizeof(journal), "JOURNAL_STREAM=%llu:%llu",
+			 (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+	}
 	d->pid = fork();
 	ck_assert_int_ge(d->pid, 0);
 	if (d->pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
 			_exit(126);
+		if (d->journal)
+			putenv(journal);
+		else
+			unsetenv("JOURNAL_STREAM");
 		for (i = 0; env && env[i]; i++)
 			putenv(env[i]);
 		execv(prog, argv);

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 struct daemonproc {
+	bool journal;        /* set before dp_start(): JOURNAL_STREAM names
+				the stderr pipe, as systemd's does */
 	pid_t pid;
 	int out, err;
 	char obuf[1 << 18], ebuf[1 << 18];
