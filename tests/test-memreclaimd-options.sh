@@ -134,6 +134,16 @@ printf '[group web]\npath = /nonexistent/web/*\nmargin = 4x\n' >"$conf"
 expect 2 "$conf:3: margin '4x': not a size" -- --check-config --config "$conf"
 expect 2 "$conf:3: margin '4x': not a size" -- --config "$conf"
 rm -f "$conf"
+# The configuration make install puts in place.
+top_srcdir=${top_srcdir:-.}
+if out=$("$daemon" --check-config --config "$top_srcdir/examples/memreclaimd.conf" 2>&1) &&
+   printf '%s' "$out" | grep -q "^metrics-file = /run/memreclaimd/memreclaimd.prom$"; then
+	passed=$((passed + 1))
+	echo "ok: --check-config examples/memreclaimd.conf -> 0"
+else
+	failed=$((failed + 1))
+	echo "FAIL: --check-config examples/memreclaimd.conf: $out"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
