@@ -157,39 +157,41 @@ static char *key_of(const struct mrd_section *s)
 	return strdup(s->policy_key);
 }
 
-/* Applies the section's policy to grp->g. Returns 0 or a negative errno
+/* Applies the section's policy to g, the group at path; stores its limit
+ * hits now in *hits (may be NULL). Returns 0 or a negative errno
  * (reported; the group is as it was). */
-static int configure(struct mrd_groups *gs, struct mrd_group *grp,
-		     const struct mrd_section *s, bool reconfigure)
+static int configure(struct mrd_groups *gs, mr_group_t *g, const char *path,
+		     const struct mrd_section *s, bool reconfigure,
+		     uint64_t *hits)
 {
 	struct mr_limits lim = { .size = sizeof(lim) };
 	struct policy_bytes b;
 	char prefix[PATH_MAX + 64];
 	int r;
 
-	r = mr_group_read_limits(grp->g, &lim);
+	r = mr_group_read_limits(g, &lim);
 	if (r < 0) {
-		mrd_log(MR_LOG_ERR, "%s: reading its limits: %s", grp->path,
+		mrd_log(MR_LOG_ERR, "%s: reading its limits: %s", path,
 			mr_strerror(r));
 		return r;
 	}
-	r = policyopt_apply(mrd_log_prefix(prefix, sizeof(prefix), grp->path),
-			    grp->g, grp->path, &s->policy, &lim, &b);
+	r = policyopt_apply(mrd_log_prefix(prefix, sizeof(prefix), path), g,
+			    path, &s->policy, &lim, &b);
 	if (r < 0)
 		return r;
 	/* A batch the section no longer names goes back to the library's
 	 * default, as on a group opened now. */
 	if (reconfigure && !s->policy.batch.set && !s->policy.batch_auto)
-		mr_group_set_batch_fixed(grp->g, MR_SWAP_CLUSTER_MAX_BYTES);
-	if (!reconfigure)
-		grp->limit_hits_base = lim.limit_hits;
+		mr_group_set_batch_fixed(g, MR_SWAP_CLUSTER_MAX_BYTES);
+	if (hits)
+		*hits = lim.limit_hits;
 	if (b.margin_adaptive)
 		mrd_log(MR_LOG_INFO, "%s: adaptive margin ([group %s], %s)",
-			grp->path, s->name, s->where);
+			path, s->name, s->where);
 	else
 		mrd_log(MR_LOG_INFO, "%s: margin %" PRIu64 " bytes, hysteresis "
-			"%" PRIu64 " bytes ([group %s], %s)", grp->path,
-			b.margin, b.hysteresis, s->name, s->where);
+			"%" PRIu64 " bytes ([group %s], %s)", path, b.margin,
+			b.hysteresis, s->name, s->where);
 	return 0;
 }
 
@@ -200,6 +202,7 @@ static void found_group(struct mrd_groups *gs, const char *path,
 {
 	const char *backend = gs->cfg->daemon.backend.text;
 	struct mrd_group *grp;
+	mr_group_t *g;
 	char *key = key_of(s);
 	bool found;
 	size_t at;
@@ -218,7 +221,8 @@ static void found_group(struct mrd_groups *gs, const char *path,
 			return;
 		}
 		if (grp->g) {
-			if (configure(gs, grp, s, true) == 0) {
+			if (configure(gs, grp->g, grp->path, s, true,
+				      NULL) == 0) {
 				free(grp->key);
 				grp->key = key;
 			} else {
@@ -240,7 +244,7 @@ static void found_group(struct mrd_groups *gs, const char *path,
 	}
 	grp->key = key;
 	grp->seen = true;
-	r = mr_group_open(gs->ctx, path, backend, &grp->g);
+	r = mr_group_open(gs->ctx, path, backend, &g);
 	if (r == -ENOENT) {
 		/* Removed as it was found: its parent's event follows. */
 		at = find(gs, path, &found);
@@ -251,17 +255,19 @@ static void found_group(struct mrd_groups *gs, const char *path,
 		mrd_log(MR_LOG_WARNING, "%s: matched by [group %s] (%s) but "
 			"not opened: %s; left alone", path, s->name,
 			s->where, mr_strerror(r));
-		grp->g = NULL;
 		return;
 	}
-	if (configure(gs, grp, s, false) < 0) {
+	if (configure(gs, g, path, s, false, &grp->limit_hits_base) < 0) {
 		mrd_log(MR_LOG_WARNING, "%s: matched by [group %s] (%s) but "
 			"its policy does not suit it; left alone", path,
 			s->name, s->where);
-		mr_group_close(grp->g);
-		grp->g = NULL;
+		mr_group_close(g);
 		return;
 	}
+	/* Under the lock: the metrics endpoint's thread reads the table. */
+	pthread_mutex_lock(&gs->lock);
+	grp->g = g;
+	pthread_mutex_unlock(&gs->lock);
 	grp->start_ns = mrd_now_ns();
 	if (gs->hooks.opened)
 		gs->hooks.opened(gs, grp);
@@ -289,6 +295,8 @@ static struct mrd_watch *watch_find(struct mrd_groups *gs, int wd)
 {
 	struct mrd_watch key = { .wd = wd };
 
+	if (!gs->nw)
+		return NULL;
 	return bsearch(&key, gs->w, gs->nw, sizeof(*gs->w), watch_cmp);
 }
 

@@ -539,9 +539,15 @@ static void reload(struct daemon *d)
 			mrd_config_free(&next);
 	}
 	if (r == 0) {
-		r = mrd_groups_apply(&d->gs, &next);
-		if (r < 0)
-			mrd_config_free(&next);
+		/* In its place first: the groups' table keeps a pointer. */
+		old = d->cfg;
+		d->cfg = next;
+		r = mrd_groups_apply(&d->gs, &d->cfg);
+		if (r < 0) {
+			/* Nothing changed: inotify could not be had. */
+			mrd_config_free(&d->cfg);
+			d->cfg = old;
+		}
 	}
 	if (r < 0) {
 		mrd_log(MR_LOG_ERR, "reload refused: %s has the mistakes "
@@ -552,8 +558,6 @@ static void reload(struct daemon *d)
 		notify_status(d, "READY=1\n");
 		return;
 	}
-	old = d->cfg;
-	d->cfg = next;
 	d->settings = d->cfg.daemon;
 	mrd_config_free(&old);
 	pthread_mutex_lock(&d->gs.lock);

@@ -35,6 +35,13 @@ void dp_sleep_ms(unsigned ms)
 		;
 }
 
+const char *dp_tail(const char *buf)
+{
+	size_t len = strlen(buf);
+
+	return len > 1500 ? buf + len - 1500 : buf;
+}
+
 const char *dp_program(void)
 {
 	static char prog[PATH_MAX];

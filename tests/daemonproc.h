@@ -39,6 +39,9 @@ bool dp_wait_for(struct daemonproc *d, unsigned ms, bool on_err,
  * its wait status. */
 int dp_exit(struct daemonproc *d);
 
+/* The last 1500 bytes of buf (Check's messages are bounded). */
+const char *dp_tail(const char *buf);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 unsigned long long dp_mono_ms(void);
 

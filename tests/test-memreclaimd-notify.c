@@ -85,7 +85,7 @@ static const char *next_message(void)
 			return buf;
 		}
 		ck_assert_msg(dp_mono_ms() < end, "no notification; stderr:\n%s",
-			      d.ebuf);
+			      dp_tail(d.ebuf));
 		dp_wait_for(&d, 20, false, 0, NULL);
 	}
 }
@@ -144,7 +144,7 @@ START_TEST(notify_ready_watchdog_reload_stopping)
 	expect("READY=1", NULL);
 	ck_assert_msg(dp_wait_for(&d, WAIT_MS, true, 0,
 				  "<3>memreclaimd: reload refused"), "%s",
-		      d.ebuf);
+		      dp_tail(d.ebuf));
 	ck_assert_ptr_nonnull(strstr(d.ebuf, "<3>memreclaimd: "));
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	expect("STOPPING=1", NULL);
@@ -184,7 +184,7 @@ START_TEST(no_priorities_off_the_journal)
 		      "wait status %#x", status);
 	ck_assert_msg(strstr(d.ebuf, "memreclaimd: error: ") == d.ebuf &&
 		      strstr(d.ebuf, "m.conf:2: [daemon] has no key 'bogus'"),
-		      "%s", d.ebuf);
+		      "%s", dp_tail(d.ebuf));
 }
 END_TEST
 

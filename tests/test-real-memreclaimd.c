@@ -160,7 +160,7 @@ static void wait_records(const char *event, const char *path, int n)
 	while (count_records(event, path) < n) {
 		ck_assert_msg(dp_mono_ms() < end,
 			      "no %s record for %s; stderr:\n%s", event, path,
-			      d.ebuf);
+			      dp_tail(d.ebuf));
 		dp_wait_for(&d, 50, false, 0, NULL);
 	}
 }
@@ -168,7 +168,7 @@ static void wait_records(const char *event, const char *path, int n)
 static void wait_err(size_t from, const char *what)
 {
 	ck_assert_msg(dp_wait_for(&d, WAIT_MS, true, from, what),
-		      "stderr has no '%s':\n%s", what, d.ebuf + from);
+		      "stderr has no '%s':\n%s", what, dp_tail(d.ebuf + from));
 }
 
 /* The value of a sample in the metrics file ("name{cgroup=...}" or a
@@ -209,7 +209,7 @@ static void wait_sample(const char *name, const char *path, double v)
 			return;
 		ck_assert_msg(dp_mono_ms() < end, "%s{%s} is %g, not %g; "
 			      "stderr:\n%s", name, path ? path : "", got, v,
-			      d.ebuf);
+			      dp_tail(d.ebuf));
 		dp_wait_for(&d, 100, false, 0, NULL);
 	}
 }
@@ -323,7 +323,7 @@ START_TEST(reload_keeps_changes_and_refuses)
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
 	wait_err(mark, "reload refused");
 	ck_assert_msg(strstr(d.ebuf + mark, "m.conf:9: margin '5x': not a size"),
-		      "%s", d.ebuf + mark);
+		      "%s", dp_tail(d.ebuf + mark));
 	wait_sample("memreclaimd_config_reloads_total{result=\"failure\"}",
 		    NULL, 1);
 	ck_assert_int_eq(kill(d.pid, 0), 0);
