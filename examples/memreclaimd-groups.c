@@ -619,7 +619,8 @@ int mrd_groups_dispatch(struct mrd_groups *gs)
 			return errno == EAGAIN ? 0 : -errno;
 		for (p = buf; p < buf + len;
 		     p += sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)p;
+			/* buf is aligned for the events, each padded to it. */
+			ev = (const void *)p;
 			if (ev->mask & IN_Q_OVERFLOW) {
 				rewalk(gs);
 				continue;
