@@ -31,6 +31,10 @@ MR_KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio xz-utils e2fsprogs libc6
 # the reports.
 MR_SANITIZE_PACKAGES="clang libclang-rt-14-dev llvm"
 
+# What scripts/check-deb needs to build and check the Debian packages of
+# debian/.
+MR_PACKAGING_PACKAGES="debhelper dpkg-dev fakeroot lintian"
+
 # Those of the named Debian packages that are not installed.
 mr_missing() {
 	local missing="" p
@@ -64,6 +68,10 @@ mr_install_packages() {
 
 mr_install_kernel_packages() {
 	mr_install_missing $MR_KERNEL_PACKAGES
+}
+
+mr_install_packaging_packages() {
+	mr_install_missing $MR_PACKAGING_PACKAGES
 }
 
 mr_install_sanitize_packages() {
