@@ -20,7 +20,7 @@
 const char *const memreclaimd_config_keys[] = {
 	"daemon.backend", "daemon.worker-sched", "daemon.stats-interval",
 	"daemon.stats-format", "daemon.metrics-file",
-	"daemon.metrics-interval", "daemon.metrics-port",
+	"daemon.metrics-interval", "daemon.metrics-port", "daemon.hybrid-psi",
 	"group.path", "group.margin", "group.hysteresis", "group.batch",
 	NULL,
 };
@@ -65,6 +65,7 @@ void mrd_daemon_free(struct mrd_daemon *d)
 	value_free(&d->metrics_file);
 	value_free(&d->metrics_interval);
 	value_free(&d->metrics_port);
+	value_free(&d->hybrid_psi);
 }
 
 static int bad(const char *where, const char *key, const char *value,
@@ -166,6 +167,11 @@ int mrd_daemon_set(struct mrd_daemon *d, const char *key, const char *value,
 				   "expected a TCP port, 1..65535 (0: none)");
 		d->metrics_port_n = (unsigned)port;
 		v = &d->metrics_port;
+	} else if (strcmp(key, "hybrid-psi") == 0) {
+		if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
+			return bad(where, key, value, "expected yes or no");
+		d->hybrid_psi_on = strcmp(value, "yes") == 0;
+		v = &d->hybrid_psi;
 	} else {
 		mrd_log(MR_LOG_ERR, "%s: [daemon] has no key '%s'", where,
 			key);

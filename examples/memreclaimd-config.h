@@ -18,6 +18,7 @@
  *   metrics-file = PATH
  *   metrics-interval = SECONDS
  *   metrics-port = PORT
+ *   hybrid-psi = yes|no
  *
  *   [group NAME]           NAME: a label (letters, digits, '-', '_', '.')
  *   path = PATTERN         the groups it keeps (memreclaimd-pattern.h)
@@ -58,6 +59,8 @@ struct mrd_daemon {
 	uint64_t metrics_interval_s;       /* 1 .. a year */
 	struct mrd_value metrics_port;
 	unsigned metrics_port_n;           /* 0: no HTTP endpoint */
+	struct mrd_value hybrid_psi;
+	bool hybrid_psi_on;                /* mr_ctx_set_hybrid_psi() */
 };
 
 /* One [group NAME] section. */

@@ -13,7 +13,8 @@
  *   memreclaimd --help | --version
  *
  * The daemon options (--backend, --sched, --stats-interval, --json,
- * --metrics-file, --metrics-interval, --metrics-port) are the [daemon]
+ * --metrics-file, --metrics-interval, --metrics-port, --hybrid-psi) are
+ * the [daemon]
  * keys of the configuration, and win over them. --duration and --verbose
  * are the command line's alone.
  *
@@ -88,7 +89,7 @@ struct options {
 	const char *cgroup;          /* NULL with --self until opened */
 	bool self;
 	struct policy_opts policy;   /* --margin, --hysteresis, --batch */
-	struct cli_setting settings[8];
+	struct cli_setting settings[9];
 	size_t nsettings;
 	uint64_t duration_s;         /* 0: until a signal */
 	bool verbose;
@@ -125,6 +126,7 @@ static void usage(FILE *f)
 		"  --metrics-file PATH     write Prometheus metrics to PATH (through a temporary file and a rename)\n"
 		"  --metrics-interval SECONDS  how often the metrics file is written (default %d)\n"
 		"  --metrics-port PORT     serve the metrics on http://127.0.0.1:PORT/metrics\n"
+		"  --hybrid-psi            cgroup v1 groups read pressure (PSI) from their cgroup2 twins, on hybrid hosts\n"
 		"  --verbose               log the library's debug messages too (the adaptive margin's changes of strength,\n"
 		"                          its probes, refused settings)\n"
 		"  --version               print the version and exit\n"
@@ -278,7 +280,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
 	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF,
 	       OPT_VERBOSE, OPT_CONFIG, OPT_CHECK, OPT_MFILE, OPT_MINTERVAL,
-	       OPT_MPORT };
+	       OPT_MPORT, OPT_HYBRID };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "self", no_argument, NULL, OPT_SELF },
@@ -296,6 +298,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "metrics-file", required_argument, NULL, OPT_MFILE },
 		{ "metrics-interval", required_argument, NULL, OPT_MINTERVAL },
 		{ "metrics-port", required_argument, NULL, OPT_MPORT },
+		{ "hybrid-psi", no_argument, NULL, OPT_HYBRID },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -359,6 +362,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_MPORT:
 			o->settings[o->nsettings++] =
 				(struct cli_setting){ "metrics-port", optarg };
+			break;
+		case OPT_HYBRID:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "hybrid-psi", "yes" };
 			break;
 		case OPT_DURATION:
 			r = parse_duration(optarg, &o->duration_s);
@@ -484,6 +491,32 @@ static bool sched_differs(const struct mrd_daemon *a,
 	return a->sched != b->sched || a->nice != b->nice;
 }
 
+/* Per-group PSI of cgroup v1 groups from their cgroup2 twins, as the
+ * settings say. Returns 0, or the exit status after saying why. */
+static int set_hybrid_psi(mr_ctx_t *ctx, const struct mrd_daemon *s)
+{
+	int r = mr_ctx_set_hybrid_psi(ctx, s->hybrid_psi_on);
+
+	const char *where = s->hybrid_psi.where;
+
+	if (r == -ENODEV) {
+		if (where && where[0] != '-')
+			mrd_log(MR_LOG_ERR, "%s: hybrid-psi = yes: not a "
+				"hybrid host (the cgroup v1 memory controller "
+				"beside a cgroup2 mount without it)", where);
+		else
+			mrd_log(MR_LOG_ERR, "--hybrid-psi: not a hybrid host "
+				"(the cgroup v1 memory controller beside a "
+				"cgroup2 mount without it)");
+		return EXIT_CONFIG;
+	}
+	if (r < 0) {
+		mrd_log(MR_LOG_ERR, "hybrid-psi: %s", mr_strerror(r));
+		return EXIT_LIBRARY;
+	}
+	return 0;
+}
+
 static int set_sched(mr_ctx_t *ctx, const struct mrd_daemon *s)
 {
 	int r = mr_ctx_set_worker_sched(ctx, s->sched, s->nice);
@@ -528,6 +561,11 @@ static void reload(struct daemon *d)
 			mrd_config_free(&next);
 			r = -EINVAL;
 		}
+	}
+	if (r == 0 && next.daemon.hybrid_psi_on != d->settings.hybrid_psi_on &&
+	    set_hybrid_psi(d->ctx, &next.daemon) != 0) {
+		mrd_config_free(&next);
+		r = -EINVAL;
 	}
 	if (r == 0 && sched_differs(&d->settings, &next.daemon)) {
 		/* The class is taken when the worker starts. */
@@ -700,12 +738,13 @@ static int check_config(const struct options *o)
 	printf("%s: ok\n[daemon]\nbackend = %s\nworker-sched = %s\n"
 	       "stats-interval = %" PRIu64 "\nstats-format = %s\n"
 	       "metrics-file = %s\nmetrics-interval = %" PRIu64 "\n"
-	       "metrics-port = %u\n", o->config,
+	       "metrics-port = %u\nhybrid-psi = %s\n", o->config,
 	       dm->backend.text ? dm->backend.text : "(MEMRECLAIM_BACKEND, else auto)",
 	       dm->worker_sched.text ? dm->worker_sched.text : "nice:0",
 	       dm->stats_interval_s, dm->json ? "json" : "text",
 	       dm->metrics_file.text ? dm->metrics_file.text : "(none)",
-	       dm->metrics_interval_s, dm->metrics_port_n);
+	       dm->metrics_interval_s, dm->metrics_port_n,
+	       dm->hybrid_psi_on ? "yes" : "no");
 	for (i = 0; i < cfg.nsections; i++) {
 		const struct mrd_section *s = &cfg.sections[i];
 
@@ -847,6 +886,13 @@ int main(int argc, char **argv)
 	mrd_groups_init(&d.gs, d.ctx, &hooks, &d);
 	if (d.settings.worker_sched.text && set_sched(d.ctx, &d.settings) < 0)
 		goto out;
+	if (d.settings.hybrid_psi_on) {
+		r = set_hybrid_psi(d.ctx, &d.settings);
+		if (r) {
+			status = r;
+			goto out;
+		}
+	}
 	if (!d.config_mode) {
 		r = open_single(&d);
 		if (r) {

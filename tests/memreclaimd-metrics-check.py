@@ -6,10 +6,13 @@ series: the families are exactly those expected, each with its HELP and
 TYPE; the daemon's series are there; each group named with --cgroup has
 every per-group series (one per reclaim reason where there are reasons),
 and no other group has any; values are numbers in their ranges. With
---value NAME,CGROUP,VALUE a group's sample must have that value.
+--value NAME,CGROUP,VALUE a group's sample must have that value; with
+--pressure CGROUP that group must have both pressure series (some, full)
+and the others none.
 
     memreclaimd-metrics-check.py (--file PATH | --url URL)
                                  [--cgroup PATH]... [--value N,C,V]...
+                                 [--pressure PATH]...
 """
 import argparse
 import math
@@ -66,6 +69,7 @@ def main():
     ap.add_argument("--url")
     ap.add_argument("--cgroup", action="append", default=[])
     ap.add_argument("--value", action="append", default=[])
+    ap.add_argument("--pressure", action="append", default=[])
     a = ap.parse_args()
     if a.file:
         with open(a.file, encoding="utf-8") as f:
@@ -122,10 +126,16 @@ def main():
     f = fams[PRESSURE]
     if f.type != "counter" or not f.documentation:
         fail("%s: type %s" % (PRESSURE, f.type))
+    kinds = {}
     for s in f.samples:
         if s.labels.get("cgroup") not in groups or \
-                s.labels.get("kind") not in ("some", "full"):
-            fail("%s: labels %s" % (PRESSURE, s.labels))
+                s.labels.get("kind") not in ("some", "full") or \
+                s.value < 0:
+            fail("%s: labels %s, value %r" % (PRESSURE, s.labels, s.value))
+        kinds.setdefault(s.labels["cgroup"], set()).add(s.labels["kind"])
+    want = {cg: {"some", "full"} for cg in a.pressure}
+    if kinds != want:
+        fail("%s: series %s, want %s" % (PRESSURE, kinds, want))
     for cg in groups:
         r = samples[(P + "group_margin_strength_ratio", cg, None)]
         a_ = samples[(P + "group_margin_adaptive", cg, None)]

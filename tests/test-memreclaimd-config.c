@@ -243,7 +243,8 @@ START_TEST(config_main_and_dropins_merge_in_order)
 				      "/m.conf.d"), 0700), 0);
 	/* Read in lexical order: 20 replaces what 10 set. */
 	put("m.conf.d/20-late.conf", "[group web]\nmargin = 16M\n"
-	    "[daemon]\nstats-format = json\nmetrics-port = 9469\n");
+	    "[daemon]\nstats-format = json\nmetrics-port = 9469\n"
+	    "hybrid-psi = yes\n");
 	put("m.conf.d/10-early.conf", "[group web]\nmargin = 12M\n"
 	    "[group db]\npath = /m/db\nmargin = 5%\n"
 	    "[daemon]\nstats-interval = 5\n");
@@ -257,6 +258,7 @@ START_TEST(config_main_and_dropins_merge_in_order)
 	ck_assert_uint_eq(c.daemon.stats_interval_s, 5);
 	ck_assert(c.daemon.json);
 	ck_assert_uint_eq(c.daemon.metrics_port_n, 9469);
+	ck_assert(c.daemon.hybrid_psi_on);
 	ck_assert_str_eq(c.daemon.metrics_file.text,
 			 "/run/memreclaimd/memreclaimd.prom");
 	ck_assert_uint_eq(c.daemon.metrics_interval_s,
@@ -306,6 +308,7 @@ START_TEST(config_default_margin_is_auto)
 			  MRD_DEFAULT_STATS_INTERVAL_S);
 	ck_assert(!c.daemon.json);
 	ck_assert_ptr_null(c.daemon.metrics_file.text);
+	ck_assert(!c.daemon.hybrid_psi_on);
 	mrd_config_free(&c);
 }
 END_TEST
@@ -341,6 +344,7 @@ START_TEST(config_mistakes_named_by_file_and_line)
 		{ "[daemon]\nmetrics-file = relative.prom\n", "metrics-file 'relative.prom': not an absolute path" },
 		{ "[daemon]\nbackend = sim\n", "backend 'sim': expected auto, cgroup1 or cgroup2" },
 		{ "[daemon]\nstats-format = yaml\n", "expected text or json" },
+		{ "[daemon]\nhybrid-psi = on\n", "m.conf:2: hybrid-psi 'on': expected yes or no" },
 		{ "[daemon]\nno equals sign here\n", "m.conf:2: not a [section], a key = value" },
 	};
 	struct mrd_config c = { .nsections = 12345 };

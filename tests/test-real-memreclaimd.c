@@ -7,7 +7,9 @@
  * its groups as they were, a changed one gets its new margin, a bad
  * configuration is refused and the old one stays in force, a section
  * removed releases its groups); the metrics file and the HTTP endpoint
- * parse with prometheus_client (tests/memreclaimd-metrics-check.py).
+ * parse with prometheus_client (tests/memreclaimd-metrics-check.py),
+ * with the pressure of groups that have cgroup2 twins on this hybrid host
+ * (hybrid-psi).
  * The daemon's margins are read back from its metrics file.
  */
 #define _GNU_SOURCE
@@ -30,6 +32,7 @@
 
 #include "daemonproc.h"
 #include "memreclaim.h"
+#include "mountinfo.h"
 #include "realcg.h"
 
 #define MiB (1024ULL * 1024)
@@ -38,6 +41,8 @@
 #define WAIT_MS 15000
 
 static char pa[PATH_MAX], pb[PATH_MAX];     /* the two parents */
+static char twins[4][PATH_MAX];             /* cgroup2 twins, made last */
+static int ntwins;
 static char work[PATH_MAX];                 /* config and metrics */
 static char conf[PATH_MAX + 16], prom[PATH_MAX + 16];
 static struct daemonproc d;
@@ -82,6 +87,7 @@ static void setup(void)
 	fmt(work, sizeof(work), "/tmp/memreclaimd-test-%d", (int)getpid());
 	ck_assert_int_eq(mkdir(work, 0700), 0);
 	fmt(conf, sizeof(conf), "%s/m.conf", work);
+	ntwins = 0;
 	fmt(prom, sizeof(prom), "%s/m.prom", work);
 	d.pid = 0;
 }
@@ -93,6 +99,12 @@ static void teardown(void)
 	if (d.pid > 0 && kill(d.pid, 0) == 0) {
 		kill(d.pid, SIGKILL);
 		waitpid(d.pid, NULL, 0);
+	}
+	while (ntwins > 0) {
+		ntwins--;
+		if (rmdir(twins[ntwins]) < 0)
+			fprintf(stderr, "rmdir %s: %s\n", twins[ntwins],
+				strerror(errno));
 	}
 	rmtree(pa);
 	rmtree(pb);
@@ -361,17 +373,59 @@ static unsigned free_port(void)
 	return ntohs(sin.sin_port);
 }
 
-static void check_metrics(const char *source, const char *a1, const char *b1)
+/* Makes the cgroup2 twin of the v1 group path and of its parent (in
+ * this order; teardown removes them the other way), as systemd's hybrid
+ * layout has them. Returns false, saying why, where this host has no
+ * place for them. */
+static bool make_twin(const char *path)
 {
-	char cmd[PATH_MAX * 4];
+	struct mri_cgroup_mount v1, v2;
+	char twin[PATH_MAX], up[PATH_MAX];
+	struct stat st;
+	size_t len;
+
+	if (mri_mount_find_memory_v1(MRI_MOUNTINFO, &v1) < 0 ||
+	    mri_mount_find_v2(MRI_MOUNTINFO, &v2) < 0) {
+		printf("no pressure checked: not a hybrid host\n");
+		return false;
+	}
+	len = strlen(v1.mount_point);
+	ck_assert_msg(strncmp(path, v1.mount_point, len) == 0 &&
+		      path[len] == '/', "%s is not below %s", path,
+		      v1.mount_point);
+	fmt(twin, sizeof(twin), "%s%s", v2.mount_point, path + len);
+	fmt(up, sizeof(up), "%s", twin);
+	*strrchr(up, '/') = '\0';
+	*strrchr(up, '/') = '\0';
+	if (stat(up, &st) < 0) {
+		printf("no pressure checked: %s, the twin of %s's parent's "
+		       "parent, does not exist\n", up, path);
+		return false;
+	}
+	fmt(up, sizeof(up), "%s", twin);
+	*strrchr(up, '/') = '\0';
+	ck_assert_msg(mkdir(up, 0755) == 0, "mkdir %s: %s", up,
+		      strerror(errno));
+	fmt(twins[ntwins++], sizeof(twins[0]), "%s", up);
+	ck_assert_msg(mkdir(twin, 0755) == 0, "mkdir %s: %s", twin,
+		      strerror(errno));
+	fmt(twins[ntwins++], sizeof(twins[0]), "%s", twin);
+	return true;
+}
+
+static void check_metrics(const char *source, const char *a1, const char *b1,
+			  bool pressure)
+{
+	char cmd[PATH_MAX * 5];
 	const char *top = getenv("top_srcdir");
 
 	fmt(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/memreclaimd-metrics-check.py "
 	    "%s --cgroup %s --cgroup %s --value group_margin_bytes,%s,%llu "
 	    "--value group_margin_adaptive,%s,0 "
 	    "--value group_margin_adaptive,%s,1 "
-	    "--value group_limit_bytes,%s,%llu", top && *top ? top : ".",
-	    source, a1, b1, a1, 4 * MiB, a1, b1, b1, 48 * MiB);
+	    "--value group_limit_bytes,%s,%llu%s%s", top && *top ? top : ".",
+	    source, a1, b1, a1, 4 * MiB, a1, b1, b1, 48 * MiB,
+	    pressure ? " --pressure " : "", pressure ? a1 : "");
 	ck_assert_msg(system(cmd) == 0, "%s", cmd);
 }
 
@@ -381,6 +435,7 @@ START_TEST(metrics_parse_with_prometheus_client)
 {
 	char a1[PATH_MAX], b1[PATH_MAX], port[16], url[PATH_MAX + 32];
 	char groups[PATH_MAX * 3];
+	bool pressure;
 
 	if (access("/usr/bin/python3", X_OK) != 0)
 		ck_abort_msg("/usr/bin/python3 is missing (scripts/lib.sh "
@@ -389,21 +444,24 @@ START_TEST(metrics_parse_with_prometheus_client)
 	fmt(b1, sizeof(b1), "%s/b1", pb);
 	mkgroup(a1, 32 * MiB);
 	mkgroup(b1, 48 * MiB);
-	fmt(groups, sizeof(groups), "[group a]\npath = %s/*\nmargin = 4M\n\n"
-	    "[group b]\npath = %s/b1\nmargin = auto\n", pa, pb);
+	/* a1 has a twin and reports pressure; b1 has none and does not. */
+	pressure = make_twin(a1);
+	fmt(groups, sizeof(groups), "%s[group a]\npath = %s/*\nmargin = 4M\n\n"
+	    "[group b]\npath = %s/b1\nmargin = auto\n",
+	    pressure ? "[daemon]\nhybrid-psi = yes\n" : "", pa, pb);
 	write_conf(groups);
 	fmt(port, sizeof(port), "%u", free_port());
 	start(port);
 	wait_sample("memreclaimd_groups", NULL, 2);
 	wait_err(0, "metrics on http://127.0.0.1:");
 	fmt(url, sizeof(url), "--file %s", prom);
-	check_metrics(url, a1, b1);
+	check_metrics(url, a1, b1, pressure);
 	fmt(url, sizeof(url), "--url http://127.0.0.1:%s/metrics", port);
-	check_metrics(url, a1, b1);
+	check_metrics(url, a1, b1, pressure);
 	stop_ok();
 	/* The last file, written at the stop, is whole too. */
 	fmt(url, sizeof(url), "--file %s", prom);
-	check_metrics(url, a1, b1);
+	check_metrics(url, a1, b1, pressure);
 }
 END_TEST
 
