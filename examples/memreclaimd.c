@@ -545,6 +545,7 @@ static void reload(struct daemon *d)
 {
 	struct mrd_config next, old;
 	const char *ob, *nb;
+	bool hybrid;
 	int r;
 
 	sd_notify(0, "RELOADING=1");
@@ -562,19 +563,11 @@ static void reload(struct daemon *d)
 			r = -EINVAL;
 		}
 	}
-	if (r == 0 && next.daemon.hybrid_psi_on != d->settings.hybrid_psi_on &&
-	    set_hybrid_psi(d->ctx, &next.daemon) != 0) {
+	hybrid = r == 0 &&
+		 next.daemon.hybrid_psi_on != d->settings.hybrid_psi_on;
+	if (hybrid && set_hybrid_psi(d->ctx, &next.daemon) != 0) {
 		mrd_config_free(&next);
 		r = -EINVAL;
-	}
-	if (r == 0 && sched_differs(&d->settings, &next.daemon)) {
-		/* The class is taken when the worker starts. */
-		mr_ctx_worker_stop(d->ctx);
-		r = set_sched(d->ctx, &next.daemon);
-		if (mr_ctx_worker_start(d->ctx) < 0)
-			mrd_log(MR_LOG_ERR, "restarting the worker failed");
-		if (r < 0)
-			mrd_config_free(&next);
 	}
 	if (r == 0) {
 		/* In its place first: the groups' table keeps a pointer. */
@@ -582,10 +575,20 @@ static void reload(struct daemon *d)
 		d->cfg = next;
 		r = mrd_groups_apply(&d->gs, &d->cfg);
 		if (r < 0) {
-			/* Nothing changed: inotify could not be had. */
+			/* No group changed: inotify could not be had. */
 			mrd_config_free(&d->cfg);
 			d->cfg = old;
+			if (hybrid)
+				set_hybrid_psi(d->ctx, &d->settings);
 		}
+	}
+	if (r == 0 && sched_differs(&d->settings, &d->cfg.daemon)) {
+		/* The class is taken when the worker starts; the values
+		 * were checked as the configuration was loaded. */
+		mr_ctx_worker_stop(d->ctx);
+		set_sched(d->ctx, &d->cfg.daemon);
+		if (mr_ctx_worker_start(d->ctx) < 0)
+			mrd_log(MR_LOG_ERR, "restarting the worker failed");
 	}
 	if (r < 0) {
 		mrd_log(MR_LOG_ERR, "reload refused: %s has the mistakes "

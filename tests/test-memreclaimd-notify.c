@@ -5,14 +5,18 @@
  * READY=1 once it runs, WATCHDOG=1 at half of WATCHDOG_USEC, RELOADING=1
  * then READY=1 around a reload (also a refused one), STOPPING=1 at
  * SIGTERM; with JOURNAL_STREAM naming its stderr, every log line starts
- * with its syslog priority ("<3>" for the refused reload).
+ * with its syslog priority ("<3>" for the refused reload); a reload that
+ * changes the worker's class restarts the worker with it.
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +192,94 @@ START_TEST(no_priorities_off_the_journal)
 }
 END_TEST
 
+/* The scheduling policy and nice level of memreclaimd's worker thread
+ * (comm "memreclaim"), from /proc/PID/task/TID/stat; false while it has
+ * none. */
+static bool worker_sched(pid_t pid, int *policy, int *nice)
+{
+	char path[320], buf[1024], *p;
+	struct dirent *e;
+	bool found = false;
+	FILE *f;
+	DIR *dp;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dp = opendir(path);
+	ck_assert_ptr_nonnull(dp);
+	while (!found && (e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid,
+			 e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) &&
+		    strstr(buf, "(memreclaim) ") &&
+		    (p = strrchr(buf, ')'))) {
+			/* v[i] is field i + 3 of proc(5)'s stat (the
+			 * 3rd, state, follows the name): nice is the 19th,
+			 * policy the 41st. */
+			int i;
+			long v[40];
+
+			for (i = 0; i < 39 && p; i++) {
+				p = strchr(p + 1, ' ');
+				if (p && i >= 1)
+					v[i] = strtol(p + 1, NULL, 10);
+			}
+			if (p) {
+				*nice = (int)v[16];
+				*policy = (int)v[38];
+				found = true;
+			}
+		}
+		fclose(f);
+	}
+	closedir(dp);
+	return found;
+}
+
+/* The worker's class is the daemon's setting: taken at start, and a
+ * reload that changes it restarts the worker with the new one. */
+START_TEST(reload_changes_the_worker_class)
+{
+	char prog[] = "memreclaimd", opt[] = "--config";
+	char *argv[] = { prog, opt, conf, NULL };
+	char env_notify[sizeof(sock) + 16], env_state[192];
+	char *env[] = { env_notify, env_state, NULL };
+	int policy = -1, nice = -100, status;
+	unsigned long long end;
+
+	put_conf("[daemon]\nstats-interval = 0\nworker-sched = nice:5\n");
+	snprintf(env_notify, sizeof(env_notify), "NOTIFY_SOCKET=%s", sock);
+	snprintf(env_state, sizeof(env_state), "MEMRECLAIM_STATE_DIR=%s/state",
+		 dir);
+	d.journal = false;
+	dp_start(&d, argv, env);
+	expect("READY=1", NULL);
+	ck_assert_msg(worker_sched(d.pid, &policy, &nice), "no worker thread");
+	ck_assert_int_eq(policy, SCHED_OTHER);
+	ck_assert_int_eq(nice, 5);
+	put_conf("[daemon]\nstats-interval = 0\nworker-sched = idle\n");
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	expect("RELOADING=1", NULL);
+	expect("READY=1", NULL);
+	/* The new worker takes its class as it starts. */
+	end = dp_mono_ms() + WAIT_MS;
+	while (!worker_sched(d.pid, &policy, &nice) || policy != SCHED_IDLE) {
+		ck_assert_msg(dp_mono_ms() < end, "worker policy %d, nice %d",
+			      policy, nice);
+		dp_wait_for(&d, 20, false, 0, NULL);
+	}
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	status = dp_exit(&d);
+	d.pid = 0;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "wait status %#x", status);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("memreclaimd-notify");
@@ -198,6 +290,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, notify_ready_watchdog_reload_stopping);
 	tcase_add_test(tc, no_priorities_off_the_journal);
+	tcase_add_test(tc, reload_changes_the_worker_class);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
