@@ -765,9 +765,9 @@ static int check_config(const struct options *o)
 	return 0;
 }
 
-/* Opens and configures the group of --cgroup or --self. Returns 0 or an
- * exit status. */
-static int open_single(struct daemon *d)
+/* Opens and configures the group of --cgroup or --self into *ret.
+ * Returns 0 or an exit status. */
+static int open_single(struct daemon *d, mr_group_t **ret)
 {
 	struct options *o = d->o;
 	struct mr_limits lim = { .size = sizeof(lim) };
@@ -817,12 +817,7 @@ static int open_single(struct daemon *d)
 			"limit", o->cgroup, b.margin / 1048576.0,
 			b.hysteresis / 1048576.0,
 			(b.margin + b.hysteresis) / 1048576.0);
-	r = mrd_groups_adopt(&d->gs, g, o->cgroup);
-	if (r < 0) {
-		mrd_log(MR_LOG_ERR, "%s: %s", o->cgroup, strerror(-r));
-		mr_group_close(g);
-		return EXIT_LIBRARY;
-	}
+	*ret = g;
 	return 0;
 }
 
@@ -834,6 +829,7 @@ int main(int argc, char **argv)
 	};
 	struct options o;
 	struct daemon d = { .o = &o };
+	mr_group_t *single = NULL;     /* opened, not yet in the table */
 	sigset_t mask;
 	int sfd, r, status = EXIT_LIBRARY;
 
@@ -897,7 +893,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!d.config_mode) {
-		r = open_single(&d);
+		r = open_single(&d, &single);
 		if (r) {
 			status = r;
 			goto out;
@@ -907,6 +903,17 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		mrd_log(MR_LOG_ERR, "starting the worker: %s", mr_strerror(r));
 		goto out;
+	}
+	/* Its start record once the worker runs: a program that starts its
+	 * workload on that line (mr-demo) has the worker from the first
+	 * charge. */
+	if (single) {
+		r = mrd_groups_adopt(&d.gs, single, o.cgroup);
+		if (r < 0) {
+			mrd_log(MR_LOG_ERR, "%s: %s", o.cgroup, strerror(-r));
+			goto out;
+		}
+		single = NULL;
 	}
 	if (d.config_mode) {
 		if (mrd_groups_apply(&d.gs, &d.cfg) < 0)
@@ -933,6 +940,8 @@ out:
 		if (mrd_groups_free(&d.gs) < 0 && status == 0)
 			status = EXIT_LIBRARY;
 	}
+	if (single)
+		mr_group_close(single);
 	mr_ctx_free(d.ctx);
 	if (d.config_mode)
 		mrd_config_free(&d.cfg);
