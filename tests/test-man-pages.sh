@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The manual pages cover what they document: every option of
-# `memreclaimd --help` in memreclaimd(8), with every metric family it
+# `memreclaimd --help` in memreclaimd(8) (and of `mrsim --help` in
+# mrsim(1), where mrsim is built), with every metric family it
 # writes; every key of memreclaimd_config_keys[] (its configuration
 # parser's list) in memreclaimd.conf(5); every environment variable the
 # alloc-hook reads in memreclaim-alloc-hook(7); every function
@@ -36,6 +37,17 @@ for n in $names; do
 		fail "memreclaimd(8) does not name the metric memreclaimd_$n"
 done
 echo "memreclaimd(8): $(echo $names | wc -w) metric families"
+
+mrsim=$top_builddir/examples/mrsim
+if [ -x "$mrsim" ]; then
+	page=$(text "$man/mrsim.1")
+	opts=$("$mrsim" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	for o in $opts; do
+		printf '%s\n' "$page" | grep -q -- "^\.[BI]*R* *$o\( \|$\)" ||
+			fail "mrsim(1) has no entry for $o"
+	done
+	echo "mrsim(1): $(echo $opts | wc -w) options of --help"
+fi
 
 page=$(text "$man/memreclaimd.conf.5")
 keys=$(sed -n '/memreclaimd_config_keys\[\] = {/,/NULL/p' \
