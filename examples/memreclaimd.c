@@ -1,43 +1,42 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * memreclaimd — keeps a memory cgroup's usage a margin below its limit with
- * libmemreclaim's margin worker, and reports what the worker did.
+ * memreclaimd — keeps memory cgroups' usage a margin below their limits
+ * with libmemreclaim's margin worker (one context, one worker), and
+ * reports what the worker did. memreclaimd(8) is its manual,
+ * memreclaimd.conf(5) that of its configuration.
  *
+ *   memreclaimd [--config PATH] [DAEMON OPTION]...      every group of a
+ *                                                       configuration
+ *   memreclaimd --check-config [--config PATH]
  *   memreclaimd --cgroup PATH|--self [--margin auto|SIZE [--hysteresis SIZE]]
- *               [--batch SIZE|auto] [--backend auto|cgroup1|cgroup2]
- *               [--sched idle|nice:N] [--duration SECONDS]
- *               [--stats-interval SECONDS] [--json]
+ *               [--batch SIZE|auto] [DAEMON OPTION]...  one group
  *   memreclaimd --help | --version
  *
- * SIZE is a number of bytes with an optional K, M or G suffix (powers of
- * 1024), or N% of the group's limit (up to four decimals); a margin in
- * bytes is at least 4096 (MR_MARGIN_MIN_BYTES). --hysteresis defaults to
- * the margin. Without --margin, or with --margin auto, the margin is
- * adaptive (mr_group_set_margin_adaptive() with its defaults): sized from
- * the group's charge rate and the worker's reaction time, and kept only
- * while the waits it removes outweigh its CPU and refaults. --verbose
- * logs the library's debug messages (each change of the adaptive
- * margin's strength among them). MEMRECLAIM_STATE_DIR, when set, must be
- * an absolute path.
+ * The daemon options (--backend, --sched, --stats-interval, --json,
+ * --metrics-file, --metrics-interval, --metrics-port, --hybrid-psi) are
+ * the [daemon]
+ * keys of the configuration, and win over them. --duration and --verbose
+ * are the command line's alone.
  *
- * Statistics are printed once the worker runs (event "start"), every
- * interval ("stats") and at exit ("final"): one line each, with --json one
- * flat JSON object per line. limit_hits is memory.failcnt (charges that met
- * the limit since the group was created, or since someone last reset the
- * counter); limit_hits_since_start is its growth since memreclaimd opened
- * the group.
+ * With a configuration (memreclaimd-config.h), the groups its [group]
+ * sections match are found and watched (memreclaimd-groups.h); a group
+ * removed is logged and dropped; SIGHUP reloads the files (a
+ * configuration with a mistake is refused, and the one in force stays).
+ * With --cgroup or --self, memreclaimd keeps that group alone, exits with
+ * status 3 once it is removed, and SIGHUP has nothing to reload.
  *
- * Exit status: 0 after a clean stop (duration reached, or SIGTERM, SIGINT,
- * SIGHUP or SIGQUIT), 1 when the library fails, 2 on a bad option,
- * including one this group cannot take (a margin not below its limit, a %
- * of a group with no limit): nothing was changed.
- * SIGTERM, SIGINT, SIGHUP (the terminal or session went away) and SIGQUIT
- * are taken with a signalfd: the worker is stopped, the final statistics
- * printed and the group closed (a lowered limit restored). SIGPIPE is
- * ignored: a reader of the statistics that went away does not kill the
- * daemon in the middle of a step. A statistics read that another manager
- * holds up (-EBUSY: it is in the middle of a reclaim step on the group) is
- * skipped with a note and retried at the next interval.
+ * Statistics go to stdout (memreclaimd-stats.h); metrics to a file and/or
+ * 127.0.0.1 (memreclaimd-metrics.h); the log to stderr
+ * (memreclaimd-log.h). Under systemd (Type=notify) memreclaimd says
+ * READY=1 once its groups are kept, RELOADING=1 and READY=1 around a
+ * reload, STOPPING=1 when it stops, and WATCHDOG=1 at half of
+ * WatchdogSec=.
+ *
+ * Exit status: 0 after a clean stop (duration reached, SIGTERM, SIGINT or
+ * SIGQUIT), 1 when the library fails, 2 on a bad option or configuration
+ * (nothing was changed), 3 when the group of --cgroup or --self was
+ * removed. SIGPIPE is ignored: a reader of the statistics that went away
+ * does not kill the daemon in the middle of a step.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,57 +51,82 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <memreclaim.h>
 
-#include "json.h"
+#include "memreclaimd-config.h"
+#include "memreclaimd-groups.h"
+#include "memreclaimd-log.h"
+#include "memreclaimd-metrics.h"
+#include "memreclaimd-stats.h"
 #include "policyopt.h"
 
-#define PROG "memreclaimd"
-#define DEFAULT_STATS_INTERVAL_S 10
-#define MAX_SECONDS (365ULL * 24 * 3600)
-#define EXIT_FAILURE_LIB 1
-#define EXIT_BAD_OPTION 2
+#define EXIT_LIBRARY 1
+#define EXIT_CONFIG 2
+#define EXIT_GROUP_GONE 3
 #define FINAL_TRIES 4
+#define SEC_NS 1000000000ULL
+/* How often the single group is looked at: gone or not. */
+#define GONE_CHECK_NS SEC_NS
+
+#ifndef MRD_DEFAULT_CONFIG
+#define MRD_DEFAULT_CONFIG "/etc/memreclaim/memreclaimd.conf"
+#endif
+
+/* A daemon setting given on the command line: a [daemon] key. */
+struct cli_setting {
+	const char *key;
+	const char *value;
+};
 
 struct options {
+	const char *config;          /* --config, or the default */
+	bool check_config;
 	const char *cgroup;          /* NULL with --self until opened */
-	bool self;                   /* --self: the group memreclaimd runs in */
+	bool self;
 	struct policy_opts policy;   /* --margin, --hysteresis, --batch */
-	const char *backend;
+	struct cli_setting settings[9];
+	size_t nsettings;
 	uint64_t duration_s;         /* 0: until a signal */
-	uint64_t stats_interval_s;   /* 0: at start and exit only */
-	bool json;
-	bool verbose;                /* --verbose: debug messages too */
-	bool sched_set;
-	int sched;
-	int nice;
+	bool verbose;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " --cgroup PATH|--self [--margin auto|SIZE] [OPTION]...\n"
-		"Keeps a memory cgroup's usage a margin below its limit with libmemreclaim's\n"
-		"margin worker, so that the group's own charges rarely meet the limit.\n"
+		"usage: " MRD_PROG " [--config PATH] [OPTION]...\n"
+		"       " MRD_PROG " --check-config [--config PATH]\n"
+		"       " MRD_PROG " --cgroup PATH|--self [--margin auto|SIZE] [OPTION]...\n"
+		"Keeps memory cgroups' usage a margin below their limits with libmemreclaim's\n"
+		"margin worker, so that the groups' own charges rarely meet the limit: the groups\n"
+		"a configuration's [group] sections match (found as they are created), or one.\n"
 		"\n"
-		"  --cgroup PATH           the group's directory, an absolute path\n"
+		"  --config PATH           the configuration (default " MRD_DEFAULT_CONFIG "),\n"
+		"                          with its drop-ins PATH.d/*.conf; memreclaimd.conf(5)\n"
+		"  --check-config          load the configuration, say what it holds or what is wrong, and exit\n"
+		"  --cgroup PATH           keep one group instead, its directory an absolute path\n"
 		"  --self                  instead of --cgroup (not with it): the memory cgroup memreclaimd itself runs in\n"
-		"  --margin auto|SIZE      keep usage this far below the group's limit: auto (the default) sizes it from the\n"
-		"                          charge rate and the worker's reaction, and drops it where it costs more than it\n"
-		"                          saves; SIZE is a fixed margin (at least 4K, below the limit)\n"
-		"  --hysteresis SIZE       with a fixed margin: each wake-up reclaims this much further below limit - margin\n"
-		"                          (default: the margin, at most half of limit - margin)\n"
-		"  --batch SIZE|auto       per reclaim call: SIZE (4K multiple; default 128K) or auto (excess/4, <= 64M, <= limit/8)\n"
+		"  --margin auto|SIZE      (one group) keep usage this far below the group's limit: auto (the default) sizes\n"
+		"                          it from the charge rate and the worker's reaction, and drops it where it costs\n"
+		"                          more than it saves; SIZE is a fixed margin (at least 4K, below the limit)\n"
+		"  --hysteresis SIZE       (one group) with a fixed margin: each wake-up reclaims this much further below\n"
+		"                          limit - margin (default: the margin, at most half of limit - margin)\n"
+		"  --batch SIZE|auto       (one group) per reclaim call: SIZE (4K multiple; default 128K) or auto\n"
+		"                          (excess/4, <= 64M, <= limit/8)\n"
 		"  --backend auto|cgroup1|cgroup2  auto picks from the path's filesystem; default: MEMRECLAIM_BACKEND, else auto\n"
-		"  --sched idle|nice:N     idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0 (a starved idle worker misses the margin on busy machines: docs/PERFORMANCE.md)\n"
-		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT, SIGHUP or SIGQUIT\n"
-		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and exit only\n"
-		"  --json                  print statistics as one flat JSON object per line\n"
+		"  --sched idle|nice:N     the worker: idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0\n"
+		"                          (a starved idle worker misses the margin on busy machines)\n"
+		"  --duration SECONDS      stop after SECONDS; 0 (default) runs until SIGTERM, SIGINT or SIGQUIT\n"
+		"  --stats-interval SECONDS  print statistics every SECONDS (default %d); 0: at start and end only\n"
+		"  --json                  print statistics as one flat JSON object per line, with the time\n"
+		"  --metrics-file PATH     write Prometheus metrics to PATH (through a temporary file and a rename)\n"
+		"  --metrics-interval SECONDS  how often the metrics file is written (default %d)\n"
+		"  --metrics-port PORT     serve the metrics on http://127.0.0.1:PORT/metrics\n"
+		"  --hybrid-psi            cgroup v1 groups read pressure (PSI) from their cgroup2 twins, on hybrid hosts\n"
 		"  --verbose               log the library's debug messages too (the adaptive margin's changes of strength,\n"
 		"                          its probes, refused settings)\n"
 		"  --version               print the version and exit\n"
@@ -110,128 +134,142 @@ static void usage(FILE *f)
 		"\n"
 		"SIZE: bytes with an optional K, M or G suffix (powers of 1024), or N%% of the\n"
 		"group's limit (at most 4 decimals); margin + hysteresis may not exceed the limit.\n"
-		"Statistics: usage, limit, limit hits (memory.failcnt) since the group's creation\n"
-		"and since memreclaimd started, what the worker did, and memreclaimd's CPU time.\n"
-		"Environment: MEMRECLAIM_BACKEND (auto, cgroup1 or cgroup2) when --backend is not\n"
+		"Signals: SIGHUP reloads the configuration (a bad one is refused and the one in\n"
+		"force stays); SIGTERM, SIGINT and SIGQUIT stop, restoring every group.\n"
+		"Environment: MEMRECLAIM_BACKEND (auto, cgroup1 or cgroup2) when no backend is\n"
 		"given; MEMRECLAIM_STATE_DIR, the absolute path of the directory the limit\n"
 		"journal lives in (default /run/memreclaim; owned by this user, not writable by\n"
-		"others).\n"
+		"others); JOURNAL_STREAM, set by systemd: log lines then carry <N> priorities.\n"
 		"Exit status: 0 after a clean stop, 1 when the library fails, 2 on a bad option\n"
-		"(each option may be given once); after a bad option nothing has changed.\n",
-		DEFAULT_STATS_INTERVAL_S);
+		"or configuration (each option may be given once; nothing has changed), 3 when\n"
+		"the group of --cgroup or --self was removed.\n",
+		MRD_DEFAULT_STATS_INTERVAL_S, MRD_DEFAULT_METRICS_INTERVAL_S);
 }
 
-/* Reports a bad option value; the caller exits 2. */
 static int bad_value(const char *opt, const char *value, const char *why)
 {
-	fprintf(stderr, PROG ": %s '%s': %s\n", opt, value, why);
+	mrd_log(MR_LOG_ERR, "%s '%s': %s", opt, value, why);
 	return -EINVAL;
 }
 
-static int parse_seconds(const char *opt, const char *s, uint64_t *out)
+static int parse_duration(const char *s, uint64_t *out)
 {
-	char *end;
 	unsigned long long v;
+	char *end;
 
 	if (s[0] < '0' || s[0] > '9')
-		return bad_value(opt, s, "not a whole number of seconds");
+		return bad_value("--duration", s, "not a whole number of seconds");
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end)
-		return bad_value(opt, s, "not a whole number of seconds");
-	if (v > MAX_SECONDS)
-		return bad_value(opt, s, "more than a year");
+		return bad_value("--duration", s, "not a whole number of seconds");
+	if (v > MRD_MAX_SECONDS)
+		return bad_value("--duration", s, "more than a year");
 	*out = v;
 	return 0;
 }
 
-static int parse_sched(const char *s, struct options *o)
+/* Applies the command line's daemon settings over d. */
+static int apply_settings(const struct options *o, struct mrd_daemon *d)
 {
-	char *end;
-	long n;
+	char where[64];
+	size_t i;
+	int r;
 
-	if (strcmp(s, "idle") == 0) {
-		o->sched = MR_SCHED_IDLE;
-		o->nice = 0;
-	} else if (strncmp(s, "nice:", 5) == 0) {
-		errno = 0;
-		n = strtol(s + 5, &end, 10);
-		if (errno || end == s + 5 || *end || n < -20 || n > 19)
-			return bad_value("--sched", s,
-					 "nice level must be -20..19");
-		o->sched = MR_SCHED_NICE;
-		o->nice = (int)n;
-	} else {
-		return bad_value("--sched", s, "expected idle or nice:N");
+	for (i = 0; i < o->nsettings; i++) {
+		snprintf(where, sizeof(where), "--%s",
+			 strcmp(o->settings[i].key, "worker-sched") == 0 ?
+			 "sched" :
+			 strcmp(o->settings[i].key, "stats-format") == 0 ?
+			 "json" : o->settings[i].key);
+		r = mrd_daemon_set(d, o->settings[i].key, o->settings[i].value,
+				   where);
+		if (r < 0)
+			return r;
 	}
-	o->sched_set = true;
 	return 0;
 }
 
-/* Checks what can be checked without the group. */
-/* The backends memreclaimd takes by name: real cgroups only. */
-static bool real_backend(const char *name)
-{
-	return strcmp(name, "auto") == 0 || strcmp(name, "cgroup1") == 0 ||
-	       strcmp(name, "cgroup2") == 0;
-}
-
+/* Checks what can be checked without a group or a configuration. */
 static int check_options(const struct options *o)
 {
+	struct mrd_daemon d;
+	bool backend_given;
 	const char *env;
 	int r;
 
 	if (o->cgroup && o->self) {
-		fprintf(stderr, PROG ": --cgroup and --self are mutually "
-			"exclusive (--self manages the group memreclaimd runs "
-			"in)\n");
+		mrd_log(MR_LOG_ERR, "--cgroup and --self are mutually exclusive "
+			"(--self manages the group memreclaimd runs in)");
 		return -EINVAL;
 	}
-	if (!o->cgroup && !o->self) {
-		fprintf(stderr, PROG ": one of --cgroup and --self is required\n");
+	if ((o->cgroup || o->self) && (o->config || o->check_config)) {
+		mrd_log(MR_LOG_ERR, "--%s keeps one group from the command line; "
+			"--config and --check-config are for a configuration "
+			"file's groups",
+			o->self ? "self" : "cgroup");
 		return -EINVAL;
 	}
-	if (o->self && o->backend && strcmp(o->backend, "auto") != 0) {
-		fprintf(stderr, PROG ": --backend does not apply to --self: the "
-			"backend follows from where the group is mounted\n");
+	if (!o->cgroup && !o->self && o->policy.margin_arg) {
+		mrd_log(MR_LOG_ERR, "--margin, --hysteresis and --batch go with "
+			"--cgroup or --self; a configuration gives them in its "
+			"[group] sections");
+		return -EINVAL;
+	}
+	if (!o->cgroup && !o->self &&
+	    (o->policy.hysteresis.set || o->policy.batch.set ||
+	     o->policy.batch_auto)) {
+		mrd_log(MR_LOG_ERR, "--hysteresis and --batch go with --cgroup "
+			"or --self; a configuration gives them in its [group] "
+			"sections");
 		return -EINVAL;
 	}
 	if (o->cgroup && o->cgroup[0] != '/') {
-		fprintf(stderr, PROG ": --cgroup '%s': not an absolute path\n",
+		mrd_log(MR_LOG_ERR, "--cgroup '%s': not an absolute path",
 			o->cgroup);
 		return -EINVAL;
 	}
-	r = policyopt_check(PROG, &o->policy);
+	mrd_daemon_defaults(&d);
+	r = apply_settings(o, &d);
+	if (r == 0 && o->self && d.backend.text &&
+	    strcmp(d.backend.text, "auto") != 0) {
+		mrd_log(MR_LOG_ERR, "--backend does not apply to --self: the "
+			"backend follows from where the group is mounted");
+		r = -EINVAL;
+	}
+	backend_given = d.backend.text != NULL;
+	mrd_daemon_free(&d);
 	if (r < 0)
 		return r;
-	if (o->backend && !real_backend(o->backend)) {
-		fprintf(stderr, PROG ": --backend '%s': expected auto, cgroup1 "
-			"or cgroup2\n",
-			o->backend);
-		return -EINVAL;
+	if (o->cgroup || o->self) {
+		char prefix[64];
+
+		r = policyopt_check(mrd_log_prefix(prefix, sizeof(prefix),
+						   NULL), &o->policy);
+		if (r < 0)
+			return r;
 	}
 	/* mr_ctx_new()'s own check of the state directory, named here:
 	 * the library can only answer -EINVAL. */
 	env = secure_getenv("MEMRECLAIM_STATE_DIR");
 	if (env && *env && env[0] != '/') {
-		fprintf(stderr, PROG ": MEMRECLAIM_STATE_DIR='%s': the state "
-			"directory must be an absolute path\n", env);
+		mrd_log(MR_LOG_ERR, "MEMRECLAIM_STATE_DIR='%s': the state "
+			"directory must be an absolute path", env);
 		return -EINVAL;
 	}
 	if (env && strlen(env) >= PATH_MAX - 64) {
-		fprintf(stderr, PROG ": MEMRECLAIM_STATE_DIR: the state "
-			"directory's path must be shorter than %d bytes\n",
-			PATH_MAX - 64);
+		mrd_log(MR_LOG_ERR, "MEMRECLAIM_STATE_DIR: the state directory's "
+			"path must be shorter than %d bytes", PATH_MAX - 64);
 		return -EINVAL;
 	}
-	/* Without --backend the library takes MEMRECLAIM_BACKEND: the same
-	 * names, and never the simulator (a regression from a fresh user's
-	 * trial: `auto` was passed, and the variable silently ignored). */
+	/* Without a backend the library takes MEMRECLAIM_BACKEND: the same
+	 * names, and never the simulator. */
 	env = getenv("MEMRECLAIM_BACKEND");
-	if (!o->backend && env && *env && !real_backend(env)) {
-		fprintf(stderr, PROG ": MEMRECLAIM_BACKEND='%s': expected auto, "
+	if (!backend_given && env && *env && strcmp(env, "auto") != 0 &&
+	    strcmp(env, "cgroup1") != 0 && strcmp(env, "cgroup2") != 0) {
+		mrd_log(MR_LOG_ERR, "MEMRECLAIM_BACKEND='%s': expected auto, "
 			"cgroup1 or cgroup2 (memreclaimd manages real groups; "
-			"the simulator is for mrsim and mr-demo)\n", env);
+			"the simulator is for mrsim and mr-demo)", env);
 		return -EINVAL;
 	}
 	return 0;
@@ -241,7 +279,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
 	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF,
-	       OPT_VERBOSE };
+	       OPT_VERBOSE, OPT_CONFIG, OPT_CHECK, OPT_MFILE, OPT_MINTERVAL,
+	       OPT_MPORT, OPT_HYBRID };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "self", no_argument, NULL, OPT_SELF },
@@ -254,17 +293,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "sched", required_argument, NULL, OPT_SCHED },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "metrics-file", required_argument, NULL, OPT_MFILE },
+		{ "metrics-interval", required_argument, NULL, OPT_MINTERVAL },
+		{ "metrics-port", required_argument, NULL, OPT_MPORT },
+		{ "hybrid-psi", no_argument, NULL, OPT_HYBRID },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int seen = 0; /* bit i: longopts[i] was given */
+	char prefix[64];
 	int c, i, r = 0;
 
-	*o = (struct options){
-		.backend = NULL, /* --backend not given: MEMRECLAIM_BACKEND */
-		.stats_interval_s = DEFAULT_STATS_INTERVAL_S,
-	};
+	*o = (struct options){ 0 };
+	mrd_log_prefix(prefix, sizeof(prefix), NULL);
 	while (r == 0 &&
 	       (c = getopt_long(argc, argv, "c:m:h", longopts, NULL)) != -1) {
 		/* Every option counts once: a second --cgroup or --margin
@@ -273,8 +317,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			;
 		if (longopts[i].name) {
 			if (seen & (1u << i)) {
-				fprintf(stderr,
-					PROG ": --%s given more than once\n",
+				mrd_log(MR_LOG_ERR, "--%s given more than once",
 					longopts[i].name);
 				r = -EINVAL;
 				break;
@@ -289,33 +332,59 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->self = true;
 			break;
 		case 'm': case OPT_HYST: case OPT_BATCH:
-			r = policyopt_parse(PROG, longopts[i].name, optarg,
+			r = policyopt_parse(prefix, longopts[i].name, optarg,
 					    &o->policy);
 			break;
 		case OPT_BACKEND:
-			o->backend = optarg;
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "backend", optarg };
 			break;
-		case OPT_DURATION:
-			r = parse_seconds("--duration", optarg, &o->duration_s);
+		case OPT_SCHED:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "worker-sched", optarg };
 			break;
 		case OPT_INTERVAL:
-			r = parse_seconds("--stats-interval", optarg,
-					  &o->stats_interval_s);
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "stats-interval", optarg };
 			break;
 		case OPT_JSON:
-			o->json = true;
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "stats-format", "json" };
+			break;
+		case OPT_MFILE:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "metrics-file", optarg };
+			break;
+		case OPT_MINTERVAL:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "metrics-interval", optarg };
+			break;
+		case OPT_MPORT:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "metrics-port", optarg };
+			break;
+		case OPT_HYBRID:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "hybrid-psi", "yes" };
+			break;
+		case OPT_DURATION:
+			r = parse_duration(optarg, &o->duration_s);
 			break;
 		case OPT_VERBOSE:
 			o->verbose = true;
 			break;
-		case OPT_SCHED:
-			r = parse_sched(optarg, o);
+		case OPT_CONFIG:
+			o->config = optarg;
+			break;
+		case OPT_CHECK:
+			o->check_config = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		case OPT_VERSION:
-			printf(PROG " (libmemreclaim %s)\n", mr_version());
+			printf(MRD_PROG " %s (libmemreclaim %s)\n",
+			       PACKAGE_VERSION, mr_version());
 			exit(0);
 		default:
 			/* getopt_long has said what was wrong. */
@@ -324,287 +393,470 @@ static int parse_options(int argc, char **argv, struct options *o)
 		}
 	}
 	if (r == 0 && optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n",
-			argv[optind]);
+		mrd_log(MR_LOG_ERR, "unexpected argument '%s'", argv[optind]);
 		r = -EINVAL;
 	}
 	/* The adaptive margin is the default. */
-	if (r == 0 && !o->policy.margin.set)
-		r = policyopt_parse(PROG, "margin", "auto", &o->policy);
+	if (r == 0 && (o->cgroup || o->self) && !o->policy.margin.set)
+		r = policyopt_parse(prefix, "margin", "auto", &o->policy);
 	if (r == 0)
 		r = check_options(o);
 	if (r < 0)
-		fprintf(stderr, "Try '" PROG " --help'.\n");
+		fprintf(stderr, "Try '" MRD_PROG " --help'.\n");
+	if (!o->config)
+		o->config = MRD_DEFAULT_CONFIG;
 	return r;
 }
 
-static void log_to_stderr(int level, const char *msg, void *userdata)
-{
-	static const char *const names[] = {
-		[MR_LOG_ERR] = "error", [MR_LOG_WARNING] = "warning",
-		[MR_LOG_NOTICE] = "notice", [MR_LOG_INFO] = "info",
-		[MR_LOG_DEBUG] = "debug",
-	};
-	const char *name = level >= MR_LOG_ERR && level <= MR_LOG_DEBUG ?
-			   names[level] : "log";
+/* ---------------------------------------------------------------- state */
 
-	fprintf(stderr, PROG ": %s: %s\n", name, msg);
+struct daemon {
+	struct options *o;
+	mr_ctx_t *ctx;
+	struct mrd_groups gs;
+	struct mrd_config cfg;       /* in force (config mode) */
+	struct mrd_daemon settings;  /* in force (both modes) */
+	bool config_mode;
+	struct mrd_counters counters;
+	struct mrd_http *http;
+	unsigned http_port;
+	bool stopping;
+};
+
+static void on_opened(struct mrd_groups *gs, struct mrd_group *grp)
+{
+	struct daemon *d = gs->userdata;
+
+	mrd_stats_print(grp, "start", d->settings.json);
 }
 
-static uint64_t now_ns(void)
+static void on_closing(struct mrd_groups *gs, struct mrd_group *grp,
+		       const char *why)
+{
+	struct daemon *d = gs->userdata;
+	int r, i;
+
+	if (strcmp(why, "removed") == 0)
+		return; /* nothing left to read */
+	r = mrd_stats_print(grp, "final", d->settings.json);
+	/* A step of another manager lasts well under a second: a few more
+	 * tries, then go without the final record. */
+	for (i = 0; r == -EBUSY && i < FINAL_TRIES; i++) {
+		nanosleep(&(struct timespec){ 0, 250 * 1000 * 1000 }, NULL);
+		r = mrd_stats_print(grp, "final", d->settings.json);
+	}
+}
+
+static double wall_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static uint64_t timeval_ns(struct timeval tv)
+static size_t groups_kept(const struct mrd_groups *gs)
 {
-	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000;
+	size_t i, n = 0;
+
+	for (i = 0; i < gs->n; i++)
+		n += gs->v[i]->g != NULL;
+	return n;
 }
 
-static double mib(uint64_t bytes)
+static void notify_status(const struct daemon *d, const char *state)
 {
-	return (double)bytes / (1024.0 * 1024.0);
+	sd_notifyf(0, "%sSTATUS=keeping the margin of %zu group%s", state,
+		   groups_kept(&d->gs), groups_kept(&d->gs) == 1 ? "" : "s");
 }
 
-
-/* Where the run started: the clock, and memory.failcnt when the group was
- * opened. */
-struct baseline {
-	uint64_t start_ns;
-	uint64_t limit_hits;
-};
-
-/* Prints one statistics record: "start", "stats" or "final". */
-static int print_stats(mr_group_t *g, const struct options *o,
-		       const char *event, const struct baseline *base)
+/* Starts, moves or stops the metrics endpoint as the settings say. */
+static void metrics_endpoint(struct daemon *d)
 {
-	struct mr_limits lim = { .size = sizeof(lim) };
-	struct mr_reclaim_stats st = { .size = sizeof(st) };
-	struct mr_margin_stats ms = { .size = sizeof(ms) };
-	struct rusage ru;
-	uint64_t user_ns, sys_ns, hits_since;
-	int r;
+	unsigned port = d->settings.metrics_port_n;
 
-	r = mr_group_read_limits(g, &lim);
-	if (r == 0)
-		r = mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st);
-	if (r == 0)
-		r = mr_group_read_margin_stats(g, &ms);
-	if (r == -EBUSY) {
-		/* Another manager is in the middle of a reclaim step on the
-		 * group: its transient limit is no statistic. */
-		fprintf(stderr, PROG ": %s record skipped: reading the "
-			"statistics of %s: %s (in the middle of a reclaim "
-			"step); retrying at the next interval\n", event,
-			o->cgroup, mr_strerror(r));
-		return r;
+	if (port == d->http_port)
+		return;
+	mrd_http_stop(d->http);
+	d->http = NULL;
+	d->http_port = 0;
+	if (port && mrd_http_start(&d->gs, &d->counters, port, &d->http) == 0)
+		d->http_port = port;
+}
+
+/* Whether the worker's class differs between two settings. */
+static bool sched_differs(const struct mrd_daemon *a,
+			  const struct mrd_daemon *b)
+{
+	return a->sched != b->sched || a->nice != b->nice;
+}
+
+/* Per-group PSI of cgroup v1 groups from their cgroup2 twins, as the
+ * settings say. Returns 0, or the exit status after saying why. */
+static int set_hybrid_psi(mr_ctx_t *ctx, const struct mrd_daemon *s)
+{
+	int r = mr_ctx_set_hybrid_psi(ctx, s->hybrid_psi_on);
+
+	const char *where = s->hybrid_psi.where;
+
+	if (r == -ENODEV) {
+		if (where && where[0] != '-')
+			mrd_log(MR_LOG_ERR, "%s: hybrid-psi = yes: not a "
+				"hybrid host (the cgroup v1 memory controller "
+				"beside a cgroup2 mount without it)", where);
+		else
+			mrd_log(MR_LOG_ERR, "--hybrid-psi: not a hybrid host "
+				"(the cgroup v1 memory controller beside a "
+				"cgroup2 mount without it)");
+		return EXIT_CONFIG;
 	}
 	if (r < 0) {
-		fprintf(stderr, PROG ": reading statistics of %s: %s\n",
-			o->cgroup, mr_strerror(r));
-		return r;
+		mrd_log(MR_LOG_ERR, "hybrid-psi: %s", mr_strerror(r));
+		return EXIT_LIBRARY;
 	}
-	/* memory.failcnt can be reset by writing to it: then count from the
-	 * reset. */
-	hits_since = lim.limit_hits >= base->limit_hits ?
-		     lim.limit_hits - base->limit_hits : lim.limit_hits;
-	getrusage(RUSAGE_SELF, &ru);
-	user_ns = timeval_ns(ru.ru_utime);
-	sys_ns = timeval_ns(ru.ru_stime);
-
-	if (o->json) {
-		printf("{\"event\":\"%s\",\"uptime_ns\":%" PRIu64 ",\"cgroup\":",
-		       event, now_ns() - base->start_ns);
-		json_string(o->cgroup);
-		printf(",\"usage_bytes\":%" PRIu64, lim.usage_bytes);
-		if (lim.limit_bytes == MR_UNLIMITED)
-			printf(",\"limit_bytes\":null");
-		else
-			printf(",\"limit_bytes\":%" PRIu64, lim.limit_bytes);
-		printf(",\"limit_hits\":%" PRIu64
-		       ",\"limit_hits_since_start\":%" PRIu64
-		       ",\"worker_calls\":%" PRIu64
-		       ",\"worker_empty_calls\":%" PRIu64
-		       ",\"worker_asked_bytes\":%" PRIu64
-		       ",\"worker_freed_bytes\":%" PRIu64
-		       ",\"worker_elapsed_ns\":%" PRIu64
-		       ",\"cpu_user_ns\":%" PRIu64 ",\"cpu_sys_ns\":%" PRIu64
-		       ",\"cpu_ns\":%" PRIu64
-		       ",\"margin_adaptive\":%s,\"margin_bytes\":%" PRIu64
-		       ",\"hysteresis_bytes\":%" PRIu64,
-		       lim.limit_hits, hits_since, st.calls, st.empty_calls,
-		       st.asked_bytes, st.freed_bytes, st.elapsed_ns,
-		       user_ns, sys_ns, user_ns + sys_ns,
-		       ms.adaptive ? "true" : "false", ms.margin_bytes,
-		       ms.hysteresis_bytes);
-		if (ms.adaptive)
-			printf(",\"margin_sized_bytes\":%" PRIu64
-			       ",\"margin_strength_ppm\":%" PRIu32
-			       ",\"charge_bytes_per_s\":%" PRIu64
-			       ",\"reaction_ns\":%" PRIu64
-			       ",\"benefit_ns\":%" PRIu64 ",\"cost_ns\":%" PRIu64
-			       ",\"margin_intervals\":%" PRIu64
-			       ",\"interval_limit_hits\":%" PRIu64
-			       ",\"interval_refault_bytes\":%" PRIu64
-			       ",\"worker_cpu_ns\":%" PRIu64,
-			       ms.sized_bytes, ms.strength_ppm,
-			       ms.charge_bytes_per_s, ms.reaction_ns,
-			       ms.benefit_ns, ms.cost_ns, ms.intervals,
-			       ms.limit_hits, ms.refault_bytes,
-			       ms.worker_cpu_ns);
-		printf("}\n");
-	} else {
-		printf(PROG ": %s: usage %.1f MiB, limit ", event,
-		       mib(lim.usage_bytes));
-		if (lim.limit_bytes == MR_UNLIMITED)
-			printf("none");
-		else
-			printf("%.1f MiB", mib(lim.limit_bytes));
-		printf("; limit hits (memory.failcnt) %" PRIu64
-		       " since the group's creation, %" PRIu64
-		       " since memreclaimd started; margin worker: %" PRIu64
-		       " calls (%" PRIu64 " empty), asked %.1f MiB, freed %.1f MiB, %.3f s; cpu %.3f s\n",
-		       lim.limit_hits, hits_since, st.calls, st.empty_calls,
-		       mib(st.asked_bytes), mib(st.freed_bytes),
-		       (double)st.elapsed_ns / 1e9,
-		       (double)(user_ns + sys_ns) / 1e9);
-		if (ms.adaptive)
-			printf(PROG ": %s: adaptive margin %.2f MiB "
-			       "(hysteresis %.2f MiB), strength %.3f of "
-			       "%.2f MiB sized (charge rate %.1f MiB/s x "
-			       "reaction %.3f ms x safety, or grown on limit "
-			       "hits); last interval: benefit %.3f ms "
-			       "(reclaim waits taken off the workload), cost "
-			       "%.3f ms (worker CPU and refaults), %" PRIu64
-			       " limit hits, %.1f MiB refaulted\n", event,
-			       mib(ms.margin_bytes), mib(ms.hysteresis_bytes),
-			       ms.strength_ppm / 1e6, mib(ms.sized_bytes),
-			       mib(ms.charge_bytes_per_s),
-			       (double)ms.reaction_ns / 1e6,
-			       ms.benefit_ns / 1e6, ms.cost_ns / 1e6,
-			       ms.limit_hits, mib(ms.refault_bytes));
-	}
-	fflush(stdout);
 	return 0;
 }
 
-/* Applies the policy options to the group, whose limits were just read
- * into *lim (policyopt_apply(): a refused option leaves the group as it
- * was), then the worker's scheduling. Returns 0, or the exit status after
- * reporting the failure: EXIT_BAD_OPTION when an option does not suit
- * this group. */
-static int configure_group(mr_ctx_t *ctx, mr_group_t *g,
-			   const struct options *o,
-			   const struct mr_limits *lim)
+static int set_sched(mr_ctx_t *ctx, const struct mrd_daemon *s)
 {
-	struct policy_bytes b;
+	int r = mr_ctx_set_worker_sched(ctx, s->sched, s->nice);
+
+	if (r < 0)
+		mrd_log(MR_LOG_ERR, "setting the worker's scheduling: %s",
+			mr_strerror(r));
+	return r;
+}
+
+/* Loads the configuration with the command line's settings over it. */
+static int load(const struct options *o, struct mrd_config *cfg)
+{
+	int r = mrd_config_load(o->config, cfg);
+
+	if (r < 0)
+		return r;
+	r = apply_settings(o, &cfg->daemon);
+	if (r < 0)
+		mrd_config_free(cfg);
+	return r;
+}
+
+/* SIGHUP with a configuration. */
+static void reload(struct daemon *d)
+{
+	struct mrd_config next, old;
+	const char *ob, *nb;
+	bool hybrid;
 	int r;
 
-	r = policyopt_apply(PROG, g, o->cgroup, &o->policy, lim, &b);
-	if (r == -ERANGE)
-		return EXIT_BAD_OPTION;
-	if (r < 0)
-		return EXIT_FAILURE_LIB;
-	/* What the options came to, so a default is never a surprise. */
-	if (b.margin_adaptive)
-		fprintf(stderr, PROG ": %s: adaptive margin: sized every "
-			"second from the charge rate and the worker's "
-			"reaction, at most 10%% of the limit, dropped where "
-			"it costs more than the waits it removes\n",
-			o->cgroup);
-	else if (lim->limit_bytes != MR_UNLIMITED)
-		fprintf(stderr, PROG ": %s: margin %.1f MiB, hysteresis %.1f MiB: "
-			"each wake-up reclaims down to %.1f MiB below the "
-			"limit\n", o->cgroup, mib(b.margin),
-			mib(b.hysteresis), mib(b.margin + b.hysteresis));
-	if (o->sched_set) {
-		r = mr_ctx_set_worker_sched(ctx, o->sched, o->nice);
-		if (r < 0) {
-			fprintf(stderr, PROG ": setting the scheduling: %s\n",
-				mr_strerror(r));
-			return EXIT_FAILURE_LIB;
+	sd_notify(0, "RELOADING=1");
+	mrd_log(MR_LOG_NOTICE, "reloading %s", d->o->config);
+	r = load(d->o, &next);
+	if (r == 0) {
+		ob = d->settings.backend.text;
+		nb = next.daemon.backend.text;
+		if ((ob || nb) && (!ob || !nb || strcmp(ob, nb) != 0)) {
+			mrd_log(MR_LOG_ERR, "%s: backend = %s: the backend "
+				"cannot change on reload (was %s); restart "
+				"memreclaimd for it", nb ? next.daemon.backend.where :
+				d->o->config, nb ? nb : "(none)", ob ? ob : "(none)");
+			mrd_config_free(&next);
+			r = -EINVAL;
 		}
 	}
+	hybrid = r == 0 &&
+		 next.daemon.hybrid_psi_on != d->settings.hybrid_psi_on;
+	if (hybrid && set_hybrid_psi(d->ctx, &next.daemon) != 0) {
+		mrd_config_free(&next);
+		r = -EINVAL;
+	}
+	if (r == 0) {
+		/* In its place first: the groups' table keeps a pointer. */
+		old = d->cfg;
+		d->cfg = next;
+		r = mrd_groups_apply(&d->gs, &d->cfg);
+		if (r < 0) {
+			/* No group changed: inotify could not be had. */
+			mrd_config_free(&d->cfg);
+			d->cfg = old;
+			if (hybrid)
+				set_hybrid_psi(d->ctx, &d->settings);
+		}
+	}
+	if (r == 0 && sched_differs(&d->settings, &d->cfg.daemon)) {
+		/* The class is taken when the worker starts; the values
+		 * were checked as the configuration was loaded. */
+		mr_ctx_worker_stop(d->ctx);
+		set_sched(d->ctx, &d->cfg.daemon);
+		if (mr_ctx_worker_start(d->ctx) < 0)
+			mrd_log(MR_LOG_ERR, "restarting the worker failed");
+	}
+	if (r < 0) {
+		mrd_log(MR_LOG_ERR, "reload refused: %s has the mistakes "
+			"above; the configuration in force stays", d->o->config);
+		pthread_mutex_lock(&d->gs.lock);
+		d->counters.reloads_failed++;
+		pthread_mutex_unlock(&d->gs.lock);
+		notify_status(d, "READY=1\n");
+		return;
+	}
+	d->settings = d->cfg.daemon;
+	mrd_config_free(&old);
+	pthread_mutex_lock(&d->gs.lock);
+	d->counters.reloads_ok++;
+	d->counters.last_reload_ok_s = wall_s();
+	pthread_mutex_unlock(&d->gs.lock);
+	metrics_endpoint(d);
+	mrd_log(MR_LOG_NOTICE, "reloaded %s: %zu [group] section%s, %zu "
+		"group%s kept", d->o->config, d->cfg.nsections,
+		d->cfg.nsections == 1 ? "" : "s", groups_kept(&d->gs),
+		groups_kept(&d->gs) == 1 ? "" : "s");
+	notify_status(d, "READY=1\n");
+}
+
+/* ---------------------------------------------------------------- loop */
+
+struct clock_due {
+	uint64_t stats, metrics, watchdog, gone, end;
+};
+
+static uint64_t earliest(const struct clock_due *c)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (c->stats && c->stats < t)
+		t = c->stats;
+	if (c->metrics && c->metrics < t)
+		t = c->metrics;
+	if (c->watchdog && c->watchdog < t)
+		t = c->watchdog;
+	if (c->gone && c->gone < t)
+		t = c->gone;
+	if (c->end && c->end < t)
+		t = c->end;
+	return t;
+}
+
+/* Runs until a stop. Returns 0, or EXIT_GROUP_GONE, or EXIT_LIBRARY. */
+static int run(struct daemon *d, int sfd)
+{
+	const struct options *o = d->o;
+	struct signalfd_siginfo si;
+	struct pollfd p[2];
+	struct clock_due due = { 0 };
+	uint64_t now = mrd_now_ns(), wd_usec = 0, wd_ns = 0, t;
+	size_t i;
+	int r;
+
+	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec)
+		wd_ns = wd_usec * 1000 / 2;
+	if (o->duration_s)
+		due.end = now + o->duration_s * SEC_NS;
+	for (;;) {
+		now = mrd_now_ns();
+		if (due.end && now >= due.end)
+			return 0;
+		if (!d->settings.stats_interval_s)
+			due.stats = 0;
+		else if (!due.stats)
+			due.stats = now + d->settings.stats_interval_s * SEC_NS;
+		else if (now >= due.stats) {
+			for (i = 0; i < d->gs.n; i++) {
+				if (!d->gs.v[i]->g)
+					continue;
+				r = mrd_stats_print(d->gs.v[i], "stats",
+						    d->settings.json);
+				if (r < 0 && r != -EBUSY && r != -ENOENT &&
+				    !d->config_mode)
+					return EXIT_LIBRARY;
+			}
+			due.stats = now + d->settings.stats_interval_s * SEC_NS;
+		}
+		if (!d->settings.metrics_file.text)
+			due.metrics = 0;
+		else if (!due.metrics || now >= due.metrics) {
+			mrd_metrics_write_file(&d->gs, &d->counters,
+					       d->settings.metrics_file.text);
+			due.metrics = now + d->settings.metrics_interval_s *
+					    SEC_NS;
+		}
+		if (wd_ns && (!due.watchdog || now >= due.watchdog)) {
+			sd_notify(0, "WATCHDOG=1");
+			due.watchdog = now + wd_ns;
+		}
+		if (!d->config_mode && (!due.gone || now >= due.gone)) {
+			uint64_t usage;
+			struct mrd_group *grp = d->gs.v[0];
+
+			if (due.gone && mr_group_read_usage(grp->g, &usage) ==
+					-ENOENT) {
+				mrd_log(MR_LOG_ERR, "%s: %s; exiting",
+					grp->path, mr_strerror(-ENOENT));
+				return EXIT_GROUP_GONE;
+			}
+			due.gone = now + GONE_CHECK_NS;
+		}
+		t = earliest(&due);
+		p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = mrd_groups_fd(&d->gs),
+					.events = POLLIN };
+		r = poll(p, p[1].fd >= 0 ? 2 : 1,
+			 t == UINT64_MAX ? -1 :
+			 t <= now ? 0 : (int)((t - now + 999999) / 1000000));
+		if (r < 0 && errno != EINTR) {
+			mrd_log(MR_LOG_ERR, "poll: %s", strerror(errno));
+			return EXIT_LIBRARY;
+		}
+		if (r > 0 && (p[1].revents & POLLIN))
+			mrd_groups_dispatch(&d->gs);
+		if (r > 0 && (p[0].revents & POLLIN) &&
+		    read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo != SIGHUP) {
+				mrd_log(MR_LOG_NOTICE, "%s, stopping",
+					strsignal((int)si.ssi_signo));
+				return 0;
+			}
+			if (d->config_mode)
+				reload(d);
+			else
+				mrd_log(MR_LOG_NOTICE, "SIGHUP: keeping %s from "
+					"the command line; no configuration to "
+					"reload", d->gs.v[0]->path);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- main */
+
+/* --check-config: what the configuration holds. */
+static int check_config(const struct options *o)
+{
+	struct mrd_config cfg;
+	const struct mrd_daemon *dm = &cfg.daemon;
+	size_t i;
+
+	if (load(o, &cfg) < 0) {
+		mrd_log(MR_LOG_ERR, "%s: refused", o->config);
+		return EXIT_CONFIG;
+	}
+	printf("%s: ok\n[daemon]\nbackend = %s\nworker-sched = %s\n"
+	       "stats-interval = %" PRIu64 "\nstats-format = %s\n"
+	       "metrics-file = %s\nmetrics-interval = %" PRIu64 "\n"
+	       "metrics-port = %u\nhybrid-psi = %s\n", o->config,
+	       dm->backend.text ? dm->backend.text : "(MEMRECLAIM_BACKEND, else auto)",
+	       dm->worker_sched.text ? dm->worker_sched.text : "nice:0",
+	       dm->stats_interval_s, dm->json ? "json" : "text",
+	       dm->metrics_file.text ? dm->metrics_file.text : "(none)",
+	       dm->metrics_interval_s, dm->metrics_port_n,
+	       dm->hybrid_psi_on ? "yes" : "no");
+	for (i = 0; i < cfg.nsections; i++) {
+		const struct mrd_section *s = &cfg.sections[i];
+
+		printf("\n# %s\n[group %s]\npath = %s\nmargin = %s\n",
+		       s->where, s->name, s->pattern.text,
+		       s->margin.text ? s->margin.text : "auto");
+		if (s->hysteresis.text)
+			printf("hysteresis = %s\n", s->hysteresis.text);
+		if (s->batch.text)
+			printf("batch = %s\n", s->batch.text);
+	}
+	if (!cfg.nsections)
+		printf("\n# no [group] sections: nothing to keep\n");
+	mrd_config_free(&cfg);
 	return 0;
 }
 
-/* How often the daemon looks whether its group is still there. */
-#define GONE_CHECK_NS 1000000000ULL
-
-/* Waits for a signal, the end of the run or the next statistics; prints
- * statistics on the way, and looks every second whether the group is
- * still there. Returns 0 when it is time to stop, -ENOENT when the group
- * was removed, or the error of a statistics read (-EBUSY is not one: that
- * read is retried at the next interval). */
-static int run(int sfd, mr_group_t *g, const struct options *o,
-	       const struct baseline *base)
+/* Opens and configures the group of --cgroup or --self into *ret.
+ * Returns 0 or an exit status. */
+static int open_single(struct daemon *d, mr_group_t **ret)
 {
-	uint64_t start_ns = base->start_ns;
-	uint64_t interval_ns = o->stats_interval_s * 1000000000ULL;
-	uint64_t end_ns = o->duration_s ?
-			  start_ns + o->duration_s * 1000000000ULL : 0;
-	uint64_t next_ns = interval_ns ? start_ns + interval_ns : 0;
-	struct signalfd_siginfo si;
-	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-	uint64_t now, wake, usage;
-	int timeout_ms, r;
+	struct options *o = d->o;
+	struct mr_limits lim = { .size = sizeof(lim) };
+	struct policy_bytes b;
+	char prefix[64];
+	mr_group_t *g;
+	int r;
 
-	for (;;) {
-		now = now_ns();
-		if (end_ns && now >= end_ns)
-			return 0;
-		if (next_ns && now >= next_ns) {
-			r = print_stats(g, o, "stats", base);
-			if (r < 0 && r != -EBUSY)
-				return r;
-			while (next_ns <= now)
-				next_ns += interval_ns;
+	if (o->self) {
+		r = mr_group_open_self(d->ctx, &g);
+		if (r < 0) {
+			mrd_log(MR_LOG_ERR, "opening own memory cgroup: %s",
+				mr_strerror(r));
+			return EXIT_LIBRARY;
 		}
-		wake = next_ns;
-		if (end_ns && (!wake || end_ns < wake))
-			wake = end_ns;
-		/* At least once a second, whatever the statistics interval:
-		 * a group removed under the daemon ends it (one pread). */
-		if (!wake || wake > now + GONE_CHECK_NS)
-			wake = now + GONE_CHECK_NS;
-		timeout_ms = (int)((wake - now + 999999) / 1000000);
-		r = poll(&pfd, 1, timeout_ms);
-		if (r < 0 && errno != EINTR) {
-			r = -errno;
-			fprintf(stderr, PROG ": poll: %s\n", strerror(-r));
-			return r;
-		}
-		if (r > 0 && read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			fprintf(stderr, PROG ": %s, stopping\n",
-				strsignal((int)si.ssi_signo));
-			return 0;
-		}
-		if (mr_group_read_usage(g, &usage) == -ENOENT) {
-			fprintf(stderr, PROG ": %s: %s; exiting\n",
-				mr_group_path(g), mr_strerror(-ENOENT));
-			return -ENOENT;
+		o->cgroup = mr_group_path(g);
+	} else {
+		r = mr_group_open(d->ctx, o->cgroup, d->settings.backend.text,
+				  &g);
+		if (r < 0) {
+			mrd_log(MR_LOG_ERR, "opening %s: %s", o->cgroup,
+				mr_strerror(r));
+			return EXIT_LIBRARY;
 		}
 	}
+	r = mr_group_read_limits(g, &lim);
+	if (r < 0) {
+		mrd_log(MR_LOG_ERR, "reading %s: %s", o->cgroup, mr_strerror(r));
+		mr_group_close(g);
+		return EXIT_LIBRARY;
+	}
+	r = policyopt_apply(mrd_log_prefix(prefix, sizeof(prefix), NULL), g,
+			    o->cgroup, &o->policy, &lim, &b);
+	if (r < 0) {
+		mr_group_close(g);
+		return r == -ERANGE ? EXIT_CONFIG : EXIT_LIBRARY;
+	}
+	/* What the options came to, so a default is never a surprise. */
+	if (b.margin_adaptive)
+		mrd_log(MR_LOG_INFO, "%s: adaptive margin: sized every second "
+			"from the charge rate and the worker's reaction, at "
+			"most 10%% of the limit, dropped where it costs more "
+			"than the waits it removes", o->cgroup);
+	else if (lim.limit_bytes != MR_UNLIMITED)
+		mrd_log(MR_LOG_INFO, "%s: margin %.1f MiB, hysteresis %.1f MiB: "
+			"each wake-up reclaims down to %.1f MiB below the "
+			"limit", o->cgroup, b.margin / 1048576.0,
+			b.hysteresis / 1048576.0,
+			(b.margin + b.hysteresis) / 1048576.0);
+	*ret = g;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct mrd_groups_hooks hooks = {
+		.opened = on_opened,
+		.closing = on_closing,
+	};
 	struct options o;
-	mr_ctx_t *ctx = NULL;
-	mr_group_t *g = NULL;
-	struct mr_limits lim = { .size = sizeof(lim) };
-	struct baseline base;
+	struct daemon d = { .o = &o };
+	mr_group_t *single = NULL;     /* opened, not yet in the table */
 	sigset_t mask;
-	int sfd, r, i, status = EXIT_FAILURE_LIB;
+	int sfd, r, status = EXIT_LIBRARY;
 
+	mrd_log_init();
 	if (parse_options(argc, argv, &o) < 0)
-		return EXIT_BAD_OPTION;
+		return EXIT_CONFIG;
+	if (o.check_config)
+		return check_config(&o);
+	d.config_mode = !o.cgroup && !o.self;
+	if (d.config_mode) {
+		if (load(&o, &d.cfg) < 0) {
+			mrd_log(MR_LOG_ERR, "%s: refused", o.config);
+			return EXIT_CONFIG;
+		}
+		d.settings = d.cfg.daemon;
+		d.counters.last_reload_ok_s = wall_s();
+	} else {
+		mrd_daemon_defaults(&d.settings);
+		if (apply_settings(&o, &d.settings) < 0) {
+			mrd_daemon_free(&d.settings);
+			return EXIT_CONFIG;
+		}
+	}
 
-	/* Blocked before any thread exists, so the worker inherits the mask
-	 * and the signals reach only the signalfd. */
+	/* Blocked before any thread exists, so the worker and the metrics
+	 * endpoint inherit the mask and the signals reach only the
+	 * signalfd. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -614,82 +866,87 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	r = pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	if (r) {
-		fprintf(stderr, PROG ": blocking signals: %s\n", strerror(r));
-		return 1;
+		mrd_log(MR_LOG_ERR, "blocking signals: %s", strerror(r));
+		return EXIT_LIBRARY;
 	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0) {
-		fprintf(stderr, PROG ": signalfd: %s\n", strerror(errno));
-		return 1;
+		mrd_log(MR_LOG_ERR, "signalfd: %s", strerror(errno));
+		return EXIT_LIBRARY;
 	}
 
-	r = mr_ctx_new(&ctx);
+	r = mr_ctx_new(&d.ctx);
 	if (r < 0) {
-		fprintf(stderr, PROG ": %s\n", mr_strerror(r));
+		mrd_log(MR_LOG_ERR, "%s", mr_strerror(r));
 		goto out;
 	}
-	mr_ctx_set_log(ctx, log_to_stderr, NULL,
+	mr_ctx_set_log(d.ctx, mrd_log_library, NULL,
 		       o.verbose ? MR_LOG_DEBUG : MR_LOG_INFO);
-	if (o.self) {
-		r = mr_group_open_self(ctx, &g);
-		if (r < 0) {
-			fprintf(stderr, PROG ": opening own memory cgroup: %s\n",
-				mr_strerror(r));
-			goto out;
-		}
-		o.cgroup = mr_group_path(g);
-	} else {
-		r = mr_group_open(ctx, o.cgroup, o.backend, &g);
-		if (r < 0) {
-			fprintf(stderr, PROG ": opening %s: %s\n", o.cgroup,
-				mr_strerror(r));
+	mrd_groups_init(&d.gs, d.ctx, &hooks, &d);
+	if (d.settings.worker_sched.text && set_sched(d.ctx, &d.settings) < 0)
+		goto out;
+	if (d.settings.hybrid_psi_on) {
+		r = set_hybrid_psi(d.ctx, &d.settings);
+		if (r) {
+			status = r;
 			goto out;
 		}
 	}
-	r = mr_group_read_limits(g, &lim);
+	if (!d.config_mode) {
+		r = open_single(&d, &single);
+		if (r) {
+			status = r;
+			goto out;
+		}
+	}
+	r = mr_ctx_worker_start(d.ctx);
 	if (r < 0) {
-		fprintf(stderr, PROG ": reading %s: %s\n", o.cgroup,
-			mr_strerror(r));
+		mrd_log(MR_LOG_ERR, "starting the worker: %s", mr_strerror(r));
 		goto out;
 	}
-	r = configure_group(ctx, g, &o, &lim);
-	if (r > 0) {
-		status = r;
-		goto out;
+	/* Its start record once the worker runs: a program that starts its
+	 * workload on that line (mr-demo) has the worker from the first
+	 * charge. */
+	if (single) {
+		r = mrd_groups_adopt(&d.gs, single, o.cgroup);
+		if (r < 0) {
+			mrd_log(MR_LOG_ERR, "%s: %s", o.cgroup, strerror(-r));
+			goto out;
+		}
+		single = NULL;
 	}
-	r = mr_ctx_worker_start(ctx);
-	if (r < 0) {
-		fprintf(stderr, PROG ": starting the worker: %s\n",
-			mr_strerror(r));
-		goto out;
+	if (d.config_mode) {
+		if (mrd_groups_apply(&d.gs, &d.cfg) < 0)
+			goto out;
+		mrd_log(MR_LOG_NOTICE, "%s: %zu [group] section%s, %zu group%s "
+			"kept", o.config, d.cfg.nsections,
+			d.cfg.nsections == 1 ? "" : "s", groups_kept(&d.gs),
+			groups_kept(&d.gs) == 1 ? "" : "s");
 	}
-	base.start_ns = now_ns();
-	base.limit_hits = lim.limit_hits;
-	r = print_stats(g, &o, "start", &base);
-	if (r == 0 || r == -EBUSY)
-		r = run(sfd, g, &o, &base);
-	mr_ctx_worker_stop(ctx);
-	if (r == 0)
-		r = print_stats(g, &o, "final", &base);
-	/* A step of another manager lasts well under a second: a few more
-	 * tries, then stop without the final record. */
-	for (i = 0; r == -EBUSY && i < FINAL_TRIES; i++) {
-		nanosleep(&(struct timespec){ 0, 250 * 1000 * 1000 }, NULL);
-		r = print_stats(g, &o, "final", &base);
-	}
-	if (r == -EBUSY)
-		r = 0;
-	status = r < 0 ? EXIT_FAILURE_LIB : 0;
+	metrics_endpoint(&d);
+	notify_status(&d, "READY=1\n");
+	status = run(&d, sfd);
+	sd_notify(0, "STOPPING=1");
+	mr_ctx_worker_stop(d.ctx);
+	/* One last metrics file, with the final counters. */
+	if (d.settings.metrics_file.text)
+		mrd_metrics_write_file(&d.gs, &d.counters,
+				       d.settings.metrics_file.text);
 out:
-	if (g) {
-		r = mr_group_close(g);
-		if (r < 0) {
-			fprintf(stderr, PROG ": closing %s: %s\n", o.cgroup,
-				mr_strerror(r));
-			status = EXIT_FAILURE_LIB;
-		}
+	mrd_http_stop(d.http);
+	if (d.ctx) {
+		if (status == EXIT_GROUP_GONE)
+			d.gs.hooks.closing = NULL; /* nothing left to read */
+		if (mrd_groups_free(&d.gs) < 0 && status == 0)
+			status = EXIT_LIBRARY;
 	}
-	mr_ctx_free(ctx);
+	if (single)
+		mr_group_close(single);
+	mr_ctx_free(d.ctx);
+	if (d.config_mode)
+		mrd_config_free(&d.cfg);
+	else
+		mrd_daemon_free(&d.settings);
 	close(sfd);
 	return status;
 }

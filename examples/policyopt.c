@@ -111,6 +111,12 @@ int policyopt_parse(const char *prefix, const char *name, const char *arg,
 	char opt[16];
 
 	snprintf(opt, sizeof(opt), "--%s", name);
+	return policyopt_parse_as(prefix, name, opt, arg, p);
+}
+
+int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
+		       const char *arg, struct policy_opts *p)
+{
 	if (strcmp(name, "margin") == 0) {
 		p->margin_arg = arg;
 		p->margin_auto = strcmp(arg, "auto") == 0;
@@ -136,7 +142,7 @@ int policyopt_parse(const char *prefix, const char *name, const char *arg,
 	if (strcmp(name, "soft-limit") == 0)
 		return policyopt_parse_size(prefix, opt, arg, true,
 					    &p->soft_limit);
-	fprintf(stderr, "%s: --%s: not a policy option\n", prefix, name);
+	fprintf(stderr, "%s: %s: not a policy option\n", prefix, opt);
 	return -EINVAL;
 }
 

@@ -74,6 +74,11 @@ int policyopt_parse_size(const char *prefix, const char *opt, const char *s,
 int policyopt_parse(const char *prefix, const char *name, const char *arg,
 		    struct policy_opts *p);
 
+/* The same, with the option shown as opt in messages ("margin" for a
+ * configuration file's key). */
+int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
+		       const char *arg, struct policy_opts *p);
+
 /* Checks the options that were given, without a group: a margin above 0
  * and below 100%, and in bytes at least MR_MARGIN_MIN_BYTES (what
  * mr_group_set_margin() takes), a hysteresis below 100%, a batch above 0%

@@ -11,8 +11,12 @@ mr_need_root() {
 }
 
 # The Debian packages the build and tests need (jemalloc and mimalloc:
-# tests/test-real-alloc-hook preloads them behind the hook).
-MR_BUILD_PACKAGES="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make libjemalloc2 libmimalloc2.0"
+# tests/test-real-alloc-hook preloads them behind the hook). memreclaimd
+# needs libinih (its configuration files), libsystemd (sd_notify) and
+# libmicrohttpd (its metrics endpoint); its tests parse the metrics with
+# python3-prometheus-client, check its unit with systemd-analyze
+# (systemd) and render the manual pages with man (man-db).
+MR_BUILD_PACKAGES="autoconf automake libtool pkg-config libcgroup-dev liburcu-dev check libjson-c-dev gcc g++ make libjemalloc2 libmimalloc2.0 libinih-dev libsystemd-dev libmicrohttpd-dev python3-prometheus-client systemd man-db"
 
 # What `make check-kernel` (tests/kernel/run) needs besides the build: qemu
 # to boot Debian's kernel (fetched by apt-get download, never installed),
@@ -26,6 +30,10 @@ MR_KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio xz-utils e2fsprogs libc6
 # only recommends) and llvm's llvm-symbolizer, which puts file and line in
 # the reports.
 MR_SANITIZE_PACKAGES="clang libclang-rt-14-dev llvm"
+
+# What scripts/check-deb needs to build and check the Debian packages of
+# debian/.
+MR_PACKAGING_PACKAGES="debhelper dpkg-dev fakeroot lintian"
 
 # Those of the named Debian packages that are not installed.
 mr_missing() {
@@ -60,6 +68,10 @@ mr_install_packages() {
 
 mr_install_kernel_packages() {
 	mr_install_missing $MR_KERNEL_PACKAGES
+}
+
+mr_install_packaging_packages() {
+	mr_install_missing $MR_PACKAGING_PACKAGES
 }
 
 mr_install_sanitize_packages() {

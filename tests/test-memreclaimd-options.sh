@@ -71,7 +71,31 @@ expect 2 "--cgroup and --self are mutually exclusive" -- \
 	--self --cgroup /nonexistent/memreclaim-test --margin 1M
 expect 2 "--cgroup and --self are mutually exclusive" -- \
 	--cgroup /nonexistent/memreclaim-test --self --margin 1M
-expect 2 "one of --cgroup and --self is required" -- --margin 1M
+# Without --cgroup or --self memreclaimd reads a configuration, whose
+# [group] sections give the policy.
+expect 2 "--margin, --hysteresis and --batch go with --cgroup or --self" \
+	-- --margin 1M
+expect 2 "--hysteresis and --batch go with --cgroup or --self" \
+	-- --batch auto --config /nonexistent/memreclaimd.conf
+expect 2 "/nonexistent/memreclaimd.conf: No such file or directory" \
+	-- --config /nonexistent/memreclaimd.conf
+expect 2 "/nonexistent/memreclaimd.conf: No such file or directory" \
+	-- --check-config --config /nonexistent/memreclaimd.conf
+expect 2 "--cgroup keeps one group from the command line" -- \
+	--cgroup /nonexistent/memreclaim-test --config /x.conf
+expect 2 "--self keeps one group from the command line" -- \
+	--self --check-config
+# Daemon options are checked as the [daemon] keys they stand for.
+expect 2 "--sched 'fast': expected idle or nice:N" -- \
+	--cgroup /nonexistent/memreclaim-test --sched fast
+expect 2 "--metrics-port '65536': expected a TCP port" -- \
+	--cgroup /nonexistent/memreclaim-test --metrics-port 65536
+expect 2 "--metrics-file 'x.prom': not an absolute path" -- \
+	--cgroup /nonexistent/memreclaim-test --metrics-file x.prom
+expect 2 "--metrics-interval '0': must be at least 1" -- \
+	--cgroup /nonexistent/memreclaim-test --metrics-interval 0
+expect 2 "--stats-interval 'soon': not a whole number of seconds" -- \
+	--cgroup /nonexistent/memreclaim-test --stats-interval soon
 # A margin in bytes: at least a page, as mr_group_set_margin() takes it.
 expect 2 "--margin '4095': a margin in bytes must be at least 4096" -- \
 	--cgroup /nonexistent/memreclaim-test --margin 4095
@@ -91,6 +115,35 @@ expect 2 "--hysteresis goes with a fixed --margin" -- \
 	--cgroup /nonexistent/memreclaim-test --hysteresis 1M
 expect 2 "--hysteresis goes with a fixed --margin" -- \
 	--cgroup /nonexistent/memreclaim-test --margin auto --hysteresis 1M
+
+# --check-config: what a good configuration holds, exit 0; a bad one is
+# refused with its file and line, exit 2.
+conf=$(mktemp)
+printf '[daemon]\nworker-sched = idle\n[group web]\npath = /nonexistent//web/*\nmargin = 4M\n' >"$conf"
+out=$("$daemon" --check-config --config "$conf" 2>&1)
+got=$?
+if [ $got -eq 0 ] && printf '%s' "$out" | grep -q "^path = /nonexistent/web/\*$" &&
+   printf '%s' "$out" | grep -q "^worker-sched = idle$"; then
+	passed=$((passed + 1))
+	echo "ok: --check-config --config (good) -> 0"
+else
+	failed=$((failed + 1))
+	echo "FAIL: --check-config --config (good) -> $got: $out"
+fi
+printf '[group web]\npath = /nonexistent/web/*\nmargin = 4x\n' >"$conf"
+expect 2 "$conf:3: margin '4x': not a size" -- --check-config --config "$conf"
+expect 2 "$conf:3: margin '4x': not a size" -- --config "$conf"
+rm -f "$conf"
+# The configuration make install puts in place.
+top_srcdir=${top_srcdir:-.}
+if out=$("$daemon" --check-config --config "$top_srcdir/examples/memreclaimd.conf" 2>&1) &&
+   printf '%s' "$out" | grep -q "^metrics-file = /run/memreclaimd/memreclaimd.prom$"; then
+	passed=$((passed + 1))
+	echo "ok: --check-config examples/memreclaimd.conf -> 0"
+else
+	failed=$((failed + 1))
+	echo "FAIL: --check-config examples/memreclaimd.conf: $out"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

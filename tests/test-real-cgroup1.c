@@ -29,6 +29,7 @@
 
 #include "cgroup1.h"
 #include "context.h"
+#include "daemonproc.h"
 #include "fileops.h"
 #include "group.h"
 #include "journal.h"
@@ -1173,21 +1174,6 @@ END_TEST
 #include <stdbool.h>
 #include <sys/prctl.h>
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 /* Log lines, counted from any thread (the worker's included). */
 struct log_count {
@@ -1304,7 +1290,7 @@ START_TEST(worker_leaves_unreachable_margin_alone)
 	ck_assert_uint_ge(m0.anon_bytes, 47 * MiB);
 	ck_assert_uint_ge(m0.file_bytes, 7 * MiB);
 	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
-	sleep_ms(2200);
+	dp_sleep_ms(2200);
 	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
 	ck_assert_int_eq(mr_ctx_set_log(ctx, NULL, NULL, 0), 0);
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_MARGIN, &st),
@@ -1338,11 +1324,11 @@ START_TEST(worker_forgets_removed_group)
 			 0);
 	ck_assert_int_eq(mr_group_set_margin(g, 16 * MiB, 0, 0), 0);
 	ck_assert_int_eq(mr_ctx_worker_start(ctx), 0);
-	sleep_ms(300); /* the worker has armed its threshold */
+	dp_sleep_ms(300); /* the worker has armed its threshold */
 	write_file(group, "memory.force_empty", "0");
 	ck_assert_int_eq(mr_cgroup_remove(ctx, group), 0);
 	group[0] = '\0'; /* nothing left for the teardown */
-	sleep_ms(2500);
+	dp_sleep_ms(2500);
 	pthread_mutex_lock(&lc.lock);
 	gone = lc.matching;
 	errors = lc.errors;
@@ -1355,130 +1341,53 @@ START_TEST(worker_forgets_removed_group)
 }
 END_TEST
 
-/* memreclaimd from the build tree, on `group`, its output in buffers. */
-struct daemon {
-	pid_t pid;
-	int out, err;
-	char obuf[65536], ebuf[65536];
-	size_t olen, elen;
-};
-
-static void start_daemon(struct daemon *d, const char *interval)
+/* memreclaimd from the build tree on `group` (tests/daemonproc.h), with
+ * a fixed margin and statistics every `interval` seconds, once its start
+ * record is out. */
+static void start_pump(struct daemonproc *d, const char *interval)
 {
-	const char *top = getenv("top_builddir");
-	char prog[PATH_MAX];
-	int o[2], e[2];
+	char prog[] = "memreclaimd", o1[] = "--cgroup", o2[] = "--margin",
+	     m[] = "8M", o3[] = "--stats-interval", iv[16];
+	char *argv[] = { prog, o1, group, o2, m, o3, iv, NULL };
 
-	fmt(prog, sizeof(prog), "%s/examples/memreclaimd",
-	    top && *top ? top : ".");
-	ck_assert_msg(access(prog, X_OK) == 0, "%s: %s", prog,
-		      strerror(errno));
-	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
-	d->olen = d->elen = 0;
-	d->obuf[0] = d->ebuf[0] = '\0';
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
-			_exit(126);
-		execl(prog, prog, "--cgroup", group, "--margin", "8M",
-		      "--stats-interval", interval, (char *)NULL);
-		_exit(127);
-	}
-	close(o[1]);
-	close(e[1]);
-	d->out = o[0];
-	d->err = e[0];
-}
-
-static void pump_fd(int *fd, char *buf, size_t *len, size_t size)
-{
-	ssize_t n = read(*fd, buf + *len, size - 1 - *len);
-
-	if (n <= 0) {
-		close(*fd);
-		*fd = -1;
-		return;
-	}
-	*len += (size_t)n;
-	buf[*len] = '\0';
-	if (*len == size - 1)
-		*len = 0; /* keep reading; old output is dropped */
+	fmt(iv, sizeof(iv), "%s", interval);
+	dp_start(d, argv, NULL);
+	ck_assert_msg(dp_wait_for(d, 10000, false, 0, " start: "),
+		      "no start record: %s", dp_tail(d->ebuf));
 }
 
 /* Collects the daemon's output for up to ms, or until its stdout holds
- * `until` (NULL: the whole time). Returns whether it does. */
-static bool pump(struct daemon *d, unsigned ms, const char *until)
+ * `until`. */
+static bool pump(struct daemonproc *d, unsigned ms, const char *until)
 {
-	uint64_t end = mono_ms() + ms;
-	struct pollfd p[2];
-
-	for (;;) {
-		if (until && strstr(d->obuf, until))
-			return true;
-		if (mono_ms() >= end)
-			return !until;
-		p[0] = (struct pollfd){ .fd = d->out, .events = POLLIN };
-		p[1] = (struct pollfd){ .fd = d->err, .events = POLLIN };
-		if (d->out < 0 && d->err < 0) {
-			sleep_ms(10);
-			continue;
-		}
-		if (poll(p, 2, 10) <= 0)
-			continue;
-		if (d->out >= 0 && p[0].revents)
-			pump_fd(&d->out, d->obuf, &d->olen, sizeof(d->obuf));
-		if (d->err >= 0 && p[1].revents)
-			pump_fd(&d->err, d->ebuf, &d->elen, sizeof(d->ebuf));
-	}
-}
-
-/* Waits up to 10 s for the daemon to exit; its wait status. */
-static int daemon_exit(struct daemon *d)
-{
-	int status = 0, i;
-	pid_t r = 0;
-
-	for (i = 0; i < 100 && r == 0; i++) {
-		pump(d, 100, NULL);
-		r = waitpid(d->pid, &status, WNOHANG);
-	}
-	if (r == 0) {
-		kill(d->pid, SIGKILL);
-		waitpid(d->pid, &status, 0);
-		ck_abort_msg("memreclaimd did not stop");
-	}
-	ck_assert_int_eq(r, d->pid);
-	for (i = 0; i < 50 && (d->out >= 0 || d->err >= 0); i++)
-		pump(d, 100, NULL);
-	fprintf(stderr, "memreclaimd stderr:\n%s", d->ebuf);
-	return status;
-}
-
-static void start_pump(struct daemon *d, const char *interval)
-{
-	start_daemon(d, interval);
-	ck_assert_msg(pump(d, 10000, " start: "), "no start record: %s",
-		      d->ebuf);
+	return dp_wait_for(d, ms, false, 0, until);
 }
 
 /* memreclaimd stops cleanly (final record, exit 0, the group closed) on
- * SIGHUP and SIGQUIT as on SIGTERM, and a statistics reader that went
- * away (SIGPIPE) does not kill it. */
-START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
+ * SIGQUIT and SIGINT as on SIGTERM; SIGHUP, the reload of a
+ * configuration, keeps a group of the command line as it is and says so;
+ * a statistics reader that went away (SIGPIPE) does not kill it. */
+START_TEST(daemon_clean_stop_on_quit_int_hup_and_closed_pipe)
 {
-	static const int sigs[] = { SIGHUP, SIGQUIT };
-	static struct daemon d;
+	static const int sigs[] = { SIGQUIT, SIGINT };
+	static struct daemonproc d;
 	int status;
 	size_t i;
 
 	new_group(64 * MiB);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		start_pump(&d, "0");
+		if (i == 0) {
+			ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+			pump(&d, 1000, NULL);
+			ck_assert_msg(strstr(d.ebuf, "SIGHUP: keeping") &&
+				      strstr(d.ebuf, "no configuration to "
+					     "reload"), "%s", d.ebuf);
+			ck_assert_ptr_null(strstr(d.obuf, " final: "));
+			ck_assert_int_eq(waitpid(d.pid, &status, WNOHANG), 0);
+		}
 		ck_assert_int_eq(kill(d.pid, sigs[i]), 0);
-		status = daemon_exit(&d);
+		status = dp_exit(&d);
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			      "%s: wait status %#x", strsignal(sigs[i]),
 			      status);
@@ -1491,7 +1400,7 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 	d.out = -1;
 	pump(&d, 1600, NULL);
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
-	status = daemon_exit(&d);
+	status = dp_exit(&d);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "closed stdout: wait status %#x", status);
 	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
@@ -1500,12 +1409,13 @@ START_TEST(daemon_clean_stop_on_hup_quit_and_closed_pipe)
 END_TEST
 
 /* The group is removed under memreclaimd with no statistics interval and
- * no duration: it says so and exits 1 within a couple of seconds.
+ * no duration: it says so and exits 3 (the group is gone; a unit can
+ * name it in SuccessExitStatus=) within a couple of seconds.
  * Regression from a fresh user's trial: it warned and ran on until a
  * signal, although the README says it exits. */
 START_TEST(daemon_exits_when_group_removed)
 {
-	static struct daemon d;
+	static struct daemonproc d;
 	int status;
 
 	new_group(64 * MiB);
@@ -1513,8 +1423,8 @@ START_TEST(daemon_exits_when_group_removed)
 	write_file(group, "memory.force_empty", "0");
 	ck_assert_int_eq(rmdir(group), 0);
 	group[0] = '\0'; /* nothing left for the teardown */
-	status = daemon_exit(&d);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	status = dp_exit(&d);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3,
 		      "wait status %#x", status);
 	ck_assert_msg(strstr(d.ebuf, "removed; exiting"), "stderr: %s",
 		      d.ebuf);
@@ -1628,8 +1538,8 @@ START_TEST(selfmanage_shrinks_before_oom)
 	ck_assert_int_eq(mr_cgroup_attach(ctx, group, pid), 0);
 	ck_assert_int_eq(write(go[1], "g", 1), 1);
 	close(go[1]);
-	end = mono_ms() + 50000;
-	while (len < sizeof(out) - 1 && mono_ms() < end) {
+	end = dp_mono_ms() + 50000;
+	while (len < sizeof(out) - 1 && dp_mono_ms() < end) {
 		pfd = (struct pollfd){ .fd = res[0], .events = POLLIN };
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
@@ -1689,7 +1599,7 @@ END_TEST
  * memreclaimd skips that record and goes on instead of exiting. */
 START_TEST(daemon_retries_busy_statistics)
 {
-	static struct daemon d;
+	static struct daemonproc d;
 	int status;
 	pid_t pid;
 
@@ -1706,7 +1616,7 @@ START_TEST(daemon_retries_busy_statistics)
 	/* The next record, once the step is over. */
 	ck_assert_msg(pump(&d, 3000, " stats: "), "no record after the step");
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
-	status = daemon_exit(&d);
+	status = dp_exit(&d);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "wait status %#x", status);
 	ck_assert_msg(strstr(d.ebuf, "record skipped") &&
@@ -1944,7 +1854,7 @@ static void *poll_limits_main(void *arg)
 
 	while (!atomic_load(&p->stop)) {
 		mr_group_read_limits(p->g, &l);
-		sleep_ms(1);
+		dp_sleep_ms(1);
 	}
 	return NULL;
 }
@@ -1984,7 +1894,7 @@ static uint64_t stream_with_worker(mr_group_t *g, bool forking,
 			}
 			kids[n++] = pid;
 		}
-		sleep_ms(FORK_EVERY_MS);
+		dp_sleep_ms(FORK_EVERY_MS);
 	}
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(mr_ctx_worker_stop(ctx), 0);
@@ -2086,7 +1996,7 @@ int main(void)
 	tcase_add_test(tc, reclaim_unlimited_timeout);
 	tcase_add_test(tc, worker_leaves_unreachable_margin_alone);
 	tcase_add_test(tc, worker_forgets_removed_group);
-	tcase_add_test(tc, daemon_clean_stop_on_hup_quit_and_closed_pipe);
+	tcase_add_test(tc, daemon_clean_stop_on_quit_int_hup_and_closed_pipe);
 	tcase_add_test(tc, daemon_exits_when_group_removed);
 	tcase_add_test(tc, open_self_in_created_group);
 	tcase_add_test(tc, selfmanage_shrinks_before_oom);
