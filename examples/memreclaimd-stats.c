@@ -142,7 +142,7 @@ static void print_text(const struct mrd_group *grp, const char *event,
 		printf("none");
 	else
 		printf("%.1f MiB", mib(s->lim.limit_bytes));
-	printf("; limit hits (memory.failcnt) %" PRIu64
+	printf("; limit hits %" PRIu64
 	       " since the group's creation, %" PRIu64
 	       " since memreclaimd started; margin worker: %" PRIu64
 	       " calls (%" PRIu64 " empty), asked %.1f MiB, freed %.1f MiB, "

@@ -8,7 +8,8 @@
  *   memreclaimd [--config PATH] [DAEMON OPTION]...      every group of a
  *                                                       configuration
  *   memreclaimd --check-config [--config PATH]
- *   memreclaimd --cgroup PATH|--self [--margin auto|SIZE [--hysteresis SIZE]]
+ *   memreclaimd --cgroup PATH|--self [--margin auto|sized|SIZE
+ *               [--hysteresis SIZE]]
  *               [--batch SIZE|auto] [DAEMON OPTION]...  one group
  *   memreclaimd --help | --version
  *
@@ -100,7 +101,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " MRD_PROG " [--config PATH] [OPTION]...\n"
 		"       " MRD_PROG " --check-config [--config PATH]\n"
-		"       " MRD_PROG " --cgroup PATH|--self [--margin auto|SIZE] [OPTION]...\n"
+		"       " MRD_PROG " --cgroup PATH|--self [--margin auto|sized|SIZE] [OPTION]...\n"
 		"Keeps memory cgroups' usage a margin below their limits with libmemreclaim's\n"
 		"margin worker, so that the groups' own charges rarely meet the limit: the groups\n"
 		"a configuration's [group] sections match (found as they are created), or one.\n"
@@ -110,9 +111,10 @@ static void usage(FILE *f)
 		"  --check-config          load the configuration, say what it holds or what is wrong, and exit\n"
 		"  --cgroup PATH           keep one group instead, its directory an absolute path\n"
 		"  --self                  instead of --cgroup (not with it): the memory cgroup memreclaimd itself runs in\n"
-		"  --margin auto|SIZE      (one group) keep usage this far below the group's limit: auto (the default) sizes\n"
-		"                          it from the charge rate and the worker's reaction, and drops it where it costs\n"
-		"                          more than it saves; SIZE is a fixed margin (at least 4K, below the limit)\n"
+		"  --margin auto|sized|SIZE (one group) keep usage this far below the group's limit: auto (the default)\n"
+		"                          sizes it from the charge rate and the worker's reaction, and drops it where it\n"
+		"                          costs more than it saves; sized keeps that size whatever it costs; SIZE is a\n"
+		"                          fixed margin (at least 4K, below the limit)\n"
 		"  --hysteresis SIZE       (one group) with a fixed margin: each wake-up reclaims this much further below\n"
 		"                          limit - margin (default: the margin, at most half of limit - margin)\n"
 		"  --batch SIZE|auto       (one group) per reclaim call: SIZE (4K multiple; default 128K) or auto\n"
@@ -809,8 +811,10 @@ static int open_single(struct daemon *d, mr_group_t **ret)
 	if (b.margin_adaptive)
 		mrd_log(MR_LOG_INFO, "%s: adaptive margin: sized every second "
 			"from the charge rate and the worker's reaction, at "
-			"most 10%% of the limit, dropped where it costs more "
-			"than the waits it removes", o->cgroup);
+			"most 10%% of the limit, %s", o->cgroup,
+			o->policy.margin_sized ? "kept whole whatever it costs "
+			"(--margin sized)" : "dropped where it costs more than "
+			"the waits it removes");
 	else if (lim.limit_bytes != MR_UNLIMITED)
 		mrd_log(MR_LOG_INFO, "%s: margin %.1f MiB, hysteresis %.1f MiB: "
 			"each wake-up reclaims down to %.1f MiB below the "

@@ -119,7 +119,8 @@ int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
 {
 	if (strcmp(name, "margin") == 0) {
 		p->margin_arg = arg;
-		p->margin_auto = strcmp(arg, "auto") == 0;
+		p->margin_sized = strcmp(arg, "sized") == 0;
+		p->margin_auto = p->margin_sized || strcmp(arg, "auto") == 0;
 		if (p->margin_auto) {
 			p->margin.set = true;
 			p->margin.is_ppm = false;
@@ -331,8 +332,14 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 		return r;
 	if (p->margin_auto) {
 		/* The library's defaults: rate x reaction x 3, at most a
-		 * tenth of the limit, gated by what it costs. */
-		r = mr_group_set_margin_adaptive(g, NULL);
+		 * tenth of the limit, gated by what it costs (sized: kept
+		 * whole, whatever it costs). */
+		struct mr_margin_adaptive a = {
+			.size = sizeof(a),
+			.min_strength_ppm = p->margin_sized ? 1000000 : 0,
+		};
+
+		r = mr_group_set_margin_adaptive(g, &a);
 	} else if (p->margin.set) {
 		r = mr_group_set_margin(g, p->margin.is_ppm ? 0 : p->margin.bytes,
 					p->margin.is_ppm ? p->margin.ppm : 0,

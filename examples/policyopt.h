@@ -7,7 +7,10 @@
  * would. One copy, so that what a user tries on the simulator is what the
  * daemon does.
  *
- *   --margin SIZE         keep usage this far below the limit
+ *   --margin SIZE|auto|sized  keep usage this far below the limit;
+ *                         auto: the adaptive margin with its defaults;
+ *                         sized: the adaptive margin kept whole, its
+ *                         cost gate off (min_strength_ppm 1000000)
  *   --hysteresis SIZE     reclaim this much further (default: the margin,
  *                         cut so that margin + hysteresis fit the limit)
  *   --batch SIZE|auto     per reclaim call: fixed, or the library's
@@ -44,7 +47,8 @@ struct size_opt {
 struct policy_opts {
 	const char *margin_arg;      /* --margin as given, for messages */
 	struct size_opt margin;
-	bool margin_auto;            /* --margin auto: adaptive */
+	bool margin_auto;            /* --margin auto or sized: adaptive */
+	bool margin_sized;           /* --margin sized: its gate off */
 	struct size_opt hysteresis;
 	struct size_opt batch;
 	bool batch_auto;

@@ -115,6 +115,11 @@ expect 2 "--hysteresis goes with a fixed --margin" -- \
 	--cgroup /nonexistent/memreclaim-test --hysteresis 1M
 expect 2 "--hysteresis goes with a fixed --margin" -- \
 	--cgroup /nonexistent/memreclaim-test --margin auto --hysteresis 1M
+# --margin sized: the adaptive margin with its cost gate off.
+expect 1 "opening /nonexistent/memreclaim-test" -- \
+	--cgroup /nonexistent/memreclaim-test --margin sized
+expect 2 "--hysteresis goes with a fixed --margin" -- \
+	--cgroup /nonexistent/memreclaim-test --margin sized --hysteresis 1M
 
 # --check-config: what a good configuration holds, exit 0; a bad one is
 # refused with its file and line, exit 2.

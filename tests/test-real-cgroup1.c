@@ -1356,6 +1356,32 @@ static void start_pump(struct daemonproc *d, const char *interval)
 		      "no start record: %s", dp_tail(d->ebuf));
 }
 
+/* memreclaimd --margin sized takes the adaptive margin with its cost
+ * gate off, says so, and stops cleanly. */
+START_TEST(daemon_margin_sized)
+{
+	static struct daemonproc d;
+	char prog[] = "memreclaimd", o1[] = "--cgroup", o2[] = "--margin",
+	     m[] = "sized", o3[] = "--stats-interval", iv[] = "1";
+	char *argv[] = { prog, o1, group, o2, m, o3, iv, NULL };
+	int status;
+
+	new_group(64 * MiB);
+	dp_start(&d, argv, NULL);
+	ck_assert_msg(dp_wait_for(&d, 10000, false, 0, " start: "),
+		      "no start record: %s", dp_tail(d.ebuf));
+	ck_assert_msg(strstr(d.ebuf, "kept whole whatever it costs "
+			     "(--margin sized)"), "%s", dp_tail(d.ebuf));
+	ck_assert_ptr_nonnull(strstr(d.obuf, "adaptive margin"));
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	status = dp_exit(&d);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "wait status %#x", status);
+	ck_assert_uint_eq(read_u64_file(group, "memory.limit_in_bytes"),
+			  64 * MiB);
+}
+END_TEST
+
 /* Collects the daemon's output for up to ms, or until its stdout holds
  * `until`. */
 static bool pump(struct daemonproc *d, unsigned ms, const char *until)
@@ -1998,6 +2024,7 @@ int main(void)
 	tcase_add_test(tc, worker_forgets_removed_group);
 	tcase_add_test(tc, daemon_clean_stop_on_quit_int_hup_and_closed_pipe);
 	tcase_add_test(tc, daemon_exits_when_group_removed);
+	tcase_add_test(tc, daemon_margin_sized);
 	tcase_add_test(tc, open_self_in_created_group);
 	tcase_add_test(tc, selfmanage_shrinks_before_oom);
 	tcase_add_test(tc, daemon_retries_busy_statistics);
