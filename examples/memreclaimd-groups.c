@@ -507,7 +507,6 @@ static void walk_all(struct mrd_groups *gs)
 		st[k] = MRD_STATE_ROOT;
 	walk(gs, "/", st);
 	free(st);
-	gs->walks++;
 }
 
 /* Drops the groups no walk found since the flags were cleared. */

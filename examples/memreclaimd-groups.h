@@ -66,7 +66,6 @@ struct mrd_groups {
 	int ifd;                       /* inotify; -1 without discovery */
 	struct mrd_watch *w;           /* sorted by wd */
 	size_t nw, capw;
-	uint64_t walks;                /* full walks made */
 };
 
 /* Sets gs up for ctx; no group, no inotify yet. */

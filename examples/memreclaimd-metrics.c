@@ -280,12 +280,24 @@ int mrd_metrics_write_file(struct mrd_groups *gs,
 		return r;
 	}
 	/* Beside it, so that the rename stays on one file system; a name
-	 * the textfile collector skips (it reads *.prom alone). */
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
+	 * the textfile collector skips (it reads *.prom alone), made new
+	 * and unpredictable (mkostemp(): O_EXCL), so that whoever may write
+	 * the directory cannot put a FIFO or a link in its place ahead of
+	 * it (an open of a FIFO blocks the daemon). */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX.tmp", path) >=
+	    sizeof(tmp)) {
+		r = -ENAMETOOLONG;
+		goto fail;
+	}
+	fd = mkostemps(tmp, 4, O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
+		goto fail;
+	}
+	if (fchmod(fd, 0644) < 0) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
 		goto fail;
 	}
 	while (done < len) {

@@ -422,7 +422,6 @@ struct daemon {
 	struct mrd_counters counters;
 	struct mrd_http *http;
 	unsigned http_port;
-	bool stopping;
 };
 
 static void on_opened(struct mrd_groups *gs, struct mrd_group *grp)
@@ -472,18 +471,26 @@ static void notify_status(const struct daemon *d, const char *state)
 		   groups_kept(&d->gs), groups_kept(&d->gs) == 1 ? "" : "s");
 }
 
-/* Starts, moves or stops the metrics endpoint as the settings say. */
+/* Starts, moves or stops the metrics endpoint as the settings say. A
+ * move binds the new port first: where it cannot be bound, the endpoint
+ * stays where it was, and says so. */
 static void metrics_endpoint(struct daemon *d)
 {
 	unsigned port = d->settings.metrics_port_n;
+	struct mrd_http *h = NULL;
 
 	if (port == d->http_port)
 		return;
+	if (port && mrd_http_start(&d->gs, &d->counters, port, &h) < 0) {
+		if (d->http)
+			mrd_log(MR_LOG_ERR, "metrics-port %u: not bound; the "
+				"metrics are still served on 127.0.0.1:%u",
+				port, d->http_port);
+		return;
+	}
 	mrd_http_stop(d->http);
-	d->http = NULL;
-	d->http_port = 0;
-	if (port && mrd_http_start(&d->gs, &d->counters, port, &d->http) == 0)
-		d->http_port = port;
+	d->http = h;
+	d->http_port = port;
 }
 
 /* Whether the worker's class differs between two settings. */
@@ -638,6 +645,21 @@ static uint64_t earliest(const struct clock_due *c)
 	return t;
 }
 
+/* poll()'s timeout until t (ns), from now: -1 for never, and at most a
+ * minute, which an int of milliseconds always holds (a --duration of
+ * 30 days overflowed it to a negative wait, that is, forever). */
+static int poll_ms(uint64_t t, uint64_t now)
+{
+	uint64_t ms;
+
+	if (t == UINT64_MAX)
+		return -1;
+	if (t <= now)
+		return 0;
+	ms = (t - now + 999999) / 1000000;
+	return ms > 60000 ? 60000 : (int)ms;
+}
+
 /* Runs until a stop. Returns 0, or EXIT_GROUP_GONE, or EXIT_LIBRARY. */
 static int run(struct daemon *d, int sfd)
 {
@@ -657,9 +679,12 @@ static int run(struct daemon *d, int sfd)
 		now = mrd_now_ns();
 		if (due.end && now >= due.end)
 			return 0;
+		/* A reload that shortens an interval takes effect now, not
+		 * at the end of the longer one. */
 		if (!d->settings.stats_interval_s)
 			due.stats = 0;
-		else if (!due.stats)
+		else if (!due.stats ||
+			 due.stats > now + d->settings.stats_interval_s * SEC_NS)
 			due.stats = now + d->settings.stats_interval_s * SEC_NS;
 		else if (now >= due.stats) {
 			for (i = 0; i < d->gs.n; i++) {
@@ -675,7 +700,9 @@ static int run(struct daemon *d, int sfd)
 		}
 		if (!d->settings.metrics_file.text)
 			due.metrics = 0;
-		else if (!due.metrics || now >= due.metrics) {
+		else if (!due.metrics || now >= due.metrics ||
+			 due.metrics > now + d->settings.metrics_interval_s *
+					   SEC_NS) {
 			mrd_metrics_write_file(&d->gs, &d->counters,
 					       d->settings.metrics_file.text);
 			due.metrics = now + d->settings.metrics_interval_s *
@@ -701,9 +728,7 @@ static int run(struct daemon *d, int sfd)
 		p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = mrd_groups_fd(&d->gs),
 					.events = POLLIN };
-		r = poll(p, p[1].fd >= 0 ? 2 : 1,
-			 t == UINT64_MAX ? -1 :
-			 t <= now ? 0 : (int)((t - now + 999999) / 1000000));
+		r = poll(p, p[1].fd >= 0 ? 2 : 1, poll_ms(t, now));
 		if (r < 0 && errno != EINTR) {
 			mrd_log(MR_LOG_ERR, "poll: %s", strerror(errno));
 			return EXIT_LIBRARY;

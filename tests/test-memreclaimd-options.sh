@@ -150,5 +150,40 @@ else
 	echo "FAIL: --check-config examples/memreclaimd.conf: $out"
 fi
 
+# The metrics file's temporary is made new under a name nobody can guess:
+# a FIFO put where the temporary used to go (PATH.PID.tmp) blocked the
+# daemon in open(), deaf to SIGTERM. Regression from a review: it must
+# write the file and stop on SIGTERM all the same.
+dir=$(mktemp -d)
+printf '[daemon]\nmetrics-file = %s/m.prom\nmetrics-interval = 1\n[group none]\npath = /nonexistent/memreclaim-test/*\nmargin = 4M\n' \
+	"$dir" >"$dir/conf"
+sh -c 'mkfifo "$1/m.prom.$$.tmp" && exec "$0" --config "$1/conf"' \
+	"$daemon" "$dir" >"$dir/out" 2>&1 &
+pid=$!
+i=0
+while [ ! -s "$dir/m.prom" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -TERM $pid 2>/dev/null
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+if kill -0 $pid 2>/dev/null; then
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	failed=$((failed + 1))
+	echo "FAIL: a FIFO at the metrics file's old temporary name: memreclaimd did not stop on SIGTERM"
+elif wait $pid && grep -q "^memreclaimd_groups " "$dir/m.prom"; then
+	passed=$((passed + 1))
+	echo "ok: a FIFO at the metrics file's old temporary name: written, stopped"
+else
+	failed=$((failed + 1))
+	echo "FAIL: a FIFO at the metrics file's old temporary name: $(cat "$dir/out")"
+fi
+rm -rf "$dir"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
