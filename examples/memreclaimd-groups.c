@@ -478,6 +478,15 @@ static void walk(struct mrd_groups *gs, const char *dir, const uint64_t *st)
 		}
 		return;
 	}
+	/* A wildcard is followed on a cgroup file system alone: a pattern
+	 * of `**` from the root, or of `*` under /etc, would otherwise list
+	 * the whole host, /proc included, at every walk. */
+	if (!on_cgroupfs(dir)) {
+		mrd_log(MR_LOG_WARNING, "%s: not on a cgroup file system: the "
+			"wildcards of the patterns that reach it are not "
+			"followed here", dir);
+		return;
+	}
 	dp = opendir(dir);
 	if (!dp) {
 		if (errno != ENOENT)

@@ -185,5 +185,23 @@ else
 fi
 rm -rf "$dir"
 
+# A pattern whose wildcard starts outside any cgroup file system: not
+# followed (`/**` listed the whole host, /proc included, at every walk).
+# Regression from a review.
+conf=$(mktemp)
+printf '[group all]\npath = /**\nmargin = 4M\n' >"$conf"
+out=$(timeout 20 "$daemon" --config "$conf" --duration 1 2>&1)
+got=$?
+if [ $got -eq 0 ] &&
+   printf '%s' "$out" | grep -q "^memreclaimd: warning: /: not on a cgroup file system" &&
+   [ "$(printf '%s\n' "$out" | grep -c "listing")" -eq 0 ]; then
+	passed=$((passed + 1))
+	echo "ok: path = /** is not followed outside cgroupfs"
+else
+	failed=$((failed + 1))
+	echo "FAIL: path = /** (exit $got): $(printf '%s' "$out" | head -5)"
+fi
+rm -f "$conf"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
