@@ -105,7 +105,12 @@ START_TEST(reclaim_bytes)
 	T->charge_cache(path, 96 * MiB);
 	ck_assert_int_eq(mr_group_set_batch_fixed(g, batch), 0);
 	before = usage(g);
-	ck_assert_uint_ge(before, 95 * MiB);
+	/* Enough for the ask and a reclaim that never runs dry: not all 96
+	 * MiB, since a host's own proactive reclaim may take some of a
+	 * fresh cache before it is read here (this kind of machine runs a
+	 * DAMON pageout scheme on physical memory: 94.1 MiB was left once,
+	 * under ASan). */
+	ck_assert_uint_ge(before, 2 * ask);
 	ck_assert_int_eq(mr_group_reclaim(g, ask, 10 * SEC, &freed), 0);
 	after = usage(g);
 	fprintf(stderr, "%s: reclaim 32 MiB: reported %" PRIu64
