@@ -1052,7 +1052,15 @@ struct mr_margin_adaptive {
  *   reclaim in a charging task costs it the reclaim's CPU and its waits
  *   (for writeback, I/O, locks). Moved to the worker, the CPU is still
  *   spent, and on a busy machine taken from the workload; what the
- *   workload gains is the waits. So the benefit of an interval is the
+ *   workload gains is its stall. Where the group's memory PSI is read
+ *   (cgroup v2, the simulator, cgroup v1 with mr_ctx_set_hybrid_psi()),
+ *   the benefit of an interval is the stall it took away: PSI some's
+ *   growth per second at the floor (smoothed over intervals at the
+ *   floor that met the limit) times the interval, less the interval's
+ *   own growth, never below 0 (direct reclaim runs under
+ *   psi_memstall_enter(), mm/vmscan.c try_to_free_mem_cgroup_pages(),
+ *   and so do waits on refaulting working-set pages, so a margin whose
+ *   emptied cache thrashes earns nothing). Otherwise the benefit is the
  *   time the worker's reclaim was blocked: its wall time less its CPU
  *   time and its time waiting for a CPU (/proc/thread-self/schedstat,
  *   kernel time included; the simulated task's work on the simulator);
@@ -1071,14 +1079,15 @@ struct mr_margin_adaptive {
  *   many after each probe that did not pay (at most 256). A probe keeps
  *   the sized margin whole until an interval in which it reclaimed
  *   decides it (an interval that ends early once the worker spent 20 ms
- *   of CPU on the probe): it stays if it paid, and goes back to 0 at
- *   once if not
+ *   of CPU on the probe; one in which charges still met the limit more
+ *   than twice doubles the probe's size instead, up to its bound): it
+ *   stays if it paid, and goes back to 0 at once if not
  *   (a margin's cost per byte falls with its size, so a fraction of it
  *   would judge a dearer margin than the one kept if it pays).
  *   It never goes below min_strength_ppm (1000000: always whole).
  *   Clean page cache on a busy machine reclaims without waiting: the
  *   margin cannot pay there and shrinks away; dirty cache or slow I/O
- *   makes the waits it removes real, and it grows.
+ *   makes the stall it removes larger than its CPU, and it grows.
  *
  * The first interval keeps the margin at min_bytes: it measures the
  * charge rate and the refaults at the floor. Then it probes, with a

@@ -300,10 +300,12 @@ static void teardown(void)
  * off, a tenth of the hits without a keeper at most, asking the kernel
  * for fewer bytes than the fixed 32 MiB margin, which keeps a larger
  * part of the cache empty. With the gate on, whether the margin pays
- * depends on how long this machine's reclaim waits for writeback
- * (docs/PERFORMANCE.md: on a fast disk it does not, and the gate turns
- * the margin off); what holds whatever the machine is that the margin in
- * force follows the gate's strength, and that the gate measured. */
+ * depends on how much of the workload's stall (the group's PSI, from its
+ * cgroup2 twin) is waiting rather than CPU the worker spends all the same
+ * (docs/PERFORMANCE.md: on this machine's disk the two are within a few
+ * percent, and the gate decides either way); what holds whatever the
+ * machine is that the margin in force follows the gate's strength, and
+ * that the gate measured. */
 START_TEST(adaptive_margin_on_dirty_cache)
 {
 	struct pass none, fixed, sized, gated;

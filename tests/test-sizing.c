@@ -476,6 +476,78 @@ START_TEST(small_moves_keep_the_margin)
 }
 END_TEST
 
+/* Where the group's PSI is read, the benefit is the stall the margin
+ * takes out of the workload, against the floor's: a margin that removes
+ * 18 ms of a 20 ms/s stall for 5 ms of CPU is kept whole, even when the
+ * worker's own reclaim never blocks; one that removes 2 ms of a 3 ms/s
+ * stall for 10 ms of CPU is turned off, even when the worker blocks for
+ * 50 ms (waits a direct reclaim of SWAP_CLUSTER_MAX pieces would not
+ * have met). */
+static struct mri_sizing_sample with_stall(const struct mri_sizing *s,
+					   uint64_t cpu_ns, uint64_t wait_ns,
+					   uint64_t floor_stall_ns,
+					   uint64_t stall_ns)
+{
+	struct mri_sizing_sample x = second(s, 100, cpu_ns, wait_ns,
+					    FLOOR_REFAULTS);
+
+	x.has_stall = true;
+	x.stall_ns = s->margin_bytes ? stall_ns : floor_stall_ns;
+	/* The floor meets the limit; the margin keeps charges off it. */
+	x.limit_hits = s->margin_bytes ? 0 : 100;
+	return x;
+}
+
+START_TEST(stall_removed_is_the_benefit)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	/* A floor interval that did not meet the limit (usage climbing
+	 * back after a margin) measures nothing. */
+	start(&s, 10 * MS);
+	s.margin_bytes = 0;
+	x = with_stall(&s, 5 * MS, 0, 0, 0);
+	x.limit_hits = MRI_SIZING_HITS;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert(!s.has_floor_stall);
+	/* The first interval runs at the floor and measures its stall. */
+	start(&s, 10 * MS);
+	s.margin_bytes = 0;
+	x = with_stall(&s, 5 * MS, 0, 20 * MS, 2 * MS);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert(s.has_floor_stall);
+	ck_assert_uint_gt(s.margin_bytes, 0);
+	for (i = 0; i < 8; i++) {
+		x = with_stall(&s, 5 * MS, 0, 20 * MS, 2 * MS);
+		mri_sizing_update(&s, &params, &x);
+		ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+		ck_assert(s.benefit_ns > 17.9 * MS && s.benefit_ns < 18.1 * MS);
+	}
+	ck_assert_uint_gt(s.margin_bytes, 0);
+
+	start(&s, 10 * MS);
+	s.margin_bytes = 0;
+	x = with_stall(&s, 10 * MS, 50 * MS, 3 * MS, 1 * MS);
+	mri_sizing_update(&s, &params, &x);
+	x = with_stall(&s, 10 * MS, 50 * MS, 3 * MS, 1 * MS);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.strength_ppm, 0);
+	ck_assert_uint_eq(s.margin_bytes, 0);
+	/* A margin under which the stall grows (its emptied cache thrashes)
+	 * earns nothing. */
+	start(&s, 10 * MS);
+	s.margin_bytes = 0;
+	x = with_stall(&s, 1 * MS, 50 * MS, 3 * MS, 9 * MS);
+	mri_sizing_update(&s, &params, &x);
+	x = with_stall(&s, 1 * MS, 50 * MS, 3 * MS, 9 * MS);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert(s.benefit_ns == 0);
+	ck_assert_uint_eq(s.strength_ppm, 0);
+}
+END_TEST
+
 static Suite *sizing_suite(void)
 {
 	Suite *s = suite_create("sizing");
@@ -493,6 +565,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, probes_back_off);
 	tcase_add_test(tc, no_oscillation_at_steady_state);
 	tcase_add_test(tc, small_moves_keep_the_margin);
+	tcase_add_test(tc, stall_removed_is_the_benefit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -94,6 +95,7 @@ static void read_counters(struct mr_group *g, uint64_t usage_bytes,
 {
 	struct mr_memstat m = { .size = sizeof(m) };
 	struct mr_events ev = { .size = sizeof(ev) };
+	struct mr_pressure psi = { .size = sizeof(psi) };
 	int field = below_high ? MR_EVENT_HIGH : MR_EVENT_MAX;
 	int r = -EOPNOTSUPP;
 
@@ -112,6 +114,12 @@ static void read_counters(struct mr_group *g, uint64_t usage_bytes,
 	}
 	c->has_hits = r == 0 && (ev.present & (1ULL << field));
 	c->limit_hits = below_high ? ev.high : ev.max;
+	/* The group's memory stall, where the backend has PSI (on cgroup
+	 * v1, its cgroup2 twin's: mr_ctx_set_hybrid_psi()). */
+	c->has_stall = g->be->read_pressure &&
+		       g->be->read_pressure(g->priv, &psi) == 0 &&
+		       (psi.present & MR_PRESSURE_SOME);
+	c->stall_us = psi.some.total_us;
 }
 
 /* The growth of a counter both ends have; 0 otherwise (or if it was
@@ -201,6 +209,9 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 	x.has_refaults = then->has_refaults && now.has_refaults;
 	x.refault_bytes = grew(then->has_refaults, now.has_refaults,
 			       then->refault_bytes, now.refault_bytes);
+	x.has_stall = then->has_stall && now.has_stall;
+	x.stall_ns = grew(then->has_stall, now.has_stall, then->stall_us,
+			  now.stall_us) * 1000;
 	x.has_hits = then->has_hits && now.has_hits;
 	x.limit_hits = grew(then->has_hits, now.has_hits, then->limit_hits,
 			    now.limit_hits);
@@ -213,12 +224,16 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 		mri_log(&g->ctx->log, MR_LOG_DEBUG,
 			"%s: adaptive margin: %s %u -> %u ppm (benefit "
 			"%.3f ms, cost %.3f ms over %.1f MiB freed, %.1f MiB "
-			"refaulted); margin %.2f MiB of %.2f MiB sized "
-			"(%.1f MiB/s x %.3f ms)",
+			"refaulted, %" PRIu64 " limit hits, stall %.3f ms "
+			"against the floor's %.3f ms/s); margin %.2f MiB of "
+			"%.2f MiB sized (%.1f MiB/s x %.3f ms)",
 			g->path, old ? "strength" : "probe: strength", old,
 			a->sizing.strength_ppm,
 			a->sizing.benefit_ns / 1e6, a->sizing.cost_ns / 1e6,
-			mib(x.freed_bytes), mib(x.refault_bytes),
+			mib(x.freed_bytes), mib(x.refault_bytes), x.limit_hits,
+			(double)x.stall_ns / 1e6,
+			a->sizing.has_floor_stall ?
+			a->sizing.floor_stall_ns_per_s / 1e6 : -1.0,
 			mib(a->sizing.margin_bytes), mib(a->sizing.sized_bytes),
 			mib((uint64_t)a->sizing.rate_bytes_per_s),
 			(double)a->sizing.reaction_ns / 1e6);

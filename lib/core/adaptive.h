@@ -28,7 +28,8 @@ struct mri_adaptive_stats {
  * the backend has). */
 struct mri_adaptive_counters {
 	uint64_t usage_bytes, pgsteal_bytes, refault_bytes, limit_hits;
-	bool has_pgsteal, has_refaults, has_hits;
+	uint64_t stall_us;            /* memory PSI some total */
+	bool has_pgsteal, has_refaults, has_hits, has_stall;
 };
 
 /* The state of one group's adaptive margin, in struct mr_group; all but

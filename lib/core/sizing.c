@@ -8,8 +8,9 @@
  * its CPU and its waits; moving it to the worker removes the waits from
  * the workload's path but not the CPU, which a busy machine takes from
  * the workload all the same, and the margin's emptier cache brings
- * refaults. The strength gate below keeps the margin only while the waits
- * it removes exceed the CPU and refaults it adds.
+ * refaults. The strength gate below keeps the margin only while the stall
+ * it removes (the group's PSI against the floor's where read, else the
+ * worker's own waits) exceeds the CPU and refaults it adds.
  *
  * Where the backend cannot count what the workload reclaimed (cgroup v1
  * has no pgsteal, and its pgpgin counts charge events, not pages: a
@@ -103,15 +104,30 @@ static double extra_refaults(const struct mri_sizing *s,
 	return extra > 0 ? extra : 0;
 }
 
+/* Whether the interval's limit hits say the margin is too small. */
+static bool too_small(const struct mri_sizing_sample *x)
+{
+	return x->has_hits && x->limit_hits > MRI_SIZING_HITS;
+}
+
 /* Whether the interval's reclaim is one to judge by: not while a probe
  * waits for its size (the margin was held at min_bytes, as in the first
- * interval, so what was freed is not the probe's). */
+ * interval, so what was freed is not the probe's), nor while a probe's
+ * margin still lets charges meet the limit below its bound: it is not
+ * yet the margin the rule would keep (on cgroup v1 the rate misses what
+ * the workload reclaimed, and the size at a probe's start is the rate's
+ * alone), and it doubles first. */
 static bool judged(const struct mri_sizing *s,
 		   const struct mri_sizing_params *p,
 		   const struct mri_sizing_sample *x)
 {
-	return x->freed_bytes &&
-	       !(s->probing && x->margin_bytes <= p->min_bytes);
+	if (!x->freed_bytes)
+		return false;
+	if (!s->probing)
+		return true;
+	return x->margin_bytes > p->min_bytes &&
+	       (!too_small(x) || x->margin_bytes >= p->max_bytes ||
+		x->margin_bytes >= x->limit_bytes / 2);
 }
 
 static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
@@ -141,14 +157,47 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 		}
 		s->has_costs = true;
 	}
-	/* The refaults of the floor: the margin did nothing this interval. */
-	if (x->has_refaults && x->margin_bytes <= p->min_bytes &&
-	    !x->freed_bytes && refault_base(x) > 0) {
+	/* The refaults and the stall of the floor: the margin did nothing
+	 * this interval. */
+	if (x->margin_bytes > p->min_bytes || x->freed_bytes)
+		return;
+	if (x->has_refaults && refault_base(x) > 0) {
 		rate = (double)x->refault_bytes / refault_base(x);
 		s->floor_refault_ratio = s->has_floor_refaults ?
 			ewma(s->floor_refault_ratio, rate, 0.25) : rate;
 		s->has_floor_refaults = true;
 	}
+	/* A floor that did not meet the limit shows nothing of the direct
+	 * reclaim a margin would remove: the interval after a margin is in
+	 * force (usage climbing back to the limit, as at the start of a call
+	 * that replaces another margin) would count as a stall-free floor. */
+	if (x->has_stall && !(x->has_hits && !too_small(x))) {
+		rate = (double)x->stall_ns * 1e9 / (double)x->interval_ns;
+		s->floor_stall_ns_per_s = s->has_floor_stall ?
+			ewma(s->floor_stall_ns_per_s, rate, 0.25) : rate;
+		s->has_floor_stall = true;
+	}
+}
+
+/* What the interval's margin took out of the workload's path. Where the
+ * group's PSI is read, the stall it removed: the floor's stall over the
+ * interval less the interval's (memory PSI some counts the time a task
+ * of the group spent in direct reclaim, mm/vmscan.c
+ * try_to_free_mem_cgroup_pages() under psi_memstall_enter(), and waiting
+ * on the refault of a page of its working set, mm/filemap.c
+ * folio_wait_bit_common(); so a margin whose emptied cache comes back as
+ * thrashing earns less). Otherwise the waits the worker's reclaim
+ * blocked for, as what a direct reclaim of those bytes would have
+ * stalled the workload. */
+static double benefit(const struct mri_sizing *s,
+		      const struct mri_sizing_sample *x)
+{
+	double floor;
+
+	if (!x->has_stall || !s->has_floor_stall)
+		return (double)x->freed_bytes * s->wait_ns_per_byte;
+	floor = s->floor_stall_ns_per_s * (double)x->interval_ns / 1e9;
+	return floor > (double)x->stall_ns ? floor - (double)x->stall_ns : 0;
 }
 
 /* Halves or doubles the strength by the interval's benefit and cost
@@ -163,7 +212,7 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 	s->benefit_ns = 0;
 	s->cost_ns = 0;
 	if (judged(s, p, x) && s->has_costs) {
-		s->benefit_ns = freed * s->wait_ns_per_byte;
+		s->benefit_ns = benefit(s, x);
 		s->cost_ns = freed * s->cpu_ns_per_byte +
 			     extra_refaults(s, x) *
 			     (s->cpu_ns_per_byte + s->wait_ns_per_byte);
@@ -217,8 +266,7 @@ bool mri_sizing_update(struct mri_sizing *s,
 	 * bytes), so the margin doubles, from one SWAP_CLUSTER_MAX batch;
 	 * without them it comes back to the rate's size by a tenth an
 	 * interval at most. */
-	hit = x->has_hits && x->limit_hits > MRI_SIZING_HITS &&
-	      s->strength_ppm;
+	hit = too_small(x) && s->strength_ppm;
 	grown = (hit ? 2.0 : 0.9) * (double)s->sized_bytes;
 	if (hit && grown < (double)MR_SWAP_CLUSTER_MAX_BYTES)
 		grown = (double)MR_SWAP_CLUSTER_MAX_BYTES;

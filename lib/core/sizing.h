@@ -55,6 +55,8 @@ struct mri_sizing_sample {
 	uint64_t cpu_ns;           /* the worker's CPU in that reclaim */
 	uint64_t runq_ns;          /* its time waiting for a CPU */
 	uint64_t wall_ns;          /* the worker's time in that reclaim */
+	bool has_stall;            /* the backend has the group's PSI */
+	uint64_t stall_ns;         /* memory PSI some total growth */
 	bool has_hits;             /* the backend counts limit hits */
 	uint64_t limit_hits;       /* charges that met the limit in it */
 	uint64_t margin_bytes;     /* the margin in force over it */
@@ -76,6 +78,11 @@ struct mri_sizing {
 	 * charges are seen, else per second. */
 	double floor_refault_ratio;
 	bool has_floor_refaults;
+	/* The group's memory stall (PSI some) per second with the margin at
+	 * its floor: the direct reclaim (and thrashing) a margin can take
+	 * out of the workload's path. */
+	double floor_stall_ns_per_s;
+	bool has_floor_stall;
 	/* The last interval's estimates. */
 	double benefit_ns, cost_ns;
 	uint32_t strength_ppm;
