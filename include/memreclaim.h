@@ -222,6 +222,24 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
  * mount's root), -ENAMETOOLONG. MT-safe. */
 MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret);
 
+/* Opens the memory cgroup of the process `pid`, as mr_group_open_self()
+ * opens the caller's: found from /proc/PID/cgroup, read in the caller's
+ * cgroup namespace, and the caller's own /proc/self/mountinfo (the path
+ * must be one the caller can open), never from anything the process or
+ * its owner says about itself. For a container runtime's hook, which is
+ * given the container's pid in its state (the OCI runtime
+ * specification, "State"). A pidfd (pidfd_open(2), Linux 5.3) is taken
+ * before the read and polled after it: a process that exited in between,
+ * whose pid another process may have taken, is -ESRCH rather than that
+ * other process's group (without pidfd_open, -ENOSYS, the file is read
+ * without this check).
+ * pid: > 0.
+ * Errors: those of mr_group_open_self(), and -EINVAL (pid <= 0),
+ * -ESRCH (no such process, or it exited during the call), -EACCES
+ * (the caller may not read the process's cgroup file).
+ * MT-safe. */
+MR_EXPORT int mr_group_open_pid(mr_ctx_t *ctx, pid_t pid, mr_group_t **ret);
+
 /* Removes the group from its context and frees it. A reclaim step that
  * lowered a limit is undone before this returns (the worker and synchronous
  * reclaim are waited for), and the group's margin, if this handle kept one,
