@@ -33,6 +33,7 @@
 #include "group.h"
 #include "knobs.h"
 #include "reclaim.h"
+#include "shrink.h"
 #include "registry.h"
 #include "policy.h"
 #include "worker.h"
@@ -332,6 +333,14 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 	r = margin_reachable(g, &l, high_mark);
 	if (r <= 0) {
+		is_gone(g, r);
+		return false;
+	}
+	/* The program first, if it takes requests (lib/core/shrink.c):
+	 * what it gives back is not taken from the page cache. */
+	r = mri_shrink_before_reclaim(g, l.usage_bytes - low_mark, high_mark,
+				      stop != NULL);
+	if (r != 0) {
 		is_gone(g, r);
 		return false;
 	}
