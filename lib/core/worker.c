@@ -331,16 +331,17 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 			mri_adaptive_forget_reaction(g);
 		return false;
 	}
-	r = margin_reachable(g, &l, high_mark);
-	if (r <= 0) {
-		is_gone(g, r);
-		return false;
-	}
 	/* The program first, if it takes requests (lib/core/shrink.c):
-	 * what it gives back is not taken from the page cache. */
+	 * what it gives back is not taken from the page cache, and may be
+	 * the anonymous memory that makes the margin unreachable. */
 	r = mri_shrink_before_reclaim(g, l.usage_bytes - low_mark, high_mark,
 				      stop != NULL);
 	if (r != 0) {
+		is_gone(g, r);
+		return false;
+	}
+	r = margin_reachable(g, &l, high_mark);
+	if (r <= 0) {
 		is_gone(g, r);
 		return false;
 	}
