@@ -535,11 +535,13 @@ static int section_finish(struct mrd_section *s)
 		return -EINVAL;
 	}
 	s->runtime_on = s->runtime.text && strcmp(s->runtime.text, "yes") == 0;
+	/* runtime is not in the key: the walk skips a runtime section, and
+	 * a drop-in's group finds its section by name on every reload. */
 	if (asprintf(&s->policy_key, "path=%s\nmargin=%s\nhysteresis=%s\n"
-		     "batch=%s\nruntime=%d", s->pattern.text,
+		     "batch=%s", s->pattern.text,
 		     s->margin.text ? s->margin.text : "auto",
 		     s->hysteresis.text ? s->hysteresis.text : "",
-		     s->batch.text ? s->batch.text : "", s->runtime_on) < 0) {
+		     s->batch.text ? s->batch.text : "") < 0) {
 		s->policy_key = NULL;
 		return -ENOMEM;
 	}
