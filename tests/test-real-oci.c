@@ -17,7 +17,8 @@
  * hook and never starts. Nothing is
  * left: the containers are deleted (crun's state lives in the test's own
  * directory), the groups crun made in every v1 hierarchy removed, the
- * daemon stopped.
+ * daemon stopped. Then drop-ins written by hand show what memreclaimd
+ * takes, refuses and releases, at start, on events and on reload.
  *
  * crun 1.8.1 refuses a hybrid host whose cgroup2 mount has a controller
  * ("cgroups in hybrid mode not supported, drop all controllers from
@@ -677,6 +678,152 @@ START_TEST(container_kept_and_released)
 }
 END_TEST
 
+/* Writes the drop-in rdir/name whole, through a temporary file and a
+ * rename as the hook does. */
+static void put_dropin(const char *name, const char *text)
+{
+	char tmp[PATH_MAX * 2], path[PATH_MAX * 2];
+
+	fmt(tmp, sizeof(tmp), "%s/.%s.tmp", rdir, name);
+	fmt(path, sizeof(path), "%s/%s", rdir, name);
+	write_text(tmp, text);
+	ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* Waits until the daemon's stdout holds an `event` record for group. */
+static void wait_record(const char *event, const char *group)
+{
+	unsigned long long end = dp_mono_ms() + WAIT_MS;
+
+	while (records(event, group) == 0) {
+		ck_assert_msg(dp_mono_ms() < end, "no %s record for %s; "
+			      "stderr:\n%s", event, group, dp_tail(d.ebuf));
+		dp_wait_for(&d, 50, false, 0, NULL);
+	}
+}
+
+static void wait_err(size_t from, const char *what)
+{
+	ck_assert_msg(dp_wait_for(&d, WAIT_MS, true, from, what),
+		      "stderr has no '%s':\n%s", what, dp_tail(d.ebuf + from));
+}
+
+static void mkgroup(const char *path)
+{
+	ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path,
+		      strerror(errno));
+	write_file(path, "memory.limit_in_bytes", "67108864");
+}
+
+/* The runtime directory without a runtime: drop-ins written by hand for
+ * groups the test makes. One present before the daemon starts is taken
+ * at start; a policy the configuration lacks, a group outside the
+ * section's path, a file that does not parse and a second container
+ * naming a kept group are refused; a drop-in written again with another
+ * policy reconfigures its group; a reload that removes the section
+ * releases it; removing the file releases it, its limit as it was. */
+START_TEST(dropins_taken_refused_and_released)
+{
+	char env_state[PATH_MAX + 32], text[PATH_MAX * 4], g1[PATH_MAX * 2];
+	char g2[PATH_MAX * 2], want[PATH_MAX * 3];
+	char prog[] = "memreclaimd", opt[] = "--config";
+	char *argv[] = { prog, opt, conf, NULL };
+	char *env[] = { env_state, NULL };
+	char head[PATH_MAX + 128], body[PATH_MAX * 3];
+	size_t from;
+	int i;
+
+	fmt(g1, sizeof(g1), "%s/g1", grp);
+	fmt(g2, sizeof(g2), "%s/g2", grp);
+	mkgroup(g1);
+	mkgroup(g2);
+	fmt(head, sizeof(head), "[daemon]\nstats-interval = 0\n"
+	    "stats-format = json\nruntime-dir = %s\n\n", rdir);
+	fmt(body, sizeof(body),
+	    "[group small]\npath = %s/*\nruntime = yes\nmargin = 8M\n"
+	    "[group big]\npath = %s/*\nruntime = yes\nmargin = 16M\n"
+	    "[group elsewhere]\npath = %s/elsewhere/*\nruntime = yes\n",
+	    grp, grp, grp);
+	fmt(text, sizeof(text), "%s%s", head, body);
+	write_text(conf, text);
+	ck_assert_int_eq(mkdir(rdir, 0755), 0);
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = small\n", g1);
+	put_dropin("a.conf", text);
+	fmt(env_state, sizeof(env_state), "MEMRECLAIM_STATE_DIR=%s",
+	    state_dir);
+	dp_start(&d, argv, env);
+	/* Taken at start, with the section's margin. */
+	fmt(want, sizeof(want), "%s: container a: kept with [group small]", g1);
+	wait_err(0, want);
+	wait_record("start", g1);
+	ck_assert_msg(strstr(d.obuf, "\"margin_bytes\":8388608,"), "%s",
+		      dp_tail(d.obuf));
+
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = nope\n", g2);
+	put_dropin("b.conf", text);
+	wait_err(from, "b.conf: drop-in refused: policy 'nope' is no [group] "
+		 "section with runtime = yes");
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = elsewhere\n", g2);
+	put_dropin("c.conf", text);
+	fmt(want, sizeof(want), "c.conf: drop-in refused: %s is not a path of "
+	    "[group elsewhere]", g2);
+	wait_err(from, want);
+	from = d.elen;
+	put_dropin("d.conf", "[container]\n");
+	wait_err(from, "d.conf: drop-in refused: a line that is not key = "
+		 "value");
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = small\n", g1);
+	put_dropin("e.conf", text);
+	wait_err(from, "container e's drop-in refused: the group is container "
+		 "a's");
+	ck_assert_int_eq(records("start", g2), 0);
+	/* The refused files go; a keeps its group (e held nothing). */
+	for (i = 0; i < 4; i++) {
+		fmt(text, sizeof(text), "%s/%c.conf", rdir, "bcde"[i]);
+		ck_assert_int_eq(unlink(text), 0);
+	}
+
+	/* Written again with another policy: the same handle, the new
+	 * margin. */
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = big\n", g1);
+	put_dropin("a.conf", text);
+	fmt(want, sizeof(want), "%s: margin 16777216 bytes", g1);
+	wait_err(from, want);
+	ck_assert_ptr_null(strstr(d.ebuf, "released"));
+	ck_assert_int_eq(records("start", g1), 1);
+
+	/* A reload without its section releases it. */
+	from = d.elen;
+	fmt(body, sizeof(body),
+	    "[group small]\npath = %s/*\nruntime = yes\nmargin = 8M\n", grp);
+	fmt(text, sizeof(text), "%s%s", head, body);
+	write_text(conf, text);
+	kill(d.pid, SIGHUP);
+	wait_err(from, "container a: its drop-in was refused; released");
+	/* Named again: taken; its file removed: released, its limit as
+	 * it was. */
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = small\n", g1);
+	put_dropin("a.conf", text);
+	fmt(want, sizeof(want), "%s: container a: kept with [group small]", g1);
+	wait_err(from, want);
+	from = d.elen;
+	fmt(text, sizeof(text), "%s/a.conf", rdir);
+	ck_assert_int_eq(unlink(text), 0);
+	wait_err(from, "container a: its drop-in was removed; released");
+	ck_assert_str_eq(read_text(g1, "memory.limit_in_bytes"), "67108864\n");
+	kill(d.pid, SIGTERM);
+	ck_assert_int_eq(dp_exit(&d), 0);
+	d.pid = 0;
+	ck_assert_int_eq(rmdir(g1), 0);
+	ck_assert_int_eq(rmdir(g2), 0);
+}
+END_TEST
+
 /* Whether prog is an executable in $PATH. */
 static bool in_path(const char *prog)
 {
@@ -745,6 +892,11 @@ int main(void)
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, container_kept_and_released);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dropins");
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dropins_taken_refused_and_released);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
