@@ -359,15 +359,15 @@ int main(int argc, char **argv)
 	free(text);
 	if (r < 0)
 		goto out;
+	if (!st.policy) {
+		status = 0; /* not asked (the annotation stays to poststop) */
+		goto out;
+	}
 	if (!mrd_container_id_ok(st.id)) {
 		mrd_log(MR_LOG_ERR, "container id '%.64s%s': not a file name "
 			"this hook writes (letters, digits, '_', '+', '-', '.', "
 			"not first, at most %d)", st.id,
 			strlen(st.id) > 64 ? "..." : "", MRD_CONTAINER_ID_MAX);
-		goto out;
-	}
-	if (!st.policy) {
-		status = 0; /* not asked (the annotation stays to poststop) */
 		goto out;
 	}
 	if (mrd_config_load(config, &cfg) < 0) {
