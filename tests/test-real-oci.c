@@ -17,8 +17,12 @@
  * hook and never starts. Nothing is
  * left: the containers are deleted (crun's state lives in the test's own
  * directory), the groups crun made in every v1 hierarchy removed, the
- * daemon stopped. Then drop-ins written by hand show what memreclaimd
- * takes, refuses and releases, at start, on events and on reload.
+ * daemon stopped. Where podman is installed (scripts/lib.sh installs
+ * it), the hooks.d file as installed is tried with podman run --rm
+ * --hooks-dir: podman injects the hook for the annotated container at
+ * prestart and runs it at poststop. Then drop-ins written by hand show
+ * what memreclaimd takes, refuses and releases, at start, on events and
+ * on reload.
  *
  * crun 1.8.1 refuses a hybrid host whose cgroup2 mount has a controller
  * ("cgroups in hybrid mode not supported, drop all controllers from
@@ -328,20 +332,15 @@ static void write_config(const char *leaf, const char *policy)
 	json_object_put(c);
 }
 
-/* Starts `crun ARGS...` (with --root in the test's directory and the
- * cgroupfs manager) in a mount namespace of its own; on a hybrid host
- * with a tmpfs over /sys/fs/cgroup/unified (see the top). Its output goes
- * to log. Returns its pid. */
-static pid_t crun_start(const char *log, const char *const *args)
+/* Starts argv (a NULL-terminated list, argv[0] looked up in $PATH) in a
+ * mount namespace of its own; on a hybrid host with a tmpfs over
+ * /sys/fs/cgroup/unified (see the top). Its output goes to log. Returns
+ * its pid. */
+static pid_t ns_start(const char *log, const char *const *argv)
 {
-	const char *argv[16] = { "crun", "--root", croot,
-				 "--cgroup-manager=cgroupfs" };
 	pid_t pid;
-	int i, fd;
+	int fd;
 
-	for (i = 0; args[i]; i++)
-		argv[4 + i] = args[i];
-	argv[4 + i] = NULL;
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid)
@@ -361,12 +360,26 @@ static pid_t crun_start(const char *log, const char *const *args)
 		perror("tmpfs over /sys/fs/cgroup/unified");
 		_exit(126);
 	}
-	execvp("crun", (char *const *)argv);
-	perror("crun");
+	execvp(argv[0], (char *const *)argv);
+	perror(argv[0]);
 	_exit(127);
 }
 
-static int crun_wait(pid_t pid)
+/* Starts `crun ARGS...`, with --root in the test's directory and the
+ * cgroupfs manager (ns_start()). */
+static pid_t crun_start(const char *log, const char *const *args)
+{
+	const char *argv[16] = { "crun", "--root", croot,
+				 "--cgroup-manager=cgroupfs" };
+	int i;
+
+	for (i = 0; args[i]; i++)
+		argv[4 + i] = args[i];
+	argv[4 + i] = NULL;
+	return ns_start(log, argv);
+}
+
+static int wait_child(pid_t pid)
 {
 	int status;
 
@@ -504,7 +517,7 @@ static uint64_t run_container(const char *id, const char *leaf,
 	wait_ctl(pid, "done", log);
 	after = failcnt(group);
 	ctl_touch("exit");
-	status = crun_wait(pid);
+	status = wait_child(pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "crun run: status %d; its log:\n%s", status,
 		      log_tail(log));
@@ -525,6 +538,53 @@ static uint64_t run_container(const char *id, const char *leaf,
 	return after - before;
 }
 
+/* Starts `podman ARGS...` with its storage, run and temporary directories
+ * in the test's directory, the cgroupfs manager and events to a file
+ * (ns_start()). */
+static pid_t podman_start(const char *log, const char *const *args)
+{
+	static char root[PATH_MAX + 32], runroot[PATH_MAX + 32];
+	static char tmp[PATH_MAX + 32];
+	const char *argv[48] = { "podman", "--root", root, "--runroot",
+				 runroot, "--tmpdir", tmp,
+				 "--cgroup-manager=cgroupfs",
+				 "--events-backend=file" };
+	int i;
+
+	fmt(root, sizeof(root), "%s/podman/root", work);
+	fmt(runroot, sizeof(runroot), "%s/podman/run", work);
+	fmt(tmp, sizeof(tmp), "%s/podman/tmp", work);
+	for (i = 0; args[i]; i++)
+		argv[9 + i] = args[i];
+	argv[9 + i] = NULL;
+	return ns_start(log, argv);
+}
+
+/* `podman run --rm` of the bundle's rootfs with the hooks of hooks, in a
+ * group beneath grp (--cgroup-parent) with a 64 MiB limit, annotated
+ * io.memreclaim.policy=containers, until ctl/exit appears. */
+static pid_t podman_run(const char *log, const char *hooks)
+{
+	static char parent_opt[PATH_MAX + 32], vol[PATH_MAX + 16];
+	static char rootfs[PATH_MAX + 16];
+	const char *args[] = {
+		"--hooks-dir", hooks, "run", "--rm",
+		/* podman's defaults for these are above the hard limits
+		 * a sandboxed root may have (crun's setrlimit() fails) */
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+		"--network=none",
+		parent_opt, "--memory", "64m", "--annotation",
+		"io.memreclaim.policy=containers", "--volume", vol,
+		"--rootfs", rootfs, "/bin/sh", "-c",
+		"touch /ctl/ready; "
+		"while [ ! -e /ctl/exit ]; do sleep 0.05; done", NULL };
+
+	fmt(parent_opt, sizeof(parent_opt), "--cgroup-parent=%s", rel);
+	fmt(vol, sizeof(vol), "%s:/ctl", ctl);
+	fmt(rootfs, sizeof(rootfs), "%s/rootfs", bundle);
+	return podman_start(log, args);
+}
+
 /* A container whose annotation names no runtime section: the hook
  * fails at createRuntime, saying why, crun fails the start and removes
  * what it made, and nothing reaches the daemon. */
@@ -540,7 +600,7 @@ static void refused_policy(void)
 	fmt(log, sizeof(log), "%s/crun-c3.log", work);
 	ctl_reset();
 	write_config("c3", "no-such-policy");
-	status = crun_wait(crun_start(log, run));
+	status = wait_child(crun_start(log, run));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 0,
 		      "crun run started a container with an unknown policy; "
 		      "its log:\n%s", log_tail(log));
@@ -589,6 +649,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+	static const char *const podman_rm[] = { "rm", "--all", "--force",
+						 NULL };
 	const char *del[] = { "delete", "--force", NULL, NULL };
 	char log[PATH_MAX * 2], id[64], cmd[PATH_MAX + 32];
 	int i;
@@ -604,9 +666,13 @@ static void teardown(void)
 		fmt(cmd, sizeof(cmd), "%s/%s", croot, id);
 		if (access(cmd, F_OK) == 0) {
 			del[2] = id;
-			crun_wait(crun_start(log, del));
+			wait_child(crun_start(log, del));
 		}
 	}
+	/* A container podman left running (its storage is in work). */
+	fmt(cmd, sizeof(cmd), "%s/podman", work);
+	if (access(cmd, F_OK) == 0)
+		wait_child(podman_start(log, podman_rm));
 	remove_everywhere(rel);
 	for (i = 0; i < nhier; i++)
 		if (!had_parent[i]) {
@@ -824,6 +890,133 @@ START_TEST(dropins_taken_refused_and_released)
 }
 END_TEST
 
+/* The hooks.d file as installed (examples/memreclaim-oci-hook.json.in,
+ * the hook's directory this build's), with the test's configuration and
+ * runtime directory added to its args and its state directory to its
+ * env, in dir/memreclaim-oci-hook.json. Its when and stages are the
+ * file's own: they are what podman is to read. */
+static void write_hooks_d(const char *dir)
+{
+	const char *top = getenv("top_srcdir");
+	char in[PATH_MAX], out[PATH_MAX * 2], hookdir[PATH_MAX];
+	char env_state[PATH_MAX + 32], *text, *at;
+	const char *args[] = { "memreclaim-oci-hook", "--config", conf,
+			       "--runtime-dir", rdir, NULL };
+	const char *env[] = { env_state, NULL };
+	json_object *o, *h, *st;
+	FILE *f;
+	long len;
+
+	fmt(in, sizeof(in), "%s/examples/memreclaim-oci-hook.json.in",
+	    top && *top ? top : ".");
+	f = fopen(in, "re");
+	ck_assert_msg(f != NULL, "%s: %s", in, strerror(errno));
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)len + PATH_MAX);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	at = strstr(text, "@ocihookdir@");
+	ck_assert_ptr_nonnull(at);
+	fmt(hookdir, sizeof(hookdir), "%s", hook);
+	*strrchr(hookdir, '/') = '\0';
+	memmove(at + strlen(hookdir), at + strlen("@ocihookdir@"),
+		strlen(at + strlen("@ocihookdir@")) + 1);
+	memcpy(at, hookdir, strlen(hookdir));
+	o = json_tokener_parse(text);
+	free(text);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_object_object_get_ex(o, "stages", &st));
+	ck_assert_str_eq(json_object_to_json_string(st),
+			 "[ \"prestart\", \"poststop\" ]");
+	ck_assert(json_object_object_get_ex(o, "hook", &h));
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(h,
+			 "path")), hook);
+	fmt(env_state, sizeof(env_state), "MEMRECLAIM_STATE_DIR=%s",
+	    state_dir);
+	json_object_object_add(h, "args", strs(args));
+	json_object_object_add(h, "env", strs(env));
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	fmt(out, sizeof(out), "%s/memreclaim-oci-hook.json", dir);
+	ck_assert_int_eq(json_object_to_file(out, o), 0);
+	json_object_put(o);
+}
+
+/* The group podman made for its container beneath grp (libpod-ID), into
+ * out; false when there is none. */
+static bool podman_group(char *out, size_t len)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *dp = opendir(grp);
+
+	while (dp && !found && (e = readdir(dp)))
+		if (strncmp(e->d_name, "libpod-", 7) == 0) {
+			fmt(out, len, "%s/%s", grp, e->d_name);
+			found = true;
+		}
+	if (dp)
+		closedir(dp);
+	return found;
+}
+
+/* podman with the hooks.d file (podman reads hooks.d; crun does not): a
+ * container annotated io.memreclaim.policy is handed to memreclaimd at
+ * prestart and taken back at poststop, which podman runs itself when it
+ * removes the container (--rm). */
+START_TEST(podman_reads_the_hooks_d_file)
+{
+	char env_state[PATH_MAX + 32], text[PATH_MAX * 3];
+	char hooks[PATH_MAX + 16], group[PATH_MAX * 2];
+	char log[PATH_MAX + 16], prog[] = "memreclaimd", opt[] = "--config";
+	char *argv[] = { prog, opt, conf, NULL };
+	char *env[] = { env_state, NULL };
+	unsigned long long end;
+	size_t from;
+	int status;
+	pid_t pid;
+
+	fmt(hooks, sizeof(hooks), "%s/hooks.d", work);
+	fmt(log, sizeof(log), "%s/podman.log", work);
+	write_hooks_d(hooks);
+	fmt(text, sizeof(text),
+	    "[daemon]\nstats-interval = 0\nstats-format = json\n"
+	    "runtime-dir = %s\n\n[group containers]\npath = %s/*\n"
+	    "runtime = yes\nmargin = " MARGIN "\n", rdir, grp);
+	write_text(conf, text);
+	fmt(env_state, sizeof(env_state), "MEMRECLAIM_STATE_DIR=%s",
+	    state_dir);
+	dp_start(&d, argv, env);
+	ck_assert(dp_wait_for(&d, WAIT_MS, true, 0, "following the "
+			      "containers' drop-ins"));
+	ctl_reset();
+	from = d.elen;
+	pid = podman_run(log, hooks);
+	wait_ctl(pid, "ready", log);
+	/* The hook's drop-in, then the daemon's record. */
+	ck_assert_msg(podman_group(group, sizeof(group)), "no libpod group in "
+		      "%s; podman's log:\n%s", grp, log_tail(log));
+	wait_err(from, "kept with [group containers]");
+	wait_record("start", group);
+	ctl_touch("exit");
+	status = wait_child(pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "podman run: status %d; its log:\n%s", status,
+		      log_tail(log));
+	wait_err(from, "its drop-in was removed; released");
+	end = dp_mono_ms() + WAIT_MS;
+	while (access(group, F_OK) == 0) {
+		ck_assert_msg(dp_mono_ms() < end, "%s left", group);
+		dp_sleep_ms(20);
+	}
+	kill(d.pid, SIGTERM);
+	ck_assert_int_eq(dp_exit(&d), 0);
+	d.pid = 0;
+}
+END_TEST
+
 /* Whether prog is an executable in $PATH. */
 static bool in_path(const char *prog)
 {
@@ -893,6 +1086,18 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, container_kept_and_released);
 	suite_add_tcase(s, tc);
+	/* podman reads hooks.d (crun does not): where it is installed, the
+	 * hooks.d file is tried with it. The suite does not install it. */
+	if (in_path("podman")) {
+		tc = tcase_create("podman");
+		tcase_add_unchecked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 300);
+		tcase_add_test(tc, podman_reads_the_hooks_d_file);
+		suite_add_tcase(s, tc);
+	} else {
+		printf("podman is not installed: the hooks.d file is not tried "
+		       "with it\n");
+	}
 	tc = tcase_create("dropins");
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
