@@ -1668,7 +1668,9 @@ struct mr_charge_answer {
  *    REFUSE with 1 MiB reclaimable.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
- * concurrent draws never pass the limit together.
+ * concurrent draws never pass the limit together. A RECLAIM also adds
+ * reclaim_bytes to the group's shrink request when the program opened
+ * one (mr_group_shrink_fd(): one write(2) to an eventfd, no wait).
  * bytes: 1 .. MR_CHARGE_MAX_BYTES. answer: may be NULL; else filled on
  * every verdict.
  * Returns an enum mr_charge_verdict (>= 0), or -EINVAL (group NULL, bytes
