@@ -417,8 +417,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			grace_ms = strtoull(optarg, &endp, 10);
 			r = errno || *endp || optarg[0] < '0' ||
-			    optarg[0] > '9' || grace_ms * 1000000ULL >
-			    MR_SHRINK_GRACE_MAX_NS ? -EINVAL : 0;
+			    optarg[0] > '9' ||
+			    grace_ms > MR_SHRINK_GRACE_MAX_NS / 1000000ULL ?
+			    -EINVAL : 0;
 			if (r)
 				fprintf(stderr, PROG ": --grace '%s': 0 to "
 					"100 milliseconds\n", optarg);
