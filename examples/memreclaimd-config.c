@@ -21,7 +21,9 @@ const char *const memreclaimd_config_keys[] = {
 	"daemon.backend", "daemon.worker-sched", "daemon.stats-interval",
 	"daemon.stats-format", "daemon.metrics-file",
 	"daemon.metrics-interval", "daemon.metrics-port", "daemon.hybrid-psi",
+	"daemon.runtime-dir",
 	"group.path", "group.margin", "group.hysteresis", "group.batch",
+	"group.runtime",
 	NULL,
 };
 
@@ -66,6 +68,13 @@ void mrd_daemon_free(struct mrd_daemon *d)
 	value_free(&d->metrics_interval);
 	value_free(&d->metrics_port);
 	value_free(&d->hybrid_psi);
+	value_free(&d->runtime_dir);
+}
+
+const char *mrd_daemon_runtime_dir(const struct mrd_daemon *d)
+{
+	return d->runtime_dir.text ? d->runtime_dir.text :
+	       MRD_DEFAULT_RUNTIME_DIR;
 }
 
 static int bad(const char *where, const char *key, const char *value,
@@ -172,6 +181,12 @@ int mrd_daemon_set(struct mrd_daemon *d, const char *key, const char *value,
 			return bad(where, key, value, "expected yes or no");
 		d->hybrid_psi_on = strcmp(value, "yes") == 0;
 		v = &d->hybrid_psi;
+	} else if (strcmp(key, "runtime-dir") == 0) {
+		if (value[0] != '/')
+			return bad(where, key, value, "not an absolute path");
+		if (strlen(value) >= PATH_MAX - 256)
+			return bad(where, key, value, "path too long");
+		v = &d->runtime_dir;
 	} else {
 		mrd_log(MR_LOG_ERR, "%s: [daemon] has no key '%s'", where,
 			key);
@@ -192,6 +207,7 @@ static void section_free(struct mrd_section *s)
 	value_free(&s->margin);
 	value_free(&s->hysteresis);
 	value_free(&s->batch);
+	value_free(&s->runtime);
 	free(s->policy_key);
 }
 
@@ -298,9 +314,11 @@ static int handler(void *user, const char *section, const char *name,
 		v = &s->hysteresis;
 	else if (strcmp(name, "batch") == 0)
 		v = &s->batch;
+	else if (strcmp(name, "runtime") == 0)
+		v = &s->runtime;
 	else {
 		mrd_log(MR_LOG_ERR, "%s: [group] has no key '%s' (path, "
-			"margin, hysteresis, batch)", where, name);
+			"margin, hysteresis, batch, runtime)", where, name);
 		goto err;
 	}
 	if (value_set(v, value, where) < 0) {
@@ -313,6 +331,20 @@ err:
 	return 0;
 }
 
+bool mrd_section_name_ok(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		if (i >= 49 ||
+		    !((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') ||
+		      (name[i] && strchr("-_.", name[i]))))
+			return false;
+	return i > 0;
+}
+
 /* A section header the reader saw at where: [daemon] or [group NAME]
  * (registered here, so that a section without keys is seen too). */
 static void header(struct load *l, const char *line, const char *where)
@@ -320,7 +352,7 @@ static void header(struct load *l, const char *line, const char *where)
 	const char *s = line + strspn(line, " \t") + 1, *e = strchr(s, ']');
 	char text[256];
 	const char *name;
-	size_t len, i;
+	size_t len;
 
 	l->bad_section = false;
 	if (!e)
@@ -341,13 +373,7 @@ static void header(struct load *l, const char *line, const char *where)
 			"([daemon] or [group NAME])", where, text);
 		goto bad;
 	}
-	for (i = 0; name[i]; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		      (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= '0' && name[i] <= '9') ||
-		      strchr("-_.", name[i])))
-			break;
-	if (!*name || name[i]) {
+	if (!mrd_section_name_ok(name)) {
 		mrd_log(MR_LOG_ERR, "%s: [%s]: a group's NAME is letters, "
 			"digits, '-', '_' and '.' (its pattern goes in its "
 			"path key)", where, text);
@@ -502,6 +528,15 @@ static int section_finish(struct mrd_section *s)
 	}
 	if (r < 0)
 		return r;
+	if (s->runtime.text && strcmp(s->runtime.text, "yes") != 0 &&
+	    strcmp(s->runtime.text, "no") != 0) {
+		mrd_log(MR_LOG_ERR, "%s: runtime '%s': expected yes or no",
+			s->runtime.where, s->runtime.text);
+		return -EINVAL;
+	}
+	s->runtime_on = s->runtime.text && strcmp(s->runtime.text, "yes") == 0;
+	/* runtime is not in the key: the walk skips a runtime section, and
+	 * a drop-in's group finds its section by name on every reload. */
 	if (asprintf(&s->policy_key, "path=%s\nmargin=%s\nhysteresis=%s\n"
 		     "batch=%s", s->pattern.text,
 		     s->margin.text ? s->margin.text : "auto",
@@ -557,13 +592,26 @@ int mrd_config_load(const char *path, struct mrd_config *out)
 	return 0;
 }
 
+const struct mrd_section *mrd_config_runtime_section(const struct mrd_config *c,
+						     const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nsections; i++)
+		if (c->sections[i].runtime_on &&
+		    strcmp(c->sections[i].name, name) == 0)
+			return &c->sections[i];
+	return NULL;
+}
+
 const struct mrd_section *mrd_config_section_for(const struct mrd_config *c,
 						 const char *path)
 {
 	size_t i;
 
 	for (i = 0; i < c->nsections; i++)
-		if (mrd_pattern_match(&c->sections[i].pattern, path))
+		if (!c->sections[i].runtime_on &&
+		    mrd_pattern_match(&c->sections[i].pattern, path))
 			return &c->sections[i];
 	return NULL;
 }

@@ -19,12 +19,16 @@
  *   metrics-interval = SECONDS
  *   metrics-port = PORT
  *   hybrid-psi = yes|no
+ *   runtime-dir = PATH     the drop-ins of container runtimes' hooks
  *
  *   [group NAME]           NAME: a label (letters, digits, '-', '_', '.')
  *   path = PATTERN         the groups it keeps (memreclaimd-pattern.h)
  *   margin = auto|SIZE
  *   hysteresis = SIZE
  *   batch = auto|SIZE
+ *   runtime = yes|no       yes: the groups are those a runtime's hook
+ *                          names with policy NAME, beneath path
+ *                          (memreclaimd-runtime.h); the walk skips it
  *
  * (The pattern is a key, not part of the header: libinih cuts section
  * names at 49 bytes.) Loading reports every mistake on stderr, as
@@ -61,13 +65,15 @@ struct mrd_daemon {
 	unsigned metrics_port_n;           /* 0: no HTTP endpoint */
 	struct mrd_value hybrid_psi;
 	bool hybrid_psi_on;                /* mr_ctx_set_hybrid_psi() */
+	struct mrd_value runtime_dir;      /* NULL: MRD_DEFAULT_RUNTIME_DIR */
 };
 
 /* One [group NAME] section. */
 struct mrd_section {
 	char *name;
 	char *where;                       /* its first header: "FILE:LINE" */
-	struct mrd_value path, margin, hysteresis, batch;
+	struct mrd_value path, margin, hysteresis, batch, runtime;
+	bool runtime_on;                   /* runtime = yes */
 	struct mrd_pattern pattern;        /* parsed from path */
 	struct policy_opts policy;         /* parsed from the values */
 	char *policy_key;                  /* the path and policy values in
@@ -86,6 +92,12 @@ struct mrd_config {
 #define MRD_DEFAULT_STATS_INTERVAL_S 10
 #define MRD_DEFAULT_METRICS_INTERVAL_S 10
 #define MRD_MAX_SECONDS (365ULL * 24 * 3600)
+#ifndef MRD_DEFAULT_RUNTIME_DIR
+#define MRD_DEFAULT_RUNTIME_DIR "/run/memreclaim/groups.d"
+#endif
+
+/* The runtime directory in force: runtime-dir, or the default. */
+const char *mrd_daemon_runtime_dir(const struct mrd_daemon *d);
 
 /* Every key, as "section.key" ("group.margin"), NULL-terminated. */
 extern const char *const memreclaimd_config_keys[];
@@ -111,7 +123,16 @@ int mrd_config_load(const char *path, struct mrd_config *out);
 
 void mrd_config_free(struct mrd_config *c);
 
-/* The first section whose pattern matches path, or NULL. */
+/* The section [group name] with runtime = yes, or NULL. */
+const struct mrd_section *mrd_config_runtime_section(const struct mrd_config *c,
+						     const char *name);
+
+/* Whether name is a [group] NAME: 1 to 49 letters, digits, '-', '_'
+ * and '.'. */
+bool mrd_section_name_ok(const char *name);
+
+/* The first section of the walk (runtime = no) whose pattern matches
+ * path, or NULL. */
 const struct mrd_section *mrd_config_section_for(const struct mrd_config *c,
 						 const char *path);
 

@@ -125,6 +125,7 @@ static int drop(struct mrd_groups *gs, size_t i, const char *why)
 	}
 	free(grp->path);
 	free(grp->key);
+	free(grp->container);
 	free(grp);
 	return r;
 }
@@ -213,6 +214,11 @@ static void found_group(struct mrd_groups *gs, const char *path,
 		return;
 	}
 	at = find(gs, path, &found);
+	if (found && gs->v[at]->container) {
+		/* Its drop-in's, not the walk's. */
+		free(key);
+		return;
+	}
 	if (found) {
 		grp = gs->v[at];
 		grp->seen = true;
@@ -271,6 +277,156 @@ static void found_group(struct mrd_groups *gs, const char *path,
 	grp->start_ns = mrd_now_ns();
 	if (gs->hooks.opened)
 		gs->hooks.opened(gs, grp);
+}
+
+/* ---------------------------------------------------------------- drop-ins */
+
+/* The index of the group taken for id, or gs->n. */
+static size_t find_container(const struct mrd_groups *gs, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < gs->n; i++)
+		if (gs->v[i]->container && strcmp(gs->v[i]->container, id) == 0)
+			return i;
+	return gs->n;
+}
+
+bool mrd_groups_taken(const struct mrd_groups *gs, const char *id)
+{
+	return find_container(gs, id) < gs->n;
+}
+
+int mrd_groups_containers(const struct mrd_groups *gs, const char ***ids,
+			  size_t *n)
+{
+	size_t i, k = 0;
+
+	*ids = NULL;
+	*n = 0;
+	for (i = 0; i < gs->n; i++)
+		k += gs->v[i]->container != NULL;
+	if (!k)
+		return 0;
+	*ids = calloc(k, sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	for (i = 0; i < gs->n; i++)
+		if (gs->v[i]->container)
+			(*ids)[(*n)++] = gs->v[i]->container;
+	return 0;
+}
+
+void mrd_groups_release(struct mrd_groups *gs, const char *id,
+			const char *why)
+{
+	size_t i = find_container(gs, id);
+	uint64_t usage;
+
+	if (i == gs->n)
+		return;
+	mrd_log(MR_LOG_NOTICE, "%s: container %s: %s; released",
+		gs->v[i]->path, id, why);
+	/* A runtime removes a stopped container's group before its
+	 * poststop hooks run (crun): nothing left to read then. */
+	if (gs->v[i]->g && mr_group_read_usage(gs->v[i]->g, &usage) == -ENOENT)
+		why = "removed";
+	drop(gs, i, why);
+}
+
+int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
+		    const struct mrd_section *s)
+{
+	const char *backend = gs->cfg ? gs->cfg->daemon.backend.text : NULL;
+	struct mrd_group *grp;
+	char *key = NULL, *cid = NULL;
+	uint64_t hits = 0;
+	mr_group_t *g;
+	bool found;
+	size_t i, at;
+	int r;
+
+	i = find_container(gs, id);
+	if (i < gs->n && strcmp(gs->v[i]->path, path) != 0)
+		mrd_groups_release(gs, id, "its drop-in names another group");
+	at = find(gs, path, &found);
+	if (found && !gs->v[at]->container) {
+		mrd_log(MR_LOG_WARNING, "%s: container %s's drop-in refused: "
+			"the group is kept by [group %s]'s walk", path, id,
+			mrd_config_section_for(gs->cfg, path) ?
+			mrd_config_section_for(gs->cfg, path)->name : "?");
+		return -EEXIST;
+	}
+	if (found && strcmp(gs->v[at]->container, id) != 0) {
+		mrd_log(MR_LOG_WARNING, "%s: container %s's drop-in refused: "
+			"the group is container %s's", path, id,
+			gs->v[at]->container);
+		return -EEXIST;
+	}
+	key = key_of(s);
+	if (!key)
+		goto nomem;
+	if (found) {
+		/* Its drop-in was written again. */
+		grp = gs->v[at];
+		if (strcmp(grp->key, key) == 0) {
+			free(key);
+			return 0;
+		}
+		r = configure(gs, grp->g, path, s, true, NULL);
+		if (r < 0) {
+			mrd_log(MR_LOG_ERR, "%s: container %s keeps its former "
+				"policy", path, id);
+			free(key);
+			return r;
+		}
+		free(grp->key);
+		grp->key = key;
+		return 0;
+	}
+	cid = strdup(id);
+	if (!cid)
+		goto nomem;
+	r = mr_group_open(gs->ctx, path, backend, &g);
+	if (r < 0) {
+		mrd_log(MR_LOG_WARNING, "%s: container %s with [group %s] (%s) "
+			"but not opened: %s; left alone", path, id, s->name,
+			s->where, mr_strerror(r));
+		goto err;
+	}
+	if (configure(gs, g, path, s, false, &hits) < 0) {
+		mrd_log(MR_LOG_WARNING, "%s: container %s: the policy of "
+			"[group %s] (%s) does not suit it; left alone", path,
+			id, s->name, s->where);
+		mr_group_close(g);
+		r = -EINVAL;
+		goto err;
+	}
+	grp = insert(gs, at, path);
+	if (!grp) {
+		mr_group_close(g);
+		goto nomem;
+	}
+	grp->key = key;
+	grp->container = cid;
+	grp->seen = true;
+	pthread_mutex_lock(&gs->lock);
+	grp->g = g;
+	pthread_mutex_unlock(&gs->lock);
+	grp->start_ns = mrd_now_ns();
+	grp->limit_hits_base = hits;
+	mrd_log(MR_LOG_NOTICE, "%s: container %s: kept with [group %s]", path,
+		id, s->name);
+	if (gs->hooks.opened)
+		gs->hooks.opened(gs, grp);
+	return 0;
+nomem:
+	mrd_log(MR_LOG_ERR, "%s: container %s: %s", path, id, strerror(ENOMEM));
+	r = -ENOMEM;
+err:
+	free(key);
+	free(cid);
+	return r;
 }
 
 /* ---------------------------------------------------------------- walk */
@@ -370,8 +526,11 @@ static void states_of(const struct mrd_config *cfg, const char *path,
 {
 	size_t k;
 
+	/* A runtime section is the hooks' (mrd_groups_take()), not the
+	 * walk's. */
 	for (k = 0; k < cfg->nsections; k++)
-		st[k] = mrd_pattern_state(&cfg->sections[k].pattern, path);
+		st[k] = cfg->sections[k].runtime_on ? 0 :
+			mrd_pattern_state(&cfg->sections[k].pattern, path);
 }
 
 static void walk(struct mrd_groups *gs, const char *dir, const uint64_t *st);
@@ -513,7 +672,7 @@ static void walk_all(struct mrd_groups *gs)
 		return;
 	}
 	for (k = 0; k < gs->cfg->nsections; k++)
-		st[k] = MRD_STATE_ROOT;
+		st[k] = gs->cfg->sections[k].runtime_on ? 0 : MRD_STATE_ROOT;
 	walk(gs, "/", st);
 	free(st);
 }
@@ -551,8 +710,10 @@ int mrd_groups_apply(struct mrd_groups *gs, const struct mrd_config *cfg)
 	watches_clear(gs);
 	gs->ifd = ifd;
 	gs->cfg = cfg;
+	/* The drop-ins' groups are the runtime directory's to release
+	 * (mrd_runtime_scan() follows a reload). */
 	for (i = 0; i < gs->n; i++)
-		gs->v[i]->seen = false;
+		gs->v[i]->seen = gs->v[i]->container != NULL;
 	walk_all(gs);
 	drop_unseen(gs, "no longer matched by any [group] section");
 	return 0;
@@ -604,7 +765,7 @@ static void rewalk(struct mrd_groups *gs)
 	mrd_log(MR_LOG_WARNING, "inotify queue overflowed: looking at every "
 		"watched directory again");
 	for (i = 0; i < gs->n; i++)
-		gs->v[i]->seen = false;
+		gs->v[i]->seen = gs->v[i]->container != NULL;
 	walk_all(gs);
 	drop_unseen(gs, "no longer there");
 }

@@ -16,6 +16,12 @@
  * whose section changed gets the new policy on its open handle; one no
  * longer matched is closed.
  *
+ * A container runtime's hook names a group in a drop-in file instead
+ * (memreclaimd-runtime.h), with a [group NAME] section of runtime = yes
+ * as its policy: mrd_groups_take() opens it, mrd_groups_release() closes
+ * it. The walk leaves such a group to its drop-in, and a drop-in cannot
+ * take a group the walk keeps.
+ *
  * The table is sorted by path and guarded by `lock`, which the main
  * thread holds while it changes the table, and a reader on another
  * thread (the metrics endpoint) while it walks it.
@@ -38,12 +44,17 @@ struct mrd_group {
 	uint64_t start_ns;       /* CLOCK_MONOTONIC, when opened */
 	uint64_t limit_hits_base; /* its limit hits then */
 	bool seen;               /* found by the walk in progress */
+	char *container;         /* a runtime's drop-in's container id:
+				    taken by mrd_groups_take(), never by
+				    the walk; NULL: the walk's */
 };
 
 struct mrd_groups;
 
 /* Called after a group was opened and configured, and before one is
- * closed (why: "removed", "no longer matched", "stopping"). */
+ * closed (why: "removed" when the cgroup is gone and nothing is left to
+ * read; else "no longer matched ...", "stopping", or a drop-in's
+ * reason). */
 struct mrd_groups_hooks {
 	void (*opened)(struct mrd_groups *gs, struct mrd_group *grp);
 	void (*closing)(struct mrd_groups *gs, struct mrd_group *grp,
@@ -81,6 +92,31 @@ int mrd_groups_apply(struct mrd_groups *gs, const struct mrd_config *cfg);
 /* Adds the group g, opened and configured by the caller, as path (the
  * single-group mode of the command line). Returns 0 or -ENOMEM. */
 int mrd_groups_adopt(struct mrd_groups *gs, mr_group_t *g, const char *path);
+
+/* Takes the group at path for the container id (a drop-in's), with the
+ * policy of section s (runtime = yes): opened and configured as a walked
+ * group is. A group already taken for id with the same path and policy
+ * is left as it is; with another path it is released first; with another
+ * policy it is reconfigured. Returns 0, -EEXIST (the walk, or another
+ * container's drop-in, keeps path), -ENOMEM, or mr_group_open()'s or the
+ * policy's negative errno (each logged; the table is as it was). */
+int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
+		    const struct mrd_section *s);
+
+/* Releases the group taken for the container id (its limit restored, as
+ * every group closed); none is no error. why: for the log and the final
+ * record's hook. */
+void mrd_groups_release(struct mrd_groups *gs, const char *id,
+			const char *why);
+
+/* Whether a group is taken for the container id. */
+bool mrd_groups_taken(const struct mrd_groups *gs, const char *id);
+
+/* The container ids of the groups taken, into a new array of n strings
+ * (the table's own, valid until it changes); NULL with n 0 when none.
+ * Returns 0 or -ENOMEM. */
+int mrd_groups_containers(const struct mrd_groups *gs, const char ***ids,
+			  size_t *n);
 
 /* The inotify fd to poll (POLLIN), or -1. */
 int mrd_groups_fd(const struct mrd_groups *gs);

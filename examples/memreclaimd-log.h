@@ -14,7 +14,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifndef MRD_PROG
 #define MRD_PROG "memreclaimd"
+#endif
 
 /* Looks at JOURNAL_STREAM and stderr once; call before logging. */
 void mrd_log_init(void);

@@ -63,6 +63,7 @@
 #include "memreclaimd-groups.h"
 #include "memreclaimd-log.h"
 #include "memreclaimd-metrics.h"
+#include "memreclaimd-runtime.h"
 #include "memreclaimd-stats.h"
 #include "policyopt.h"
 
@@ -90,7 +91,7 @@ struct options {
 	const char *cgroup;          /* NULL with --self until opened */
 	bool self;
 	struct policy_opts policy;   /* --margin, --hysteresis, --batch */
-	struct cli_setting settings[9];
+	struct cli_setting settings[10];
 	size_t nsettings;
 	uint64_t duration_s;         /* 0: until a signal */
 	bool verbose;
@@ -129,6 +130,8 @@ static void usage(FILE *f)
 		"  --metrics-interval SECONDS  how often the metrics file is written (default %d)\n"
 		"  --metrics-port PORT     serve the metrics on http://127.0.0.1:PORT/metrics\n"
 		"  --hybrid-psi            cgroup v1 groups read pressure (PSI) from their cgroup2 twins, on hybrid hosts\n"
+		"  --runtime-dir PATH      where container runtimes' hooks name groups for the [group] sections with\n"
+		"                          runtime = yes (default " MRD_DEFAULT_RUNTIME_DIR ")\n"
 		"  --verbose               log the library's debug messages too (the adaptive margin's changes of strength,\n"
 		"                          its probes, refused settings)\n"
 		"  --version               print the version and exit\n"
@@ -282,7 +285,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
 	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF,
 	       OPT_VERBOSE, OPT_CONFIG, OPT_CHECK, OPT_MFILE, OPT_MINTERVAL,
-	       OPT_MPORT, OPT_HYBRID };
+	       OPT_MPORT, OPT_HYBRID, OPT_RUNTIME_DIR };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "self", no_argument, NULL, OPT_SELF },
@@ -301,6 +304,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "metrics-interval", required_argument, NULL, OPT_MINTERVAL },
 		{ "metrics-port", required_argument, NULL, OPT_MPORT },
 		{ "hybrid-psi", no_argument, NULL, OPT_HYBRID },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -369,6 +373,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->settings[o->nsettings++] =
 				(struct cli_setting){ "hybrid-psi", "yes" };
 			break;
+		case OPT_RUNTIME_DIR:
+			o->settings[o->nsettings++] =
+				(struct cli_setting){ "runtime-dir", optarg };
+			break;
 		case OPT_DURATION:
 			r = parse_duration(optarg, &o->duration_s);
 			break;
@@ -422,6 +430,7 @@ struct daemon {
 	struct mrd_counters counters;
 	struct mrd_http *http;
 	unsigned http_port;
+	struct mrd_runtime rt;       /* the hooks' drop-ins (config mode) */
 };
 
 static void on_opened(struct mrd_groups *gs, struct mrd_group *grp)
@@ -610,6 +619,7 @@ static void reload(struct daemon *d)
 	}
 	d->settings = d->cfg.daemon;
 	mrd_config_free(&old);
+	mrd_runtime_apply(&d->rt, &d->gs, &d->cfg);
 	pthread_mutex_lock(&d->gs.lock);
 	d->counters.reloads_ok++;
 	d->counters.last_reload_ok_s = wall_s();
@@ -665,7 +675,7 @@ static int run(struct daemon *d, int sfd)
 {
 	const struct options *o = d->o;
 	struct signalfd_siginfo si;
-	struct pollfd p[2];
+	struct pollfd p[3];
 	struct clock_due due = { 0 };
 	uint64_t now = mrd_now_ns(), wd_usec = 0, wd_ns = 0, t;
 	size_t i;
@@ -728,13 +738,18 @@ static int run(struct daemon *d, int sfd)
 		p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = mrd_groups_fd(&d->gs),
 					.events = POLLIN };
-		r = poll(p, p[1].fd >= 0 ? 2 : 1, poll_ms(t, now));
+		p[2] = (struct pollfd){ .fd = mrd_runtime_fd(&d->rt),
+					.events = POLLIN };
+		/* poll() skips a negative fd. */
+		r = poll(p, 3, poll_ms(t, now));
 		if (r < 0 && errno != EINTR) {
 			mrd_log(MR_LOG_ERR, "poll: %s", strerror(errno));
 			return EXIT_LIBRARY;
 		}
 		if (r > 0 && (p[1].revents & POLLIN))
 			mrd_groups_dispatch(&d->gs);
+		if (r > 0 && (p[2].revents & POLLIN))
+			mrd_runtime_dispatch(&d->rt, &d->gs);
 		if (r > 0 && (p[0].revents & POLLIN) &&
 		    read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo != SIGHUP) {
@@ -768,13 +783,14 @@ static int check_config(const struct options *o)
 	printf("%s: ok\n[daemon]\nbackend = %s\nworker-sched = %s\n"
 	       "stats-interval = %" PRIu64 "\nstats-format = %s\n"
 	       "metrics-file = %s\nmetrics-interval = %" PRIu64 "\n"
-	       "metrics-port = %u\nhybrid-psi = %s\n", o->config,
+	       "metrics-port = %u\nhybrid-psi = %s\nruntime-dir = %s\n",
+	       o->config,
 	       dm->backend.text ? dm->backend.text : "(MEMRECLAIM_BACKEND, else auto)",
 	       dm->worker_sched.text ? dm->worker_sched.text : "nice:0",
 	       dm->stats_interval_s, dm->json ? "json" : "text",
 	       dm->metrics_file.text ? dm->metrics_file.text : "(none)",
 	       dm->metrics_interval_s, dm->metrics_port_n,
-	       dm->hybrid_psi_on ? "yes" : "no");
+	       dm->hybrid_psi_on ? "yes" : "no", mrd_daemon_runtime_dir(dm));
 	for (i = 0; i < cfg.nsections; i++) {
 		const struct mrd_section *s = &cfg.sections[i];
 
@@ -785,6 +801,8 @@ static int check_config(const struct options *o)
 			printf("hysteresis = %s\n", s->hysteresis.text);
 		if (s->batch.text)
 			printf("batch = %s\n", s->batch.text);
+		if (s->runtime_on)
+			printf("runtime = yes\n");
 	}
 	if (!cfg.nsections)
 		printf("\n# no [group] sections: nothing to keep\n");
@@ -861,6 +879,8 @@ int main(int argc, char **argv)
 	mr_group_t *single = NULL;     /* opened, not yet in the table */
 	sigset_t mask;
 	int sfd, r, status = EXIT_LIBRARY;
+
+	mrd_runtime_init(&d.rt);
 
 	mrd_log_init();
 	if (parse_options(argc, argv, &o) < 0)
@@ -947,6 +967,7 @@ int main(int argc, char **argv)
 	if (d.config_mode) {
 		if (mrd_groups_apply(&d.gs, &d.cfg) < 0)
 			goto out;
+		mrd_runtime_apply(&d.rt, &d.gs, &d.cfg);
 		mrd_log(MR_LOG_NOTICE, "%s: %zu [group] section%s, %zu group%s "
 			"kept", o.config, d.cfg.nsections,
 			d.cfg.nsections == 1 ? "" : "s", groups_kept(&d.gs),
@@ -963,6 +984,7 @@ int main(int argc, char **argv)
 				       d.settings.metrics_file.text);
 out:
 	mrd_http_stop(d.http);
+	mrd_runtime_close(&d.rt);
 	if (d.ctx) {
 		if (status == EXIT_GROUP_GONE)
 			d.gs.hooks.closing = NULL; /* nothing left to read */

@@ -222,6 +222,24 @@ MR_EXPORT int mr_group_open(mr_ctx_t *ctx, const char *path,
  * mount's root), -ENAMETOOLONG. MT-safe. */
 MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret);
 
+/* Opens the memory cgroup of the process `pid`, as mr_group_open_self()
+ * opens the caller's: found from /proc/PID/cgroup, read in the caller's
+ * cgroup namespace, and the caller's own /proc/self/mountinfo (the path
+ * must be one the caller can open), never from anything the process or
+ * its owner says about itself. For a container runtime's hook, which is
+ * given the container's pid in its state (the OCI runtime
+ * specification, "State"). A pidfd (pidfd_open(2), Linux 5.3) is taken
+ * before the read and polled after it: a process that exited in between,
+ * whose pid another process may have taken, is -ESRCH rather than that
+ * other process's group (without pidfd_open, -ENOSYS, the file is read
+ * without this check).
+ * pid: > 0.
+ * Errors: those of mr_group_open_self(), and -EINVAL (pid <= 0),
+ * -ESRCH (no such process, or it exited during the call), -EACCES
+ * (the caller may not read the process's cgroup file).
+ * MT-safe. */
+MR_EXPORT int mr_group_open_pid(mr_ctx_t *ctx, pid_t pid, mr_group_t **ret);
+
 /* Removes the group from its context and frees it. A reclaim step that
  * lowered a limit is undone before this returns (the worker and synchronous
  * reclaim are waited for), and the group's margin, if this handle kept one,
@@ -1659,7 +1677,9 @@ struct mr_charge_answer {
  *    REFUSE with 1 MiB reclaimable.
  * The draw is added to the group's estimate before the check and taken
  * back on RECLAIM or REFUSE, as page_counter_try_charge() does, so
- * concurrent draws never pass the limit together.
+ * concurrent draws never pass the limit together. A RECLAIM also adds
+ * reclaim_bytes to the group's shrink request when the program opened
+ * one (mr_group_shrink_fd(): one write(2) to an eventfd, no wait).
  * bytes: 1 .. MR_CHARGE_MAX_BYTES. answer: may be NULL; else filled on
  * every verdict.
  * Returns an enum mr_charge_verdict (>= 0), or -EINVAL (group NULL, bytes
@@ -1773,6 +1793,91 @@ struct mr_charge_stats {
  * fields). MT-safe. */
 MR_EXPORT int mr_group_read_charge_stats(mr_group_t *group,
 					 struct mr_charge_stats *stats);
+
+/* ------------------------------------------------------------------ */
+/* The shrink request                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Before the library reclaims a group's page cache, it can ask the
+ * program to give memory back first: an allocator's cached free pages
+ * (jemalloc's arena.<i>.purge, glibc's malloc_trim()), a cache of its
+ * own. That memory is what the program knows it will not miss; the page
+ * cache the worker reclaims is what the kernel's LRU thinks is cold, and
+ * may be read again. The request is an eventfd (eventfd(2)) the program
+ * polls, and the answer a call (mr_group_shrink_done()): no callback runs
+ * on a library thread.
+ *
+ * When it is asked:
+ *  - the margin worker, about to reclaim the group because usage crossed
+ *    limit - margin (mr_ctx_worker_start(), mr_ctx_worker_dispatch()),
+ *    adds the bytes it would reclaim (usage - (limit - margin -
+ *    hysteresis)) to the eventfd's counter. The worker thread then waits
+ *    for the answer up to the grace given to mr_group_shrink_fd(), and
+ *    reads usage again: at or below limit - margin, the pass is not run
+ *    (mr_shrink_stats.avoided); above it, the pass reclaims down to
+ *    limit - margin - hysteresis as ever, less what the program gave back.
+ *    A request not answered within its grace (a timeout) is not waited
+ *    for again until an answer comes: a program that stopped answering
+ *    costs one grace, not one per pass. mr_ctx_worker_dispatch() asks
+ *    without waiting (its caller's loop is the one that would answer);
+ *  - mr_group_charge(), answering MR_CHARGE_RECLAIM (the charge meets
+ *    the limit, and the caller is to reclaim reclaim_bytes), adds
+ *    reclaim_bytes, without waiting: the program may purge before it
+ *    reclaims, or instead.
+ * Reading the eventfd (8 bytes, as eventfd(2) says) takes the bytes asked
+ * since the last read, in bytes, and makes it poll unreadable; the
+ * counter saturates at 2^64 - 2 (a request is then pending all the same).
+ * Requests are hints: nothing is charged or reserved, and the program may
+ * give back more, less or nothing. */
+
+/* The longest grace the worker waits for an answer: a margin pass's turn
+ * (the worker serves no other group meanwhile). */
+#define MR_SHRINK_GRACE_MAX_NS 100000000ULL
+
+/* Opens the group's shrink request, or changes its grace: returns the
+ * eventfd the program polls for POLLIN and reads (never writes or closes:
+ * mr_group_close() closes it), the same fd for the group's life.
+ * grace_ns: 0 .. MR_SHRINK_GRACE_MAX_NS, how long the worker thread waits
+ * for mr_group_shrink_done() before it reclaims (0: it asks and goes on).
+ * While the worker waits, mr_group_reclaim() and mr_group_close() of the
+ * group wait too, and mr_ctx_worker_stop() may wait for the grace.
+ * fork(): the fd is the library's, closed in a child by the library's
+ * fork handler like its other fds (its number may then be taken by the
+ * child's next open: a child must not poll it), so a child can neither
+ * take the parent's requests nor answer them; in the child, this call and
+ * mr_group_shrink_done() answer -ECHILD.
+ * Errors: -EINVAL (group NULL, grace_ns out of range), -ECHILD, -EMFILE,
+ * -ENFILE, -ENOMEM (eventfd(2)).
+ * MT-safe. */
+MR_EXPORT int mr_group_shrink_fd(mr_group_t *group, uint64_t grace_ns);
+
+/* Answers the group's shrink request: the program has given back what it
+ * will (call it after the purge, whatever it freed). The worker, if it
+ * waits, reads usage again at once. An answer with no request waiting
+ * stands for the next one.
+ * Errors: -EINVAL (group NULL), -EBADF (no request was opened:
+ * mr_group_shrink_fd()), -ECHILD.
+ * MT-safe; async-signal-safe (one write(2)). */
+MR_EXPORT int mr_group_shrink_done(mr_group_t *group);
+
+/* The shrink request's counters since it was opened. The caller sets
+ * size = sizeof(struct mr_shrink_stats); fields past size are neither
+ * read nor written. */
+struct mr_shrink_stats {
+	size_t size;
+	uint64_t requests;        /* requests made (worker and charges) */
+	uint64_t requested_bytes; /* the bytes they asked for, summed */
+	uint64_t answered;        /* worker requests answered in time */
+	uint64_t timeouts;        /* worker requests not answered in time */
+	uint64_t avoided;         /* margin passes not run: the answer
+				     brought usage to limit - margin */
+};
+
+/* Reads the counters into *stats. Works in a child after fork() (memory
+ * only). Errors: -EINVAL (NULL, size smaller than its size and requests
+ * fields). MT-safe. */
+MR_EXPORT int mr_group_read_shrink_stats(mr_group_t *group,
+					 struct mr_shrink_stats *stats);
 
 #ifdef __cplusplus
 }

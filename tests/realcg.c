@@ -151,9 +151,7 @@ int rc_find_places(const char *tag)
 	return 0;
 }
 
-/* Whether name is "memreclaim-test-<pid><sep>..." with pid, a positive
- * decimal number, naming no live process. */
-static bool dead_run(const char *name, char sep)
+bool rc_dead_run(const char *name, char sep)
 {
 	static const char prefix[] = "memreclaim-test-";
 	char *end;
@@ -242,7 +240,7 @@ static void sweep_stale_twins(void)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (e->d_type != DT_DIR || !dead_run(e->d_name, '-'))
+		if (e->d_type != DT_DIR || !rc_dead_run(e->d_name, '-'))
 			continue;
 		fmt(sub, sizeof(sub), "%s/%s", dir, e->d_name);
 		if (rmdir(sub) == 0)
@@ -263,7 +261,7 @@ void rc_sweep_stale(void)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (e->d_type != DT_DIR || !dead_run(e->d_name, '-'))
+		if (e->d_type != DT_DIR || !rc_dead_run(e->d_name, '-'))
 			continue;
 		fmt(dir, sizeof(dir), "%s/%s", parent, e->d_name);
 		dd = opendir(dir);
@@ -297,7 +295,7 @@ void rc_sweep_stale(void)
 		return;
 	}
 	while ((e = readdir(d))) {
-		if (!dead_run(e->d_name, '.'))
+		if (!rc_dead_run(e->d_name, '.'))
 			continue;
 		fmt(sub, sizeof(sub), "%s/%s", data_dir, e->d_name);
 		if (remove_tree(dirfd(d), e->d_name, st.st_dev,

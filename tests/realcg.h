@@ -59,6 +59,10 @@ int rc_find_places(const char *tag);
  * user owns; what cannot be removed is left and named on stderr. */
 void rc_sweep_stale(void);
 
+/* Whether name is "memreclaim-test-<pid><sep>..." with pid, a positive
+ * decimal number, naming no live process. */
+bool rc_dead_run(const char *name, char sep);
+
 /* The cgroup2 directory holding the twins of the groups in parent (the
  * same path relative to the v1 memory mount under the cgroup2 mount, as
  * mr_ctx_set_hybrid_psi() makes them), into out; false where the host

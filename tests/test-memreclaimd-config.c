@@ -4,7 +4,9 @@
  * patterns parsed, normalized and matched component by component (`*`
  * within one, `**` across one or more), the states the discovery walks
  * with; configuration files and drop-ins merged in order, and every
- * mistake refused with its file and line.
+ * mistake refused with its file and line; the runtime sections and the
+ * drop-ins container runtimes' hooks write (memreclaimd-dropin.h), read
+ * back and every malformed one refused.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "memreclaimd-config.h"
+#include "memreclaimd-dropin.h"
 #include "memreclaimd-pattern.h"
 
 /* ---------------------------------------------------------------- patterns */
@@ -346,6 +349,8 @@ START_TEST(config_mistakes_named_by_file_and_line)
 		{ "[daemon]\nstats-format = yaml\n", "expected text or json" },
 		{ "[daemon]\nhybrid-psi = on\n", "m.conf:2: hybrid-psi 'on': expected yes or no" },
 		{ "[daemon]\nno equals sign here\n", "m.conf:2: not a [section], a key = value" },
+		{ "[daemon]\nruntime-dir = run/groups.d\n", "m.conf:2: runtime-dir 'run/groups.d': not an absolute path" },
+		{ "[group a]\npath = /a/*\nruntime = maybe\n", "m.conf:3: runtime 'maybe': expected yes or no" },
 	};
 	struct mrd_config c = { .nsections = 12345 };
 	const char *msgs;
@@ -358,6 +363,118 @@ START_TEST(config_mistakes_named_by_file_and_line)
 			      "got: %s", i, bad[i].msg, msgs);
 		ck_assert_uint_eq(c.nsections, 12345);
 	}
+}
+END_TEST
+
+/* runtime = yes: a policy by NAME, which the walk's lookup skips. */
+START_TEST(config_runtime_sections)
+{
+	struct mrd_config c;
+	const char *msgs;
+
+	put("m.conf", "[daemon]\nruntime-dir = /run/x/groups.d\n"
+	    "[group ctr]\npath = /m/machine/*\nruntime = yes\nmargin = 8M\n"
+	    "[group walk]\npath = /m/machine/*\n");
+	ck_assert_int_eq(load("m.conf", &c, &msgs), 0);
+	ck_assert_str_eq(mrd_daemon_runtime_dir(&c.daemon), "/run/x/groups.d");
+	ck_assert_ptr_eq(mrd_config_runtime_section(&c, "ctr"),
+			 &c.sections[0]);
+	ck_assert_ptr_null(mrd_config_runtime_section(&c, "walk"));
+	ck_assert_ptr_null(mrd_config_runtime_section(&c, "nope"));
+	ck_assert_ptr_eq(mrd_config_section_for(&c, "/m/machine/a"),
+			 &c.sections[1]);
+	mrd_config_free(&c);
+	put("m.conf", "[group a]\npath = /a\n");
+	ck_assert_int_eq(load("m.conf", &c, &msgs), 0);
+	ck_assert_str_eq(mrd_daemon_runtime_dir(&c.daemon),
+			 MRD_DEFAULT_RUNTIME_DIR);
+	mrd_config_free(&c);
+}
+END_TEST
+
+START_TEST(dropin_names)
+{
+	char id[MRD_CONTAINER_ID_MAX + 1], longid[MRD_CONTAINER_ID_MAX + 2];
+
+	ck_assert(mrd_container_id_ok("4f6a0c_x+y-z.1"));
+	ck_assert(!mrd_container_id_ok(""));
+	ck_assert(!mrd_container_id_ok(".hidden"));
+	ck_assert(!mrd_container_id_ok("a/b"));
+	ck_assert(!mrd_container_id_ok("../x"));
+	ck_assert(!mrd_container_id_ok("a b"));
+	ck_assert(!mrd_container_id_ok("a\nb"));
+	memset(longid, 'a', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	ck_assert(!mrd_container_id_ok(longid));
+	longid[sizeof(longid) - 2] = '\0';
+	ck_assert(mrd_container_id_ok(longid));
+	ck_assert(mrd_dropin_id("abc.conf", id, sizeof(id)));
+	ck_assert_str_eq(id, "abc");
+	ck_assert(!mrd_dropin_id(".abc.XXXXXX", id, sizeof(id)));
+	ck_assert(!mrd_dropin_id(".conf", id, sizeof(id)));
+	ck_assert(!mrd_dropin_id("abc.conf~", id, sizeof(id)));
+	ck_assert(!mrd_dropin_id("a b.conf", id, sizeof(id)));
+}
+END_TEST
+
+/* Written and read back whole; every malformed one refused, saying why;
+ * removed, and removed again with nothing there. */
+START_TEST(dropin_write_read_refuse)
+{
+	static const struct {
+		const char *text, *why;
+		int err;
+	} bad[] = {
+		{ "cgroup = /m/a\n", "missing", -EINVAL },
+		{ "policy = p\n", "missing", -EINVAL },
+		{ "cgroup = /m/a\npolicy = p\nmargin = 1M\n",
+		  "a key other than", -EINVAL },
+		{ "cgroup = /m/a\ncgroup = /m/b\npolicy = p\n", "twice",
+		  -EINVAL },
+		{ "cgroup = m/a\npolicy = p\n", "absolute", -EINVAL },
+		{ "cgroup = /m/a\npolicy = a/b\n", "[group] NAME", -EINVAL },
+		{ "[container]\ncgroup = /m/a\npolicy = p\n",
+		  "not key = value", -EINVAL },
+	};
+	struct mrd_dropin d = { .cgroup = "/m/machine/abc", .policy = "ctr" };
+	struct mrd_dropin back;
+	char big[MRD_DROPIN_MAX_BYTES + 64], path[PATH_MAX];
+	const char *why;
+	int dfd;
+	size_t i;
+
+	ck_assert_int_eq(mrd_dropin_write(dir, "abc", &d), 0);
+	ck_assert_int_eq(mrd_dropin_write(dir, "../abc", &d), -EINVAL);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(mrd_dropin_read(dfd, "abc.conf", &back, &why), 0);
+	ck_assert_str_eq(back.cgroup, d.cgroup);
+	ck_assert_str_eq(back.policy, d.policy);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put("x.conf", bad[i].text);
+		ck_assert_int_eq(mrd_dropin_read(dfd, "x.conf", &back, &why),
+				 bad[i].err);
+		ck_assert_msg(why && strstr(why, bad[i].why), "case %zu: %s",
+			      i, why);
+	}
+	memset(big, '#', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	put("x.conf", big);
+	ck_assert_int_eq(mrd_dropin_read(dfd, "x.conf", &back, &why), -EFBIG);
+	snprintf(path, sizeof(path), "%s/link.conf", dir);
+	ck_assert_int_eq(symlink("abc.conf", path), 0);
+	ck_assert_int_eq(mrd_dropin_read(dfd, "link.conf", &back, &why),
+			 -EINVAL);
+	snprintf(path, sizeof(path), "%s/d.conf", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(mrd_dropin_read(dfd, "d.conf", &back, &why), -EINVAL);
+	ck_assert_int_eq(mrd_dropin_read(dfd, "gone.conf", &back, &why),
+			 -ENOENT);
+	ck_assert_int_eq(mrd_dropin_remove(dir, "abc"), 0);
+	ck_assert_int_eq(mrd_dropin_read(dfd, "abc.conf", &back, &why),
+			 -ENOENT);
+	ck_assert_int_eq(mrd_dropin_remove(dir, "abc"), 0);
+	close(dfd);
 }
 END_TEST
 
@@ -450,6 +567,9 @@ int main(void)
 	tcase_add_test(tf, config_mistakes_named_by_file_and_line);
 	tcase_add_test(tf, config_mistake_in_a_dropin);
 	tcase_add_test(tf, config_missing_file_and_long_lines);
+	tcase_add_test(tf, config_runtime_sections);
+	tcase_add_test(tf, dropin_names);
+	tcase_add_test(tf, dropin_write_read_refuse);
 	suite_add_tcase(s, tf);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pthread.h>
@@ -174,8 +175,12 @@ START_TEST(null_group)
 	ck_assert_int_eq(mr_group_set_soft_limit(NULL, MR_UNLIMITED), -EINVAL);
 	ck_assert_int_eq(mr_group_read_soft_limit(NULL, &u), -EINVAL);
 	ck_assert_uint_eq(u, 7);
+	ck_assert_int_eq(mr_group_shrink_fd(NULL, 0), -EINVAL);
+	ck_assert_int_eq(mr_group_shrink_done(NULL), -EINVAL);
+	ck_assert_int_eq(mr_group_read_shrink_stats(NULL, NULL), -EINVAL);
 }
 END_TEST
+
 
 /* A valid simulator configuration, as the test changes it. */
 static struct mr_sim_config sim_config(void)
@@ -293,6 +298,57 @@ START_TEST(sim_group_misuse)
 		ck_assert_int_eq(mr_sim_create_group(sim, path), 0);
 	}
 	ck_assert_int_eq(mr_sim_create_group(sim, "/last"), -ENOSPC);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+}
+END_TEST
+
+/* The shrink request: its bad arguments, one fd for the group's life,
+ * an answer with none asked standing for the next request, and a child
+ * of fork() that can neither use the calls nor read the parent's fd. */
+START_TEST(shrink_request_misuse)
+{
+	struct mr_sim_config c = sim_config();
+	struct mr_shrink_stats st = { .size = sizeof(st) };
+	mr_group_t *g;
+	mr_sim_t *sim;
+	int fd, status;
+	pid_t pid;
+
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_shrink_done(g), -EBADF);
+	ck_assert_int_eq(mr_group_shrink_fd(g, MR_SHRINK_GRACE_MAX_NS + 1),
+			 -EINVAL);
+	st.size = sizeof(size_t);
+	ck_assert_int_eq(mr_group_read_shrink_stats(g, &st), -EINVAL);
+	st.size = sizeof(st);
+	fd = mr_group_shrink_fd(g, MR_SHRINK_GRACE_MAX_NS);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mr_group_shrink_fd(g, 0), fd);
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	ck_assert_int_eq(mr_group_shrink_done(g), 0);
+	ck_assert_int_eq(mr_group_read_shrink_stats(g, &st), 0);
+	ck_assert_uint_eq(st.requests, 0);
+	ck_assert_uint_eq(st.answered, 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		bad |= mr_group_shrink_fd(g, 0) != -ECHILD;
+		bad |= mr_group_shrink_done(g) != -ECHILD;
+		/* Closed by the library's fork handler. */
+		bad |= fcntl(fd, F_GETFD) != -1 || errno != EBADF;
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_ge(fcntl(fd, F_GETFD), 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), 0);
 	ck_assert_int_eq(mr_sim_free(sim), 0);
 }
 END_TEST
@@ -801,6 +857,7 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, worker_sched_not_inherited);
 	tcase_add_test(tc, worker_start_from_unprivileged_idle);
 	tcase_add_test(tc, after_fork);
+	tcase_add_test(tc, shrink_request_misuse);
 	tcase_add_test(tc, strerror_texts);
 	suite_add_tcase(s, tc);
 	return s;

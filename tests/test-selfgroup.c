@@ -3,7 +3,8 @@
  * Finding a process's own memory cgroup from /proc/PID/cgroup and
  * /proc/PID/mountinfo pairs: hosts, containers with and without a cgroup
  * namespace, nested containers, bind-mounted subtrees, paths with colons
- * and escapes, paths outside the namespace, malformed lines.
+ * and escapes, paths outside the namespace, malformed lines; and
+ * mr_group_open_pid() on a child of the test.
  */
 #include "config.h"
 
@@ -13,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "memreclaim.h"
 #include "selfgroup.h"
 
 /* The mount lines the cases combine (fields 1-3 do not matter here). */
@@ -206,6 +210,53 @@ START_TEST(this_process)
 }
 END_TEST
 
+/* mr_group_open_pid(): a child's group is the caller's (it was forked
+ * there), found through /proc/PID/cgroup; a reaped child is -ESRCH; bad
+ * arguments are -EINVAL. */
+START_TEST(open_pid)
+{
+	mr_group_t *self = NULL, *child = NULL, *g = NULL;
+	mr_ctx_t *ctx;
+	pid_t pid;
+	int r;
+
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open_pid(NULL, getpid(), &g), -EINVAL);
+	ck_assert_int_eq(mr_group_open_pid(ctx, 0, &g), -EINVAL);
+	ck_assert_int_eq(mr_group_open_pid(ctx, -1, &g), -EINVAL);
+	ck_assert_int_eq(mr_group_open_pid(ctx, getpid(), NULL), -EINVAL);
+	ck_assert_ptr_null(g);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	r = mr_group_open_self(ctx, &self);
+	if (r == -ENODEV || r == -EACCES || r == -EPERM) {
+		/* No memory controller here, or its files are not ours to
+		 * open: the pid's answer is the same. */
+		ck_assert_int_eq(mr_group_open_pid(ctx, pid, &child), r);
+	} else {
+		ck_assert_int_eq(r, 0);
+		ck_assert_int_eq(mr_group_open_pid(ctx, pid, &child), 0);
+		ck_assert_str_eq(mr_group_path(child), mr_group_path(self));
+		ck_assert_str_eq(mr_group_backend(child),
+				 mr_group_backend(self));
+	}
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	/* Reaped: its pid names no process (until the kernel gives it to
+	 * another, which a test this short does not meet). */
+	ck_assert_int_eq(mr_group_open_pid(ctx, pid, &g), -ESRCH);
+	ck_assert_ptr_null(g);
+	mr_group_close(child);
+	mr_group_close(self);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 static void setup(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -237,6 +288,9 @@ int main(void)
 			    (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(tc, missing_files);
 	tcase_add_test(tc, this_process);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pid");
+	tcase_add_test(tc, open_pid);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

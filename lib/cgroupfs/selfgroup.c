@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The calling process's memory cgroup (see selfgroup.h). */
+/* The memory cgroup of the calling process, or of another by its pid
+ * (see selfgroup.h). */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "context.h"
 #include "fds.h"
@@ -217,10 +221,54 @@ out:
 	return ret;
 }
 
-MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret)
+/* Finds the group from cgroup_file (/proc/self/cgroup or
+ * /proc/PID/cgroup) with the caller's own mountinfo, logs what is wrong,
+ * and opens it. who: "this process" or "process PID", for the log;
+ * other: cgroup_file is another process's; pidfd: that process's pidfd,
+ * or -1. */
+static int open_found(mr_ctx_t *ctx, const char *cgroup_file,
+		      const char *who, bool other, int pidfd,
+		      mr_group_t **ret)
 {
 	struct mri_self_group *self;
+	struct pollfd p;
 	unsigned bad_line;
+	int r;
+
+	self = malloc(sizeof(*self));
+	if (!self)
+		return -ENOMEM;
+	r = mri_self_group_find(cgroup_file, "/proc/self/mountinfo", self,
+				&bad_line);
+	if (r == -EIO && bad_line)
+		mri_log(&ctx->log, MR_LOG_ERR,
+			"%s line %u: not ID:CONTROLLERS:PATH", cgroup_file,
+			bad_line);
+	else if (r == -EREMOTE)
+		mri_log(&ctx->log, MR_LOG_ERR,
+			"the memory cgroup of %s is outside this process's "
+			"cgroup namespace or below no mount's root", who);
+	else if (r == -ENOENT && other)
+		r = -ESRCH; /* /proc/PID went away: the process exited */
+	/* The process the pidfd names still runs after the read: the file
+	 * read was its own, not that of a later process given its pid
+	 * (a pidfd polls readable once its process has exited,
+	 * kernel/pid.c pidfd_poll()). */
+	if (r == 0 && pidfd >= 0) {
+		p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (poll(&p, 1, 0) != 0)
+			r = -ESRCH;
+	}
+	if (r == 0)
+		r = mr_group_open(ctx, self->dir,
+				  self->version == 1 ? "cgroup1" : "cgroup2",
+				  ret);
+	free(self);
+	return r;
+}
+
+MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret)
+{
 	int r;
 
 	if (!ctx || !ret)
@@ -228,23 +276,33 @@ MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret)
 	r = mri_ctx_check_fork(ctx);
 	if (r < 0)
 		return r;
-	self = malloc(sizeof(*self));
-	if (!self)
-		return -ENOMEM;
-	r = mri_self_group_find("/proc/self/cgroup", "/proc/self/mountinfo",
-				self, &bad_line);
-	if (r == -EIO && bad_line)
-		mri_log(&ctx->log, MR_LOG_ERR,
-			"/proc/self/cgroup line %u: not ID:CONTROLLERS:PATH",
-			bad_line);
-	else if (r == -EREMOTE)
-		mri_log(&ctx->log, MR_LOG_ERR,
-			"own memory cgroup is outside this process's cgroup "
-			"namespace or below no mount's root");
-	if (r == 0)
-		r = mr_group_open(ctx, self->dir,
-				  self->version == 1 ? "cgroup1" : "cgroup2",
-				  ret);
-	free(self);
+	return open_found(ctx, "/proc/self/cgroup", "this process", false, -1,
+			  ret);
+}
+
+MR_EXPORT int mr_group_open_pid(mr_ctx_t *ctx, pid_t pid, mr_group_t **ret)
+{
+	char file[64], who[64];
+	int r, pidfd;
+
+	if (!ctx || !ret || pid <= 0)
+		return -EINVAL;
+	r = mri_ctx_check_fork(ctx);
+	if (r < 0)
+		return r;
+	/* A pidfd first, so that the process whose file is read is the one
+	 * the pid named now (see open_found()). */
+	mri_fd_begin();
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pidfd = mri_fd_end(pidfd < 0 ? -errno : pidfd);
+	if (pidfd == -ESRCH)
+		return -ESRCH;
+	if (pidfd < 0 && pidfd != -ENOSYS)
+		return pidfd;
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	snprintf(who, sizeof(who), "process %d", (int)pid);
+	r = open_found(ctx, file, who, true, pidfd, ret);
+	if (pidfd >= 0)
+		mri_fd_close(pidfd);
 	return r;
 }

@@ -237,6 +237,9 @@ static int charge_draw(struct mr_group *g, struct mri_charge_slot *s,
 				want = can; /* at least est - limit */
 			answer->reclaim_bytes = want;
 			slot_add(&s->reclaim, 1, shared);
+			/* The program may give memory back before it
+			 * reclaims (mr_group_shrink_fd()). */
+			mri_shrink_notify(&g->shrink, want);
 			return MR_CHARGE_RECLAIM;
 		}
 		answer->reclaim_bytes = 0;

@@ -119,6 +119,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	g->armed_threshold_bytes = MR_UNLIMITED;
 	atomic_init(&g->reclaim_swappiness, -1);
 	atomic_init(&g->mark_bytes, MR_UNLIMITED);
+	mri_shrink_init(&g->shrink);
 	g->path = strdup(path);
 	g->priv = calloc(1, be->priv_size ? be->priv_size : 1);
 	g->policy = malloc(sizeof(*g->policy));
@@ -188,6 +189,7 @@ int mri_group_destroy(struct mr_group *g)
 	pthread_mutex_lock(&g->reclaim_lock);
 	mri_children_close(g, false);
 	pthread_mutex_unlock(&g->reclaim_lock);
+	mri_shrink_close(&g->shrink);
 	r = g->be->close(g->priv);
 	if (r < 0)
 		mri_log(&g->ctx->log, MR_LOG_ERR, "%s: close: %s", g->path,

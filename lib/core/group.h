@@ -19,6 +19,7 @@
 #include "log.h"
 #include "memreclaim.h"
 #include "policy.h"
+#include "shrink.h"
 
 #define MRI_NREASONS 3
 _Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
@@ -96,6 +97,8 @@ struct mr_group {
 	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
 	struct mri_adaptive adaptive;
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
+	/* mr_group_shrink_fd()'s request (lib/core/shrink.c) */
+	struct mri_shrink shrink;
 };
 
 /* Opens the group at `path` (normalised) with backend `be` and adds it

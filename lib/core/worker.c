@@ -33,6 +33,7 @@
 #include "group.h"
 #include "knobs.h"
 #include "reclaim.h"
+#include "shrink.h"
 #include "registry.h"
 #include "policy.h"
 #include "worker.h"
@@ -328,6 +329,15 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		g->unreachable_warned = false;
 		if (p.margin_adaptive)
 			mri_adaptive_forget_reaction(g);
+		return false;
+	}
+	/* The program first, if it takes requests (lib/core/shrink.c):
+	 * what it gives back is not taken from the page cache, and may be
+	 * the anonymous memory that makes the margin unreachable. */
+	r = mri_shrink_before_reclaim(g, l.usage_bytes - low_mark, high_mark,
+				      stop != NULL);
+	if (r != 0) {
+		is_gone(g, r);
 		return false;
 	}
 	r = margin_reachable(g, &l, high_mark);

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The runtime directory's drop-ins (memreclaimd-dropin.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memreclaimd-config.h"
+#include "memreclaimd-dropin.h"
+
+#define SUFFIX ".conf"
+
+bool mrd_container_id_ok(const char *id)
+{
+	size_t i;
+
+	if (id[0] == '.' || id[0] == '\0')
+		return false;
+	for (i = 0; id[i]; i++)
+		if (i >= MRD_CONTAINER_ID_MAX ||
+		    !((id[i] >= 'a' && id[i] <= 'z') ||
+		      (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') ||
+		      strchr("_+-.", id[i])))
+			return false;
+	return true;
+}
+
+bool mrd_dropin_id(const char *name, char *id, size_t len)
+{
+	size_t n = strlen(name), s = sizeof(SUFFIX) - 1;
+
+	if (n <= s || strcmp(name + n - s, SUFFIX) != 0 || n - s >= len)
+		return false;
+	memcpy(id, name, n - s);
+	id[n - s] = '\0';
+	return mrd_container_id_ok(id);
+}
+
+static int check_dir(const char *prog, const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "%s: %s: a symbolic link, not the runtime "
+			"directory\n", prog, dir);
+		return -ELOOP;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: %s: not a directory\n", prog, dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		fprintf(stderr, "%s: %s: must be owned by uid %u and writable "
+			"by no one else (whoever writes it picks the groups "
+			"memreclaimd manages)\n", prog, dir,
+			(unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int mrd_runtime_dir_check(const char *prog, const char *dir, bool create)
+{
+	char parent[PATH_MAX], *slash;
+	int r = check_dir(prog, dir);
+
+	if (r != -ENOENT || !create) {
+		if (r == -ENOENT)
+			fprintf(stderr, "%s: %s: %s\n", prog, dir,
+				strerror(ENOENT));
+		return r;
+	}
+	/* Its parent (/run/memreclaim, which the library's journal shares)
+	 * first, one level only. */
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			fprintf(stderr, "%s: %s: %s\n", prog, parent,
+				strerror(-r));
+			return r;
+		}
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(-r));
+		return r;
+	}
+	return check_dir(prog, dir);
+}
+
+int mrd_dropin_write(const char *dir, const char *id,
+		     const struct mrd_dropin *d)
+{
+	char tmp[PATH_MAX], path[PATH_MAX], *text = NULL;
+	ssize_t len, done = 0, n;
+	int fd, r = 0;
+
+	if (!mrd_container_id_ok(id))
+		return -EINVAL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s" SUFFIX, dir, id) >=
+	    sizeof(path) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, id) >=
+	    sizeof(tmp))
+		return -ENAMETOOLONG;
+	len = asprintf(&text, "# memreclaim-oci-hook: container %s\n"
+		       "cgroup = %s\npolicy = %s\n", id, d->cgroup, d->policy);
+	if (len < 0)
+		return -ENOMEM;
+	if (len > MRD_DROPIN_MAX_BYTES) {
+		free(text);
+		return -EFBIG;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		free(text);
+		return r;
+	}
+	while (done < len) {
+		n = write(fd, text + done, (size_t)(len - done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += n;
+	}
+	free(text);
+	if (r == 0 && fchmod(fd, 0644) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int mrd_dropin_remove(const char *dir, const char *id)
+{
+	char path[PATH_MAX];
+
+	if (!mrd_container_id_ok(id))
+		return -EINVAL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s" SUFFIX, dir, id) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* One "key = value" line (no newline) into d; seen: the keys so far. */
+static int parse_line(char *line, struct mrd_dropin *d, unsigned *seen,
+		      const char **why)
+{
+	char *eq, *key, *val, *end;
+	unsigned bit;
+
+	line += strspn(line, " \t");
+	if (line[0] == '\0' || line[0] == '#')
+		return 0;
+	eq = strchr(line, '=');
+	if (!eq) {
+		*why = "a line that is not key = value";
+		return -EINVAL;
+	}
+	key = line;
+	end = eq;
+	while (end > key && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	val = eq + 1 + strspn(eq + 1, " \t");
+	end = val + strlen(val);
+	while (end > val && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	if (strcmp(key, "cgroup") == 0) {
+		bit = 1;
+		if (val[0] != '/' || strlen(val) >= sizeof(d->cgroup)) {
+			*why = "cgroup is not an absolute path";
+			return -EINVAL;
+		}
+		strcpy(d->cgroup, val);
+	} else if (strcmp(key, "policy") == 0) {
+		bit = 2;
+		if (!mrd_section_name_ok(val)) {
+			*why = "policy is not a [group] NAME";
+			return -EINVAL;
+		}
+		strcpy(d->policy, val);
+	} else {
+		*why = "a key other than cgroup and policy";
+		return -EINVAL;
+	}
+	if (*seen & bit) {
+		*why = "a key given twice";
+		return -EINVAL;
+	}
+	*seen |= bit;
+	return 0;
+}
+
+int mrd_dropin_read(int dirfd, const char *name, struct mrd_dropin *d,
+		    const char **why)
+{
+	char buf[MRD_DROPIN_MAX_BYTES + 2], *line, *nl, *next;
+	unsigned seen = 0;
+	struct stat st;
+	ssize_t len;
+	int fd, r;
+
+	*why = NULL;
+	*d = (struct mrd_dropin){ 0 };
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		*why = errno == ELOOP ? "a symbolic link" : strerror(errno);
+		return r == -ELOOP ? -EINVAL : r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		*why = strerror(errno);
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		*why = "not a regular file";
+		return -EINVAL;
+	}
+	if (st.st_uid != geteuid()) {
+		close(fd);
+		*why = "owned by another user";
+		return -EPERM;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	r = len < 0 ? -errno : 0;
+	close(fd);
+	if (r < 0) {
+		*why = strerror(-r);
+		return r;
+	}
+	if (len > MRD_DROPIN_MAX_BYTES) {
+		*why = "larger than 4096 bytes";
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	if (memchr(buf, '\0', (size_t)len)) {
+		*why = "a NUL byte";
+		return -EINVAL;
+	}
+	for (line = buf; line; line = next) {
+		nl = strchr(line, '\n');
+		next = NULL;
+		if (nl) {
+			*nl = '\0';
+			next = nl + 1;
+		}
+		r = parse_line(line, d, &seen, why);
+		if (r < 0)
+			return r;
+	}
+	if (seen != 3) {
+		*why = "cgroup or policy missing";
+		return -EINVAL;
+	}
+	return 0;
+}
