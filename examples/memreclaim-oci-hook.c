@@ -18,8 +18,8 @@
  * (mr_group_open_pid()), and the policy NAME: a [group NAME] section of
  * memreclaimd's configuration with runtime = yes, whose path the group
  * must match. At poststop (status "stopped") the drop-in is removed, and
- * memreclaimd releases the group. A container without the annotation is
- * left alone.
+ * memreclaimd releases the group. Any other status is refused. A
+ * container without the annotation is left alone.
  *
  * Everything in the state is the container owner's to choose, and is
  * checked: the state is read whole, MAX_STATE_BYTES at most, as strict
@@ -381,8 +381,17 @@ int main(int argc, char **argv)
 		if (r < 0)
 			mrd_log(MR_LOG_ERR, "%s/%s.conf: %s", dir, st.id,
 				strerror(-r));
-	} else {
+	} else if (strcmp(st.status, "creating") == 0 ||
+		   strcmp(st.status, "created") == 0 ||
+		   strcmp(st.status, "running") == 0) {
 		r = add(&st, &cfg, config, dir);
+	} else {
+		/* The specification's four states are all a hook may see
+		 * (a "paused" is runc's own, and no hook runs then). */
+		mrd_log(MR_LOG_ERR, "container %s: status '%.32s': not one of "
+			"creating, created, running (handed over) or stopped "
+			"(taken back)", st.id, st.status);
+		r = -1;
 	}
 	if (r == 0)
 		status = 0;
