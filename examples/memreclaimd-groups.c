@@ -292,11 +292,6 @@ static size_t find_container(const struct mrd_groups *gs, const char *id)
 	return gs->n;
 }
 
-bool mrd_groups_taken(const struct mrd_groups *gs, const char *id)
-{
-	return find_container(gs, id) < gs->n;
-}
-
 int mrd_groups_containers(const struct mrd_groups *gs, const char ***ids,
 			  size_t *n)
 {

@@ -109,9 +109,6 @@ int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 void mrd_groups_release(struct mrd_groups *gs, const char *id,
 			const char *why);
 
-/* Whether a group is taken for the container id. */
-bool mrd_groups_taken(const struct mrd_groups *gs, const char *id);
-
 /* The container ids of the groups taken, into a new array of n strings
  * (the table's own, valid until it changes); NULL with n 0 when none.
  * Returns 0 or -ENOMEM. */
