@@ -198,6 +198,29 @@ int mrd_dropin_remove(int dirfd, const char *id)
 	return 0;
 }
 
+/* Whether path is absolute and in the normal form mr_group_open() gives
+ * a group's path (mr_group_path()): no empty, "." or ".." component, no
+ * trailing '/'. Another spelling of a kept group's path would name it
+ * twice in the daemon's table, which is keyed by path. */
+static bool normal_path(const char *path)
+{
+	const char *c = path, *e;
+	size_t len;
+
+	if (path[0] != '/' || !path[1])
+		return false;
+	while (*c) {
+		c++; /* the '/' */
+		e = strchrnul(c, '/');
+		len = (size_t)(e - c);
+		if (len == 0 || (len == 1 && c[0] == '.') ||
+		    (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c = e;
+	}
+	return true;
+}
+
 /* One "key = value" line (no newline) into d; seen: the keys so far. */
 static int parse_line(char *line, struct mrd_dropin *d, unsigned *seen,
 		      const char **why)
@@ -225,8 +248,9 @@ static int parse_line(char *line, struct mrd_dropin *d, unsigned *seen,
 	*end = '\0';
 	if (strcmp(key, "cgroup") == 0) {
 		bit = 1;
-		if (val[0] != '/' || strlen(val) >= sizeof(d->cgroup)) {
-			*why = "cgroup is not an absolute path";
+		if (!normal_path(val) || strlen(val) >= sizeof(d->cgroup)) {
+			*why = "cgroup is not an absolute path in normal form "
+			       "(no '//', '.', '..' or trailing '/')";
 			return -EINVAL;
 		}
 		strcpy(d->cgroup, val);

@@ -11,7 +11,9 @@
  *   policy = NAME
  *
  * cgroup: the group's directory, as the hook found it from the
- * container's pid (mr_group_open_pid()); policy: the NAME of a
+ * container's pid (mr_group_open_pid()), absolute and in normal form
+ * (no '//', '.', '..' or trailing '/': as mr_group_path() gives it,
+ * so that one group has one spelling); policy: the NAME of a
  * [group NAME] section with runtime = yes. Nothing else is accepted:
  * both programs treat the file as input to check, and the daemon reads
  * only regular files of its own user, MRD_DROPIN_MAX_BYTES at most.

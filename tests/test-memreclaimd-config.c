@@ -450,6 +450,13 @@ START_TEST(dropin_write_read_refuse)
 		{ "cgroup = /m/a\ncgroup = /m/b\npolicy = p\n", "twice",
 		  -EINVAL },
 		{ "cgroup = m/a\npolicy = p\n", "absolute", -EINVAL },
+		/* Another spelling of a group's path: it would be kept
+		 * twice, under two keys. */
+		{ "cgroup = /m//a\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /m/a/\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /m/./a\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /m/../a\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /\npolicy = p\n", "normal form", -EINVAL },
 		{ "cgroup = /m/a\npolicy = a/b\n", "[group] NAME", -EINVAL },
 		{ "[container]\ncgroup = /m/a\npolicy = p\n",
 		  "not key = value", -EINVAL },
