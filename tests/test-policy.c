@@ -892,6 +892,28 @@ static void shrink_pass(mr_group_t *g, bool thread,
 	ck_assert_int_eq(mr_group_read_shrink_stats(g, st), 0);
 }
 
+/* A worker's pass of g from usage 240 MiB (200 of it page cache) whose
+ * request is answered in time: run again while the answer came after the
+ * grace (a loaded machine; the late answer stands for the next request,
+ * which is waited for again). Returns f's reclaim calls before it. */
+static unsigned answered_pass(mr_group_t *g, struct fake *f,
+			      struct mr_shrink_stats *st)
+{
+	uint64_t answered;
+	unsigned tries, calls;
+
+	for (tries = 0; ; tries++) {
+		f->usage = 240 * MiB;
+		f->file = 200 * MiB;
+		calls = f->reclaim_calls;
+		answered = st->answered;
+		shrink_pass(g, true, st);
+		if (st->answered > answered)
+			return calls;
+		ck_assert_uint_lt(tries, 20);
+	}
+}
+
 /* The shrink request before a margin pass (lib/core/shrink.c): usage
  * 240 MiB, limit 256 MiB, margin 32 MiB, hysteresis 16 MiB: the worker
  * asks for usage - 208 MiB. Nobody answers: one grace is waited, the pass
@@ -899,17 +921,16 @@ static void shrink_pass(mr_group_t *g, bool thread,
  * comes. Then a thread answers: the answer that brings usage to the mark
  * avoids the pass; one that does not, does not. A dispatch's pass asks
  * without waiting. No time is asserted: an unanswered request is one
- * nobody answers, and a pass whose answer came after its grace (a loaded
- * machine) is run again: the late answer stands for the next request,
- * which is waited for again. */
+ * nobody answers, and a pass whose answer came late is run again
+ * (answered_pass()). */
 START_TEST(shrink_request_before_margin_pass)
 {
 	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
 			  .limit = 256 * MiB };
 	struct mr_shrink_stats st = { .size = sizeof(st) };
 	struct answerer a = { .stop_fd = -1 };
-	uint64_t asked, one = 1, timeouts, answered;
-	unsigned calls, tries;
+	uint64_t asked, one = 1, timeouts;
+	unsigned calls;
 	pthread_t th;
 	mr_group_t *g;
 	mr_ctx_t *c;
@@ -952,32 +973,14 @@ START_TEST(shrink_request_before_margin_pass)
 	ck_assert_int_ge(a.stop_fd, 0);
 	ck_assert_int_eq(pthread_create(&th, NULL, answer_main, &a), 0);
 	f.usage_read = 220 * MiB;
-	for (tries = 0; ; tries++) {
-		f.usage = 240 * MiB;
-		f.file = 200 * MiB;
-		calls = f.reclaim_calls;
-		answered = st.answered;
-		shrink_pass(g, true, &st);
-		if (st.answered > answered)
-			break;
-		ck_assert_uint_lt(tries, 20);
-	}
+	calls = answered_pass(g, &f, &st);
 	ck_assert_uint_eq(st.avoided, 1);
 	ck_assert_uint_ge(st.answered, 1);
 	ck_assert_uint_eq(f.reclaim_calls, calls);
 	ck_assert_uint_eq(f.usage, 240 * MiB);
 	/* It gave back 10 MiB: above the mark, the pass runs. */
 	f.usage_read = 230 * MiB;
-	for (tries = 0; ; tries++) {
-		f.usage = 240 * MiB;
-		f.file = 200 * MiB;
-		calls = f.reclaim_calls;
-		answered = st.answered;
-		shrink_pass(g, true, &st);
-		if (st.answered > answered)
-			break;
-		ck_assert_uint_lt(tries, 20);
-	}
+	calls = answered_pass(g, &f, &st);
 	ck_assert_uint_eq(st.avoided, 1);
 	ck_assert_uint_gt(f.reclaim_calls, calls);
 	f.usage_read = 0;
