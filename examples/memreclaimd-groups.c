@@ -329,6 +329,27 @@ void mrd_groups_release(struct mrd_groups *gs, const char *id,
 	drop(gs, i, why);
 }
 
+void mrd_groups_release_gone(struct mrd_groups *gs)
+{
+	struct mrd_group *grp;
+	uint64_t usage;
+	size_t i = 0;
+
+	while (i < gs->n) {
+		grp = gs->v[i];
+		if (!grp->container || !grp->g ||
+		    mr_group_read_usage(grp->g, &usage) != -ENOENT) {
+			i++;
+			continue;
+		}
+		mrd_log(MR_LOG_NOTICE, "%s: container %s: its cgroup was "
+			"removed with its drop-in still there (no poststop "
+			"hook took it back); released", grp->path,
+			grp->container);
+		drop(gs, i, "removed");
+	}
+}
+
 int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 		    const struct mrd_section *s)
 {

@@ -748,7 +748,8 @@ static void mkgroup(const char *path)
  * section's path, a file that does not parse and a second container
  * naming a kept group are refused; a drop-in written again with another
  * policy reconfigures its group; a reload that removes the section
- * releases it; removing the file releases it, its limit as it was. */
+ * releases it; removing the file releases it, its limit as it was; a
+ * group removed while its drop-in stays is released. */
 START_TEST(dropins_taken_refused_and_released)
 {
 	char env_state[PATH_MAX + 32], text[PATH_MAX * 4], g1[PATH_MAX * 2];
@@ -843,11 +844,25 @@ START_TEST(dropins_taken_refused_and_released)
 	ck_assert_int_eq(unlink(text), 0);
 	wait_err(from, "container a: its drop-in was removed; released");
 	ck_assert_str_eq(read_text(g1, "memory.limit_in_bytes"), "67108864\n");
+	/* A container's group removed with its drop-in left (a runtime
+	 * killed before its poststop hooks): released all the same (no
+	 * final record: nothing is left to read); the drop-in's removal
+	 * later is no error. */
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = small\n", g2);
+	put_dropin("f.conf", text);
+	fmt(want, sizeof(want), "%s: container f: kept with [group small]", g2);
+	wait_err(from, want);
+	ck_assert_int_eq(rmdir(g2), 0);
+	fmt(want, sizeof(want), "%s: container f: its cgroup was removed with "
+	    "its drop-in still there", g2);
+	wait_err(from, want);
+	fmt(text, sizeof(text), "%s/f.conf", rdir);
+	ck_assert_int_eq(unlink(text), 0);
 	kill(d.pid, SIGTERM);
 	ck_assert_int_eq(dp_exit(&d), 0);
 	d.pid = 0;
 	ck_assert_int_eq(rmdir(g1), 0);
-	ck_assert_int_eq(rmdir(g2), 0);
 }
 END_TEST
 
