@@ -963,6 +963,16 @@ START_TEST(reclaim_verdict_asks_the_program)
 	ck_assert_uint_eq(st.requests, 1);
 	ck_assert_uint_eq(st.requested_bytes, a.reclaim_bytes);
 	ck_assert_uint_eq(st.answered + st.timeouts + st.avoided, 0);
+	/* The program did not read its requests, and the counter is full:
+	 * the write fails (EAGAIN), the request is pending all the same,
+	 * and the charge, as from a malloc, leaves errno as it was. */
+	asked = UINT64_MAX - 1;
+	ck_assert_int_eq(write(fd, &asked, sizeof(asked)), sizeof(asked));
+	errno = EXDEV;
+	ck_assert_int_eq(charge(g, 8 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_int_eq(errno, EXDEV);
+	ck_assert_int_eq(mr_group_read_shrink_stats(g, &st), 0);
+	ck_assert_uint_eq(st.requests, 2);
 	mr_group_close(g);
 }
 END_TEST
