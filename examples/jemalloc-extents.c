@@ -317,6 +317,7 @@ static void *purger_main(void *arg)
 		{ .fd = pu->shrink_fd, .events = POLLIN },
 		{ .fd = pu->stop_fd, .events = POLLIN },
 	};
+	struct timespec late;
 	char cmd[64];
 	uint64_t asked;
 
@@ -336,10 +337,9 @@ static void *purger_main(void *arg)
 			/* --late-answers: a purger held up past the grace,
 			 * as on a loaded machine. */
 			pu->late--;
-			nanosleep(&(struct timespec){
-					.tv_sec = (time_t)(pu->late_ns / 1000000000ULL),
-					.tv_nsec = (long)(pu->late_ns % 1000000000ULL) },
-				  NULL);
+			late.tv_sec = (time_t)(pu->late_ns / 1000000000ULL);
+			late.tv_nsec = (long)(pu->late_ns % 1000000000ULL);
+			nanosleep(&late, NULL);
 		}
 		if (mallctl(cmd, NULL, NULL, NULL, 0) == 0)
 			atomic_fetch_add(&purges, 1);
@@ -453,8 +453,8 @@ int main(int argc, char **argv)
 			    optarg[0] > '9' || late > BURSTS_MAX - 1 ?
 			    -EINVAL : 0;
 			if (r)
-				fprintf(stderr, PROG ": --late-answers '%s': 0 to "
-					"%d\n", optarg, BURSTS_MAX - 1);
+				fprintf(stderr, PROG ": --late-answers '%s': "
+					"0 to %d\n", optarg, BURSTS_MAX - 1);
 			break;
 		case 'l':
 			r = policyopt_parse_size(PROG, "--live", optarg, true,

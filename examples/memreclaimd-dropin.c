@@ -103,7 +103,8 @@ int mrd_runtime_dir_open(const char *prog, const char *dir, bool create)
 		}
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 			r = -errno;
-			fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(-r));
+			fprintf(stderr, "%s: %s: %s\n", prog, dir,
+				strerror(-r));
 			return r;
 		}
 		fd = open_dir(dir);
