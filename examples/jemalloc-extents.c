@@ -11,6 +11,7 @@
  *
  *   jemalloc-extents --margin SIZE [--hysteresis SIZE] [--grace MS]
  *                    [--live SIZE] [--burst SIZE] [--throttle-high SIZE]
+ *                    [--late-answers N]
  *
  * It runs in the memory cgroup it finds itself in (mr_group_open_self()),
  * which must have a limit, and prints one JSON object on stdout.
@@ -34,6 +35,8 @@
  * the arena; usage then stands above limit - margin, and the margin
  * worker asks for memory back before it would reclaim (the group's
  * memory is anonymous: without swap, reclaim could free none of it).
+ * A burst whose answer came after the grace is made again, BURSTS_MAX
+ * times at most ("bursts" in the output).
  * Then it allocates until the hooks refuse, and frees everything.
  *
  * Exit status: 0 done, 1 a failure (said on stderr), 2 a bad option.
@@ -70,6 +73,8 @@
  * answer, once the burst is freed. The worker serves a group above its
  * mark at least every MR_WORKER_SAFETY_NS. */
 #define ANSWER_WAIT_NS (10 * MR_WORKER_SAFETY_NS)
+/* How many bursts are made at most for an answer in time. */
+#define BURSTS_MAX 5
 
 static mr_group_t *group;
 static unsigned arena;
@@ -85,7 +90,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " --margin SIZE [--hysteresis SIZE] [--grace MS] [--live SIZE]\n"
-		"       [--burst SIZE] [--throttle-high SIZE]\n"
+		"       [--burst SIZE] [--throttle-high SIZE] [--late-answers N]\n"
 		"A jemalloc arena whose extent hooks charge the program's memory cgroup through\n"
 		"libmemreclaim, and answer its shrink requests with the arena's purge.\n"
 		"\n"
@@ -95,6 +100,8 @@ static void usage(FILE *f)
 		"  --live SIZE           held throughout (default 25%% of the limit)\n"
 		"  --burst SIZE          allocated and freed, left dirty (default 50%% of the limit)\n"
 		"  --throttle-high SIZE  delay charges above this usage (default: none)\n"
+		"  --late-answers N      answer the first N requests 50 ms after the grace, as a\n"
+		"                        purger held up on a loaded machine (default 0)\n"
 		"SIZE: bytes with an optional K, M or G suffix, or N%% of the group's limit.\n");
 }
 
@@ -297,6 +304,8 @@ struct purger {
 	int shrink_fd;
 	int stop_fd;
 	pthread_t thread;
+	unsigned late;           /* requests still to answer late */
+	uint64_t late_ns;        /* how late: after the grace */
 };
 
 /* Answers each shrink request with the arena's purge: its free dirty
@@ -308,6 +317,7 @@ static void *purger_main(void *arg)
 		{ .fd = pu->shrink_fd, .events = POLLIN },
 		{ .fd = pu->stop_fd, .events = POLLIN },
 	};
+	struct timespec late;
 	char cmd[64];
 	uint64_t asked;
 
@@ -323,6 +333,14 @@ static void *purger_main(void *arg)
 		if (read(pu->shrink_fd, &asked, sizeof(asked)) !=
 		    (ssize_t)sizeof(asked))
 			continue;
+		if (pu->late) {
+			/* --late-answers: a purger held up past the grace,
+			 * as on a loaded machine. */
+			pu->late--;
+			late.tv_sec = (time_t)(pu->late_ns / 1000000000ULL);
+			late.tv_nsec = (long)(pu->late_ns % 1000000000ULL);
+			nanosleep(&late, NULL);
+		}
 		if (mallctl(cmd, NULL, NULL, NULL, 0) == 0)
 			atomic_fetch_add(&purges, 1);
 		mr_group_shrink_done(group);
@@ -378,6 +396,7 @@ int main(int argc, char **argv)
 		{ "live", required_argument, NULL, 'l' },
 		{ "burst", required_argument, NULL, 'b' },
 		{ "throttle-high", required_argument, NULL, 't' },
+		{ "late-answers", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -396,6 +415,9 @@ int main(int argc, char **argv)
 	struct purger pu = { .shrink_fd = -1, .stop_fd = -1 };
 	extent_hooks_t *hp = &hooks;
 	uint64_t grace_ms = 50, live, burst, end, peak = 0, usage_after = 0;
+	uint64_t timeouts;
+	unsigned long late = 0;
+	unsigned bursts;
 	uint64_t one = 1;
 	size_t sz = sizeof(arena), nlive, nburst, nmore;
 	ssize_t decay = -1;
@@ -423,6 +445,16 @@ int main(int argc, char **argv)
 			if (r)
 				fprintf(stderr, PROG ": --grace '%s': 0 to "
 					"100 milliseconds\n", optarg);
+			break;
+		case 'L':
+			errno = 0;
+			late = strtoul(optarg, &endp, 10);
+			r = errno || *endp || optarg[0] < '0' ||
+			    optarg[0] > '9' || late > BURSTS_MAX - 1 ?
+			    -EINVAL : 0;
+			if (r)
+				fprintf(stderr, PROG ": --late-answers '%s': "
+					"0 to %d\n", optarg, BURSTS_MAX - 1);
 			break;
 		case 'l':
 			r = policyopt_parse_size(PROG, "--live", optarg, true,
@@ -492,6 +524,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": arming: %s\n", mr_strerror(r));
 		goto out;
 	}
+	pu.late = (unsigned)late;
+	pu.late_ns = (grace_ms + 50) * 1000000ULL;
 	pu.shrink_fd = mr_group_shrink_fd(group, grace_ms * 1000000ULL);
 	pu.stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (pu.shrink_fd < 0 || pu.stop_fd < 0) {
@@ -527,19 +561,32 @@ int main(int argc, char **argv)
 	if (!v)
 		goto out;
 	nlive = take(v, live / CHUNK_BYTES);
-	nburst = take(v + nlive, burst / CHUNK_BYTES);
-	mr_group_read_usage(group, &peak);
-	give(v + nlive, nburst);
-	/* The burst's pages are free in the arena and still charged: the
-	 * worker finds usage above its mark and asks for them. */
-	end = now_ns() + ANSWER_WAIT_NS;
-	while (now_ns() < end) {
-		if (mr_group_read_shrink_stats(group, &ss) == 0 &&
-		    ss.avoided > 0) {
-			answered = true;
-			break;
+	/* With no grace the worker never waits: one burst. */
+	for (bursts = 1; !answered && bursts <= (grace_ms ? BURSTS_MAX : 1);
+	     bursts++) {
+		nburst = take(v + nlive, burst / CHUNK_BYTES);
+		mr_group_read_usage(group, &peak);
+		give(v + nlive, nburst);
+		/* The burst's pages are free in the arena and still
+		 * charged: the worker finds usage above its mark and asks
+		 * for them. An answer after the grace (the purger was
+		 * late: a loaded machine) still purges, but the pass was
+		 * not avoided: the burst is made again, and the late
+		 * answer has the worker wait for the next one. */
+		timeouts = ss.timeouts;
+		end = now_ns() + ANSWER_WAIT_NS;
+		while (now_ns() < end &&
+		       mr_group_read_shrink_stats(group, &ss) == 0) {
+			if (ss.avoided > 0) {
+				answered = true;
+				break;
+			}
+			if ((ss.timeouts > timeouts || !grace_ms) &&
+			    mr_group_read_usage(group, &usage_after) == 0 &&
+			    usage_after <= lim.limit_bytes - pb.margin)
+				break;
+			nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
 		}
-		nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
 	}
 	mr_group_read_usage(group, &usage_after);
 	/* Then more than the limit holds: the hooks refuse before the
@@ -556,7 +603,8 @@ int main(int argc, char **argv)
 	       ",\"margin_bytes\":%" PRIu64 ",\"live_bytes\":%zu"
 	       ",\"burst_bytes\":%zu,\"usage_peak_bytes\":%" PRIu64
 	       ",\"usage_after_answer_bytes\":%" PRIu64
-	       ",\"answered_in_time\":%s,\"refused_after_bytes\":%zu"
+	       ",\"answered_in_time\":%s,\"bursts\":%u"
+	       ",\"refused_after_bytes\":%zu"
 	       ",\"hook_charged_bytes\":%" PRIu64
 	       ",\"hook_uncharged_bytes\":%" PRIu64
 	       ",\"mapped_bytes\":%" PRIu64 ",\"commits\":%" PRIu64
@@ -570,7 +618,7 @@ int main(int argc, char **argv)
 	       ",\"lib_uncharged_bytes\":%" PRIu64 "}\n",
 	       mr_group_path(group), lim.limit_bytes, pb.margin,
 	       nlive * (size_t)CHUNK_BYTES, nburst * (size_t)CHUNK_BYTES, peak,
-	       usage_after, answered ? "true" : "false",
+	       usage_after, answered ? "true" : "false", bursts - 1,
 	       (nlive + nmore) * (size_t)CHUNK_BYTES,
 	       atomic_load(&charged_bytes), atomic_load(&uncharged_bytes),
 	       atomic_load(&mapped_bytes), atomic_load(&commits),

@@ -18,8 +18,8 @@
  * (mr_group_open_pid()), and the policy NAME: a [group NAME] section of
  * memreclaimd's configuration with runtime = yes, whose path the group
  * must match. At poststop (status "stopped") the drop-in is removed, and
- * memreclaimd releases the group. A container without the annotation is
- * left alone.
+ * memreclaimd releases the group. Any other status is refused. A
+ * container without the annotation is left alone.
  *
  * Everything in the state is the container owner's to choose, and is
  * checked: the state is read whole, MAX_STATE_BYTES at most, as strict
@@ -253,7 +253,7 @@ static int add(const struct state *st, const struct mrd_config *cfg,
 	struct mrd_dropin *d;
 	mr_group_t *g;
 	mr_ctx_t *ctx;
-	int r;
+	int r, dfd;
 
 	if (!mrd_section_name_ok(st->policy) ||
 	    !(s = mrd_config_runtime_section(cfg, st->policy))) {
@@ -298,14 +298,32 @@ static int add(const struct state *st, const struct mrd_config *cfg,
 		return -1;
 	}
 	snprintf(d->policy, sizeof(d->policy), "%s", s->name);
-	r = mrd_runtime_dir_check(MRD_PROG, dir, true);
-	if (r == 0) {
-		r = mrd_dropin_write(dir, st->id, d);
-		if (r < 0)
-			mrd_log(MR_LOG_ERR, "%s/%s.conf: %s", dir, st->id,
-				strerror(-r));
-	}
+	dfd = mrd_runtime_dir_open(MRD_PROG, dir, true);
+	r = dfd < 0 ? dfd : mrd_dropin_write(dfd, st->id, d);
+	if (dfd >= 0 && r < 0)
+		mrd_log(MR_LOG_ERR, "%s/%s.conf: %s", dir, st->id,
+			strerror(-r));
+	if (dfd >= 0)
+		close(dfd);
 	free(d);
+	return r < 0 ? -1 : 0;
+}
+
+/* The container stopped: its drop-in goes, if there is one. */
+static int take_back(const struct state *st, const char *dir)
+{
+	int dfd, r;
+
+	if (access(dir, F_OK) < 0 && errno == ENOENT)
+		return 0; /* no directory, no drop-in */
+	dfd = mrd_runtime_dir_open(MRD_PROG, dir, false);
+	if (dfd < 0)
+		return -1;
+	r = mrd_dropin_remove(dfd, st->id);
+	if (r < 0)
+		mrd_log(MR_LOG_ERR, "%s/%s.conf: %s", dir, st->id,
+			strerror(-r));
+	close(dfd);
 	return r < 0 ? -1 : 0;
 }
 
@@ -377,12 +395,18 @@ int main(int argc, char **argv)
 	if (!dir)
 		dir = mrd_daemon_runtime_dir(&cfg.daemon);
 	if (strcmp(st.status, "stopped") == 0) {
-		r = mrd_dropin_remove(dir, st.id);
-		if (r < 0)
-			mrd_log(MR_LOG_ERR, "%s/%s.conf: %s", dir, st.id,
-				strerror(-r));
-	} else {
+		r = take_back(&st, dir);
+	} else if (strcmp(st.status, "creating") == 0 ||
+		   strcmp(st.status, "created") == 0 ||
+		   strcmp(st.status, "running") == 0) {
 		r = add(&st, &cfg, config, dir);
+	} else {
+		/* The specification's four states are all a hook may see
+		 * (a "paused" is runc's own, and no hook runs then). */
+		mrd_log(MR_LOG_ERR, "container %s: status '%.32s': not one of "
+			"creating, created, running (handed over) or stopped "
+			"(taken back)", st.id, st.status);
+		r = -1;
 	}
 	if (r == 0)
 		status = 0;

@@ -41,16 +41,16 @@ bool mrd_dropin_id(const char *name, char *id, size_t len)
 	return mrd_container_id_ok(id);
 }
 
-static int check_dir(const char *prog, const char *dir)
+/* The directory fd names, checked (memreclaimd-dropin.h): 0 or -errno. */
+static int check_dir(const char *prog, const char *dir, int fd)
 {
 	struct stat st;
+	int r;
 
-	if (lstat(dir, &st) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "%s: %s: a symbolic link, not the runtime "
-			"directory\n", prog, dir);
-		return -ELOOP;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(-r));
+		return r;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "%s: %s: not a directory\n", prog, dir);
@@ -66,52 +66,82 @@ static int check_dir(const char *prog, const char *dir)
 	return 0;
 }
 
-int mrd_runtime_dir_check(const char *prog, const char *dir, bool create)
+/* open() of the directory itself, never through a symbolic link: the
+ * fd, or -errno. */
+static int open_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd >= 0)
+		return fd;
+	/* O_NOFOLLOW on a symbolic link: ELOOP, or ENOTDIR with
+	 * O_DIRECTORY (open(2)); told apart for the message. */
+	if (errno == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	return -errno;
+}
+
+int mrd_runtime_dir_open(const char *prog, const char *dir, bool create)
 {
 	char parent[PATH_MAX], *slash;
-	int r = check_dir(prog, dir);
+	int fd = open_dir(dir), r;
 
-	if (r != -ENOENT || !create) {
-		if (r == -ENOENT)
-			fprintf(stderr, "%s: %s: %s\n", prog, dir,
-				strerror(ENOENT));
-		return r;
-	}
-	/* Its parent (/run/memreclaim, which the library's journal shares)
-	 * first, one level only. */
-	snprintf(parent, sizeof(parent), "%s", dir);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
-		*slash = '\0';
-		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+	if (fd == -ENOENT && create) {
+		/* Its parent (/run/memreclaim, which the library's journal
+		 * shares) first, one level only. */
+		snprintf(parent, sizeof(parent), "%s", dir);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+				r = -errno;
+				fprintf(stderr, "%s: %s: %s\n", prog, parent,
+					strerror(-r));
+				return r;
+			}
+		}
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 			r = -errno;
-			fprintf(stderr, "%s: %s: %s\n", prog, parent,
+			fprintf(stderr, "%s: %s: %s\n", prog, dir,
 				strerror(-r));
 			return r;
 		}
+		fd = open_dir(dir);
 	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(-r));
+	if (fd == -ELOOP) {
+		fprintf(stderr, "%s: %s: a symbolic link, not the runtime "
+			"directory\n", prog, dir);
+		return fd;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(-fd));
+		return fd;
+	}
+	r = check_dir(prog, dir, fd);
+	if (r < 0) {
+		close(fd);
 		return r;
 	}
-	return check_dir(prog, dir);
+	return fd;
 }
 
-int mrd_dropin_write(const char *dir, const char *id,
-		     const struct mrd_dropin *d)
+/* How many temporary names a write tries (another hook for the same id
+ * may hold one). */
+#define TMP_TRIES 100
+
+int mrd_dropin_write(int dirfd, const char *id, const struct mrd_dropin *d)
 {
-	char tmp[PATH_MAX], path[PATH_MAX], *text = NULL;
+	char tmp[MRD_CONTAINER_ID_MAX + 48];
+	char name[MRD_CONTAINER_ID_MAX + sizeof(SUFFIX)];
 	ssize_t len, done = 0, n;
-	int fd, r = 0;
+	char *text = NULL;
+	unsigned i;
+	int fd = -1, r = 0;
 
 	if (!mrd_container_id_ok(id))
 		return -EINVAL;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s" SUFFIX, dir, id) >=
-	    sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, id) >=
-	    sizeof(tmp))
-		return -ENAMETOOLONG;
+	snprintf(name, sizeof(name), "%s" SUFFIX, id);
 	len = asprintf(&text, "# memreclaim-oci-hook: container %s\n"
 		       "cgroup = %s\npolicy = %s\n", id, d->cgroup, d->policy);
 	if (len < 0)
@@ -120,7 +150,14 @@ int mrd_dropin_write(const char *dir, const char *id,
 		free(text);
 		return -EFBIG;
 	}
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* A dot file: the daemon skips it (mrd_dropin_id()). */
+	for (i = 0; i < TMP_TRIES && fd < 0; i++) {
+		snprintf(tmp, sizeof(tmp), ".%s.%ld.%u", id, (long)getpid(), i);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
 		r = -errno;
 		free(text);
@@ -143,25 +180,46 @@ int mrd_dropin_write(const char *dir, const char *id,
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 		r = -errno;
 	if (r < 0)
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 	return r;
 }
 
-int mrd_dropin_remove(const char *dir, const char *id)
+int mrd_dropin_remove(int dirfd, const char *id)
 {
-	char path[PATH_MAX];
+	char name[MRD_CONTAINER_ID_MAX + sizeof(SUFFIX)];
 
 	if (!mrd_container_id_ok(id))
 		return -EINVAL;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s" SUFFIX, dir, id) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	if (unlink(path) < 0 && errno != ENOENT)
+	snprintf(name, sizeof(name), "%s" SUFFIX, id);
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+/* Whether path is absolute and in the normal form mr_group_open() gives
+ * a group's path (mr_group_path()): no empty, "." or ".." component, no
+ * trailing '/'. Another spelling of a kept group's path would name it
+ * twice in the daemon's table, which is keyed by path. */
+static bool normal_path(const char *path)
+{
+	const char *c = path, *e;
+	size_t len;
+
+	if (path[0] != '/' || !path[1])
+		return false;
+	while (*c) {
+		c++; /* the '/' */
+		e = strchrnul(c, '/');
+		len = (size_t)(e - c);
+		if (len == 0 || (len == 1 && c[0] == '.') ||
+		    (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c = e;
+	}
+	return true;
 }
 
 /* One "key = value" line (no newline) into d; seen: the keys so far. */
@@ -191,8 +249,9 @@ static int parse_line(char *line, struct mrd_dropin *d, unsigned *seen,
 	*end = '\0';
 	if (strcmp(key, "cgroup") == 0) {
 		bit = 1;
-		if (val[0] != '/' || strlen(val) >= sizeof(d->cgroup)) {
-			*why = "cgroup is not an absolute path";
+		if (!normal_path(val) || strlen(val) >= sizeof(d->cgroup)) {
+			*why = "cgroup is not an absolute path in normal form "
+			       "(no '//', '.', '..' or trailing '/')";
 			return -EINVAL;
 		}
 		strcpy(d->cgroup, val);

@@ -292,11 +292,6 @@ static size_t find_container(const struct mrd_groups *gs, const char *id)
 	return gs->n;
 }
 
-bool mrd_groups_taken(const struct mrd_groups *gs, const char *id)
-{
-	return find_container(gs, id) < gs->n;
-}
-
 int mrd_groups_containers(const struct mrd_groups *gs, const char ***ids,
 			  size_t *n)
 {
@@ -332,6 +327,27 @@ void mrd_groups_release(struct mrd_groups *gs, const char *id,
 	if (gs->v[i]->g && mr_group_read_usage(gs->v[i]->g, &usage) == -ENOENT)
 		why = "removed";
 	drop(gs, i, why);
+}
+
+void mrd_groups_release_gone(struct mrd_groups *gs)
+{
+	struct mrd_group *grp;
+	uint64_t usage;
+	size_t i = 0;
+
+	while (i < gs->n) {
+		grp = gs->v[i];
+		if (!grp->container || !grp->g ||
+		    mr_group_read_usage(grp->g, &usage) != -ENOENT) {
+			i++;
+			continue;
+		}
+		mrd_log(MR_LOG_NOTICE, "%s: container %s: its cgroup was "
+			"removed with its drop-in still there (no poststop "
+			"hook took it back); released", grp->path,
+			grp->container);
+		drop(gs, i, "removed");
+	}
 }
 
 int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,

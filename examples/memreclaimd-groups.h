@@ -109,8 +109,12 @@ int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 void mrd_groups_release(struct mrd_groups *gs, const char *id,
 			const char *why);
 
-/* Whether a group is taken for the container id. */
-bool mrd_groups_taken(const struct mrd_groups *gs, const char *id);
+/* Releases the groups taken for containers whose cgroup is gone (the
+ * runtime removed it, and no poststop hook removed the drop-in: the
+ * runtime was killed, or the hook failed), each logged. The drop-in
+ * stays: the runtime directory is the hooks'. Call it now and then
+ * (memreclaimd: every second while it follows a runtime directory). */
+void mrd_groups_release_gone(struct mrd_groups *gs);
 
 /* The container ids of the groups taken, into a new array of n strings
  * (the table's own, valid until it changes); NULL with n 0 when none.

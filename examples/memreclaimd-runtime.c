@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -186,6 +187,7 @@ int mrd_runtime_apply(struct mrd_runtime *rt, struct mrd_groups *gs,
 		      const struct mrd_config *cfg)
 {
 	const char *dir = mrd_daemon_runtime_dir(&cfg->daemon);
+	char self[64];
 	int r;
 
 	if (!any_runtime_section(cfg)) {
@@ -198,15 +200,18 @@ int mrd_runtime_apply(struct mrd_runtime *rt, struct mrd_groups *gs,
 	}
 	if (!rt->dir || strcmp(rt->dir, dir) != 0) {
 		mrd_runtime_close(rt);
-		r = mrd_runtime_dir_check(MRD_PROG, dir, true);
+		r = mrd_runtime_dir_open(MRD_PROG, dir, true);
 		if (r < 0)
 			goto fail;
+		rt->dirfd = r;
 		rt->dir = strdup(dir);
-		rt->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				 O_CLOEXEC);
 		rt->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (!rt->dir || rt->dirfd < 0 || rt->ifd < 0 ||
-		    inotify_add_watch(rt->ifd, dir, RT_MASK) < 0) {
+		/* The watch on the directory checked, through its fd (the
+		 * magic link of proc(5) leads to the open directory, not
+		 * to what the path names now). */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", rt->dirfd);
+		if (!rt->dir || rt->ifd < 0 ||
+		    inotify_add_watch(rt->ifd, self, RT_MASK) < 0) {
 			r = !rt->dir ? -ENOMEM : -errno;
 			mrd_log(MR_LOG_ERR, "%s: following: %s", dir,
 				strerror(-r));

@@ -5,7 +5,8 @@
  * (memreclaimd-dropin.h), one per container, followed with inotify. A
  * drop-in renamed or written into place takes its group with the policy
  * of the [group NAME] section (runtime = yes) it names, if the group's
- * path matches that section's path; one removed releases its group. A
+ * path matches that section's path; one removed releases its group, and
+ * so does its group's removal (mrd_groups_release_gone()). A
  * drop-in that does not parse, names no such section, or a group outside
  * the section's path is refused with a log line, and a group it held is
  * released. The directory is followed only while the configuration has a

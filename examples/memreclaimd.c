@@ -72,7 +72,8 @@
 #define EXIT_GROUP_GONE 3
 #define FINAL_TRIES 4
 #define SEC_NS 1000000000ULL
-/* How often the single group is looked at: gone or not. */
+/* How often the single group, or the containers' groups, are looked at:
+ * gone or not. */
 #define GONE_CHECK_NS SEC_NS
 
 #ifndef MRD_DEFAULT_CONFIG
@@ -733,6 +734,17 @@ static int run(struct daemon *d, int sfd)
 				return EXIT_GROUP_GONE;
 			}
 			due.gone = now + GONE_CHECK_NS;
+		}
+		/* The containers' groups a poststop hook never took back
+		 * (the group of one the walk keeps goes with its directory's
+		 * inotify event). */
+		if (d->config_mode && mrd_runtime_fd(&d->rt) >= 0 &&
+		    (!due.gone || now >= due.gone)) {
+			if (due.gone)
+				mrd_groups_release_gone(&d->gs);
+			due.gone = now + GONE_CHECK_NS;
+		} else if (d->config_mode && mrd_runtime_fd(&d->rt) < 0) {
+			due.gone = 0;
 		}
 		t = earliest(&due);
 		p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };

@@ -235,8 +235,9 @@ MR_EXPORT int mr_group_open_self(mr_ctx_t *ctx, mr_group_t **ret);
  * without this check).
  * pid: > 0.
  * Errors: those of mr_group_open_self(), and -EINVAL (pid <= 0),
- * -ESRCH (no such process, or it exited during the call), -EACCES
- * (the caller may not read the process's cgroup file).
+ * -ESRCH (no such process, the id of a thread other than its process's
+ * first, or a process that exited during the call), -EACCES (the
+ * caller may not read the process's cgroup file).
  * MT-safe. */
 MR_EXPORT int mr_group_open_pid(mr_ctx_t *ctx, pid_t pid, mr_group_t **ret);
 
@@ -1839,8 +1840,15 @@ MR_EXPORT int mr_group_read_charge_stats(mr_group_t *group,
  * mr_group_close() closes it), the same fd for the group's life.
  * grace_ns: 0 .. MR_SHRINK_GRACE_MAX_NS, how long the worker thread waits
  * for mr_group_shrink_done() before it reclaims (0: it asks and goes on).
- * While the worker waits, mr_group_reclaim() and mr_group_close() of the
- * group wait too, and mr_ctx_worker_stop() may wait for the grace.
+ * While the worker thread waits (grace_ns at most, under the group's
+ * reclaim lock), the calls that take that lock wait too:
+ * mr_group_reclaim(), mr_group_set_limit(), mr_group_set_high(),
+ * mr_group_set_reclaim_swappiness(), this call, mr_ctx_reclaim() on
+ * reaching the group, and mr_group_close(); so do the worker's passes
+ * over the context's other groups (one thread serves them all) and
+ * mr_ctx_worker_stop(). Charges and reads take no lock and never wait.
+ * A thread that answers the request must not make one of those calls
+ * of the group first (each request would then cost the whole grace).
  * fork(): the fd is the library's, closed in a child by the library's
  * fork handler like its other fds (its number may then be taken by the
  * child's next open: a child must not poll it), so a child can neither

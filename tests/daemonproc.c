@@ -158,3 +158,36 @@ int dp_exit(struct daemonproc *d)
 	fprintf(stderr, "memreclaimd stderr:\n%s", d->ebuf);
 	return status;
 }
+
+int dp_count_records(const struct daemonproc *d, const char *event,
+		     const char *path)
+{
+	char want[PATH_MAX + 32], ev[64];
+	const char *line = d->obuf, *nl;
+	int n = 0;
+
+	snprintf(want, sizeof(want), "\"cgroup\":\"%s\",", path);
+	snprintf(ev, sizeof(ev), "\"event\":\"%s\",", event);
+	for (; *line; line = nl + 1) {
+		nl = strchrnul(line, '\n');
+		if (memmem(line, (size_t)(nl - line), ev, strlen(ev)) &&
+		    memmem(line, (size_t)(nl - line), want, strlen(want)))
+			n++;
+		if (!*nl)
+			break;
+	}
+	return n;
+}
+
+void dp_wait_records(struct daemonproc *d, const char *event,
+		     const char *path, int n, unsigned ms)
+{
+	unsigned long long end = dp_mono_ms() + ms;
+
+	while (dp_count_records(d, event, path) < n) {
+		ck_assert_msg(dp_mono_ms() < end,
+			      "no %s record for %s; stderr:\n%s", event, path,
+			      dp_tail(d->ebuf));
+		dp_wait_for(d, 50, false, 0, NULL);
+	}
+}

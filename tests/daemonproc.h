@@ -39,6 +39,16 @@ bool dp_wait_for(struct daemonproc *d, unsigned ms, bool on_err,
  * its wait status. */
 int dp_exit(struct daemonproc *d);
 
+/* How many `event` records ("event":"EVENT", with stats-format = json)
+ * of the daemon's stdout so far name the group path ("cgroup":"PATH"). */
+int dp_count_records(const struct daemonproc *d, const char *event,
+		     const char *path);
+
+/* Collects output until stdout holds n `event` records for path
+ * (asserts it does within ms). */
+void dp_wait_records(struct daemonproc *d, const char *event,
+		     const char *path, int n, unsigned ms);
+
 /* The last 1500 bytes of buf (Check's messages are bounded). */
 const char *dp_tail(const char *buf);
 

@@ -937,6 +937,46 @@ START_TEST(reclaim_then_charge_again)
 }
 END_TEST
 
+/* A RECLAIM verdict adds its reclaim_bytes to the group's shrink
+ * request when the program opened one (mr_group_shrink_fd()), without
+ * waiting for an answer; GO and REFUSE ask nothing. */
+START_TEST(reclaim_verdict_asks_the_program)
+{
+	struct fake f = { .usage = 60 * MiB, .limit = 64 * MiB,
+			  .file = 40 * MiB };
+	struct mr_shrink_stats st = { .size = sizeof(st) };
+	struct mr_charge_answer a;
+	mr_group_t *g = open_fake(&f);
+	uint64_t asked;
+	int fd;
+
+	fd = mr_group_shrink_fd(g, MR_SHRINK_GRACE_MAX_NS);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(charge(g, 1 * MiB, &a), MR_CHARGE_GO);
+	ck_assert_int_eq(read(fd, &asked, sizeof(asked)), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(charge(g, 8 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_uint_gt(a.reclaim_bytes, 0);
+	ck_assert_int_eq(read(fd, &asked, sizeof(asked)), sizeof(asked));
+	ck_assert_uint_eq(asked, a.reclaim_bytes);
+	ck_assert_int_eq(mr_group_read_shrink_stats(g, &st), 0);
+	ck_assert_uint_eq(st.requests, 1);
+	ck_assert_uint_eq(st.requested_bytes, a.reclaim_bytes);
+	ck_assert_uint_eq(st.answered + st.timeouts + st.avoided, 0);
+	/* The program did not read its requests, and the counter is full:
+	 * the write fails (EAGAIN), the request is pending all the same,
+	 * and the charge, as from a malloc, leaves errno as it was. */
+	asked = UINT64_MAX - 1;
+	ck_assert_int_eq(write(fd, &asked, sizeof(asked)), sizeof(asked));
+	errno = EXDEV;
+	ck_assert_int_eq(charge(g, 8 * MiB, &a), MR_CHARGE_RECLAIM);
+	ck_assert_int_eq(errno, EXDEV);
+	ck_assert_int_eq(mr_group_read_shrink_stats(g, &st), 0);
+	ck_assert_uint_eq(st.requests, 2);
+	mr_group_close(g);
+}
+END_TEST
+
 /* A RECLAIM verdict asks what mr_group_thp_advise() takes as its
  * shortfall: enough for the charge to fit with usage at limit - margin.
  * 2 MiB at 63 of 64 MiB with a 4 MiB margin: 65 - 60 = 5 MiB (not the
@@ -1396,6 +1436,7 @@ static Suite *charge_suite(void)
 	tcase_add_test(tc, state_made_on_first_use);
 	tcase_add_test(tc, untouched_charges_not_forgotten);
 	tcase_add_test(tc, reclaim_then_charge_again);
+	tcase_add_test(tc, reclaim_verdict_asks_the_program);
 	tcase_add_test(tc, reclaim_sized_with_the_margin_as_thp_advice);
 	tcase_add_test(tc, reclaim_bounded_by_reclaimable);
 	tcase_add_test(tc, thp_advice_reclaim_sized_below_the_limit);

@@ -192,23 +192,28 @@ static void put(const char *name, const char *text)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Loads dir/name with stderr in errlog; returns the result, and the
- * messages in *msgs (a static buffer). */
-static int load(const char *name, struct mrd_config *c, const char **msgs)
+/* stderr into errlog, until capture_end(): returns the saved stderr. */
+static int capture_begin(void)
 {
-	static char buf[16384];
-	char path[PATH_MAX];
-	int saved, fd, r;
-	ssize_t n;
+	int saved, fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fflush(stderr);
 	saved = dup(2);
+	ck_assert_int_ge(saved, 0);
 	fd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
 	dup2(fd, 2);
 	close(fd);
-	r = mrd_config_load(path, c);
+	return saved;
+}
+
+/* stderr back; what was written to it meanwhile (a static buffer). */
+static const char *capture_end(int saved)
+{
+	static char buf[16384];
+	ssize_t n;
+	int fd;
+
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -216,7 +221,20 @@ static int load(const char *name, struct mrd_config *c, const char **msgs)
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
-	*msgs = buf;
+	return buf;
+}
+
+/* Loads dir/name with stderr in errlog; returns the result, and the
+ * messages in *msgs (a static buffer). */
+static int load(const char *name, struct mrd_config *c, const char **msgs)
+{
+	char path[PATH_MAX];
+	int saved, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	saved = capture_begin();
+	r = mrd_config_load(path, c);
+	*msgs = capture_end(saved);
 	return r;
 }
 
@@ -432,6 +450,13 @@ START_TEST(dropin_write_read_refuse)
 		{ "cgroup = /m/a\ncgroup = /m/b\npolicy = p\n", "twice",
 		  -EINVAL },
 		{ "cgroup = m/a\npolicy = p\n", "absolute", -EINVAL },
+		/* Another spelling of a group's path: it would be kept
+		 * twice, under two keys. */
+		{ "cgroup = /m//a\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /m/a/\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /m/./a\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /m/../a\npolicy = p\n", "normal form", -EINVAL },
+		{ "cgroup = /\npolicy = p\n", "normal form", -EINVAL },
 		{ "cgroup = /m/a\npolicy = a/b\n", "[group] NAME", -EINVAL },
 		{ "[container]\ncgroup = /m/a\npolicy = p\n",
 		  "not key = value", -EINVAL },
@@ -443,10 +468,10 @@ START_TEST(dropin_write_read_refuse)
 	int dfd;
 	size_t i;
 
-	ck_assert_int_eq(mrd_dropin_write(dir, "abc", &d), 0);
-	ck_assert_int_eq(mrd_dropin_write(dir, "../abc", &d), -EINVAL);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(mrd_dropin_write(dfd, "abc", &d), 0);
+	ck_assert_int_eq(mrd_dropin_write(dfd, "../abc", &d), -EINVAL);
 	ck_assert_int_eq(mrd_dropin_read(dfd, "abc.conf", &back, &why), 0);
 	ck_assert_str_eq(back.cgroup, d.cgroup);
 	ck_assert_str_eq(back.policy, d.policy);
@@ -470,11 +495,81 @@ START_TEST(dropin_write_read_refuse)
 	ck_assert_int_eq(mrd_dropin_read(dfd, "d.conf", &back, &why), -EINVAL);
 	ck_assert_int_eq(mrd_dropin_read(dfd, "gone.conf", &back, &why),
 			 -ENOENT);
-	ck_assert_int_eq(mrd_dropin_remove(dir, "abc"), 0);
+	ck_assert_int_eq(mrd_dropin_remove(dfd, "abc"), 0);
 	ck_assert_int_eq(mrd_dropin_read(dfd, "abc.conf", &back, &why),
 			 -ENOENT);
-	ck_assert_int_eq(mrd_dropin_remove(dir, "abc"), 0);
+	ck_assert_int_eq(mrd_dropin_remove(dfd, "abc"), 0);
+	ck_assert_int_eq(mrd_dropin_remove(dfd, "../abc"), -EINVAL);
 	close(dfd);
+}
+END_TEST
+
+/* mrd_runtime_dir_open() with stderr in errlog: the fd or -errno, and
+ * the messages in dir_msgs (a static buffer). */
+static const char *dir_msgs;
+
+static int open_runtime_dir(const char *path, bool create)
+{
+	int saved = capture_begin(), r;
+
+	r = mrd_runtime_dir_open("test", path, create);
+	dir_msgs = capture_end(saved);
+	return r;
+}
+
+/* The runtime directory: made with its parent when missing; a symbolic
+ * link, a file, a directory writable by others or owned by another user
+ * refused, each saying why; and what is checked is the directory opened,
+ * not the path: one put at the path after the check is never written. */
+START_TEST(runtime_dir_checked_through_its_fd)
+{
+	char rd[PATH_MAX], other[PATH_MAX], moved[PATH_MAX], p[PATH_MAX * 2];
+	struct mrd_dropin d = { .cgroup = "/m/a", .policy = "p" };
+	struct stat st;
+	int fd;
+
+	snprintf(rd, sizeof(rd), "%s/run/groups.d", dir);
+	ck_assert_int_eq(open_runtime_dir(rd, false), -ENOENT);
+	fd = open_runtime_dir(rd, true);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(stat(rd, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0755);
+	close(fd);
+
+	snprintf(other, sizeof(other), "%s/link", dir);
+	ck_assert_int_eq(symlink(rd, other), 0);
+	ck_assert_int_eq(open_runtime_dir(other, true), -ELOOP);
+	ck_assert_ptr_nonnull(strstr(dir_msgs, "a symbolic link"));
+	snprintf(other, sizeof(other), "%s/file", dir);
+	put("file", "");
+	ck_assert_int_eq(open_runtime_dir(other, true), -ENOTDIR);
+	ck_assert_int_eq(chmod(rd, 0775), 0);
+	ck_assert_int_eq(open_runtime_dir(rd, false), -EPERM);
+	ck_assert_ptr_nonnull(strstr(dir_msgs, "writable by no one "
+				     "else"));
+	ck_assert_int_eq(chmod(rd, 0755), 0);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(rd, 65534, (gid_t)-1), 0);
+		ck_assert_int_eq(open_runtime_dir(rd, false), -EPERM);
+		ck_assert_int_eq(chown(rd, 0, (gid_t)-1), 0);
+	}
+
+	/* Checked, then replaced at its path by another directory: the
+	 * drop-in goes to the one checked. */
+	fd = open_runtime_dir(rd, false);
+	ck_assert_int_ge(fd, 0);
+	snprintf(moved, sizeof(moved), "%s/run/checked", dir);
+	ck_assert_int_eq(rename(rd, moved), 0);
+	ck_assert_int_eq(mkdir(rd, 0777), 0);
+	ck_assert_int_eq(mrd_dropin_write(fd, "c1", &d), 0);
+	snprintf(p, sizeof(p), "%s/c1.conf", moved);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/c1.conf", rd);
+	ck_assert_int_eq(access(p, F_OK), -1);
+	ck_assert_int_eq(mrd_dropin_remove(fd, "c1"), 0);
+	snprintf(p, sizeof(p), "%s/c1.conf", moved);
+	ck_assert_int_eq(access(p, F_OK), -1);
+	close(fd);
 }
 END_TEST
 
@@ -570,6 +665,7 @@ int main(void)
 	tcase_add_test(tf, config_runtime_sections);
 	tcase_add_test(tf, dropin_names);
 	tcase_add_test(tf, dropin_write_read_refuse);
+	tcase_add_test(tf, runtime_dir_checked_through_its_fd);
 	suite_add_tcase(s, tf);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

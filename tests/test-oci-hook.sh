@@ -71,6 +71,10 @@ expect 1 "not a file name" '{"id":"a b","status":"created","pid":1,'"$pol"'}'
 expect 1 "'nope': not a policy" '{"id":"a","status":"created","pid":1,"annotations":{"io.memreclaim.policy":"nope"}}'
 expect 1 "runtime = yes: containers" '{"id":"a","status":"created","pid":1,"annotations":{"io.memreclaim.policy":"walked"}}'
 expect 1 "'a/b': not a policy" '{"id":"a","status":"created","pid":1,"annotations":{"io.memreclaim.policy":"a/b"}}'
+# A status the specification does not name is neither a start nor a
+# stop.
+expect 1 "status 'paused': not one of" '{"id":"a","status":"paused","pid":1,'"$pol"'}'
+expect 1 "status '': not one of" '{"id":"a","status":"","pid":1,'"$pol"'}'
 expect 1 "the state has no pid" '{"id":"a","status":"created",'"$pol"'}'
 # Deeper than the state ever is.
 expect 1 "not JSON" '{"id":"a","status":"created","x":[[[[[[[[[[1]]]]]]]]]]}'

@@ -6,6 +6,8 @@
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -498,6 +500,8 @@ END_TEST
 
 struct fake {
 	uint64_t usage, limit, file;
+	uint64_t usage_read;      /* read_usage answers this when not 0 (a
+				     program gave memory back meanwhile) */
 	uint64_t per_call;        /* most a reclaim call frees */
 	int fail;                 /* every call answers this (0: none) */
 	unsigned reclaim_calls;
@@ -520,7 +524,7 @@ static int fake_read_usage(void *priv, uint64_t *usage)
 
 	if (f->fail)
 		return f->fail;
-	*usage = f->usage;
+	*usage = f->usage_read ? f->usage_read : f->usage;
 	return 0;
 }
 
@@ -843,6 +847,158 @@ START_TEST(worker_pass_leaves_idle)
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER,
 					       &sp), 0);
 	fake_group_free(g);
+	mr_ctx_free(c);
+}
+END_TEST
+
+/* A program answering the shrink request (mr_group_shrink_fd()) from a
+ * thread of its own, as jemalloc-extents' purger does: each request read
+ * is answered. */
+struct answerer {
+	mr_group_t *g;
+	int fd, stop_fd;
+	_Atomic uint64_t asked_bytes;
+};
+
+static void *answer_main(void *arg)
+{
+	struct answerer *a = arg;
+	struct pollfd p[2] = { { .fd = a->fd, .events = POLLIN },
+			       { .fd = a->stop_fd, .events = POLLIN } };
+	uint64_t n;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0)
+			continue; /* EINTR */
+		if (p[1].revents)
+			return NULL;
+		if (read(a->fd, &n, sizeof(n)) == (ssize_t)sizeof(n)) {
+			atomic_fetch_add(&a->asked_bytes, n);
+			ck_assert_int_eq(mr_group_shrink_done(a->g), 0);
+		}
+	}
+}
+
+/* One margin pass on the worker thread's terms (it waits for an
+ * answer) or on mr_ctx_worker_dispatch()'s (it does not). */
+static void shrink_pass(mr_group_t *g, bool thread,
+			struct mr_shrink_stats *st)
+{
+	static atomic_bool stop;
+
+	pthread_mutex_lock(&g->reclaim_lock);
+	mri_keep_margin(g, thread ? &stop : NULL, false, 0);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	ck_assert_int_eq(mr_group_read_shrink_stats(g, st), 0);
+}
+
+/* A worker's pass of g from usage 240 MiB (200 of it page cache) whose
+ * request is answered in time: run again while the answer came after the
+ * grace (a loaded machine; the late answer stands for the next request,
+ * which is waited for again). Returns f's reclaim calls before it. */
+static unsigned answered_pass(mr_group_t *g, struct fake *f,
+			      struct mr_shrink_stats *st)
+{
+	uint64_t answered;
+	unsigned tries, calls;
+
+	for (tries = 0; ; tries++) {
+		f->usage = 240 * MiB;
+		f->file = 200 * MiB;
+		calls = f->reclaim_calls;
+		answered = st->answered;
+		shrink_pass(g, true, st);
+		if (st->answered > answered)
+			return calls;
+		ck_assert_uint_lt(tries, 20);
+	}
+}
+
+/* The shrink request before a margin pass (lib/core/shrink.c): usage
+ * 240 MiB, limit 256 MiB, margin 32 MiB, hysteresis 16 MiB: the worker
+ * asks for usage - 208 MiB. Nobody answers: one grace is waited, the pass
+ * reclaims, and the next requests are not waited for until an answer
+ * comes. Then a thread answers: the answer that brings usage to the mark
+ * avoids the pass; one that does not, does not. A dispatch's pass asks
+ * without waiting. No time is asserted: an unanswered request is one
+ * nobody answers, and a pass whose answer came late is run again
+ * (answered_pass()). */
+START_TEST(shrink_request_before_margin_pass)
+{
+	struct fake f = { .usage = 240 * MiB, .file = 200 * MiB,
+			  .limit = 256 * MiB };
+	struct mr_shrink_stats st = { .size = sizeof(st) };
+	struct answerer a = { .stop_fd = -1 };
+	uint64_t asked, one = 1, timeouts;
+	unsigned calls;
+	pthread_t th;
+	mr_group_t *g;
+	mr_ctx_t *c;
+	int fd;
+
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	g = open_fake(c, &f, "/fake/a");
+	ck_assert_int_eq(mr_group_set_margin(g, 32 * MiB, 0, 16 * MiB), 0);
+	fd = mr_group_shrink_fd(g, 1000000);
+	ck_assert_int_ge(fd, 0);
+
+	/* Nobody answers. */
+	shrink_pass(g, true, &st);
+	ck_assert_uint_eq(st.requests, 1);
+	ck_assert_uint_eq(st.requested_bytes, 32 * MiB);
+	ck_assert_uint_eq(st.timeouts, 1);
+	ck_assert_uint_eq(st.answered, 0);
+	ck_assert_uint_eq(st.avoided, 0);
+	ck_assert_uint_gt(f.reclaim_calls, 0);
+	ck_assert_uint_eq(f.usage, 208 * MiB);
+	ck_assert_int_eq(read(fd, &asked, sizeof(asked)), sizeof(asked));
+	ck_assert_uint_eq(asked, 32 * MiB);
+	/* Still nobody: asked, not waited for. */
+	f.usage = 240 * MiB;
+	f.file = 200 * MiB;
+	calls = f.reclaim_calls;
+	shrink_pass(g, true, &st);
+	ck_assert_uint_eq(st.requests, 2);
+	ck_assert_uint_eq(st.timeouts, 1);
+	ck_assert_uint_gt(f.reclaim_calls, calls);
+	ck_assert_int_eq(read(fd, &asked, sizeof(asked)), sizeof(asked));
+
+	/* An answer comes (late): the program answers again, and the next
+	 * request is waited for. It gave back 20 MiB: at the mark, no pass. */
+	ck_assert_int_eq(mr_group_shrink_done(g), 0);
+	ck_assert_int_eq(mr_group_shrink_fd(g, MR_SHRINK_GRACE_MAX_NS), fd);
+	a.g = g;
+	a.fd = fd;
+	a.stop_fd = eventfd(0, EFD_CLOEXEC);
+	ck_assert_int_ge(a.stop_fd, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, answer_main, &a), 0);
+	f.usage_read = 220 * MiB;
+	calls = answered_pass(g, &f, &st);
+	ck_assert_uint_eq(st.avoided, 1);
+	ck_assert_uint_ge(st.answered, 1);
+	ck_assert_uint_eq(f.reclaim_calls, calls);
+	ck_assert_uint_eq(f.usage, 240 * MiB);
+	/* It gave back 10 MiB: above the mark, the pass runs. */
+	f.usage_read = 230 * MiB;
+	calls = answered_pass(g, &f, &st);
+	ck_assert_uint_eq(st.avoided, 1);
+	ck_assert_uint_gt(f.reclaim_calls, calls);
+	f.usage_read = 0;
+
+	/* Nobody answers any more; a dispatch's pass asks and does not
+	 * wait (a wait would have timed out). */
+	ck_assert_int_eq(write(a.stop_fd, &one, sizeof(one)), sizeof(one));
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	close(a.stop_fd);
+	f.usage = 240 * MiB;
+	f.file = 200 * MiB;
+	asked = st.requests;
+	timeouts = st.timeouts;
+	shrink_pass(g, false, &st);
+	ck_assert_uint_eq(st.requests, asked + 1);
+	ck_assert_uint_eq(st.timeouts, timeouts);
+	ck_assert_uint_eq(f.usage, 208 * MiB);
+	ck_assert_int_eq(mr_group_close(g), 0);
 	mr_ctx_free(c);
 }
 END_TEST
@@ -1757,6 +1913,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, worker_pass_idle_refused_warns_once);
 	tcase_add_test(tc, worker_margin_unreachable);
 	tcase_add_test(tc, worker_group_gone);
+	tcase_add_test(tc, shrink_request_before_margin_pass);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dispatch");

@@ -7,7 +7,8 @@
  * above the throttle high are delayed, and allocations past what the
  * limit holds are refused by the hooks (mallocx() returns NULL) instead
  * of meeting the kernel's limit with nothing to reclaim (no swap here:
- * the OOM killer). The hooks' own counters match the library's.
+ * the OOM killer). The hooks' own counters match the library's. A
+ * purger whose answer comes after the grace has its burst made again.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -102,11 +103,14 @@ static bool flag(json_object *o, const char *key)
 	return json_object_get_boolean(v);
 }
 
-START_TEST(extents_charged_purged_and_refused)
+/* Runs the example with its first `late` answers after the grace, and
+ * checks what it did. */
+static void run_and_check(const char *late)
 {
 	const char *argv[] = { prog, "--margin", "32M", "--grace", "50",
 			       "--live", "32M", "--burst", "72M",
-			       "--throttle-high", "112M", NULL };
+			       "--throttle-high", "112M", "--late-answers",
+			       late, NULL };
 	static char out[65536];
 	json_object *o;
 	uint64_t oom_kills = 0;
@@ -137,6 +141,13 @@ START_TEST(extents_charged_purged_and_refused)
 			  LIMIT_BYTES - MARGIN_BYTES);
 	ck_assert(flag(o, "answered_in_time"));
 	ck_assert_uint_ge(field(o, "shrink_avoided"), 1);
+	/* An answer after the grace purged all the same, but did not
+	 * avoid the pass: the burst was made again, and its request waited
+	 * for again. */
+	if (strcmp(late, "0") != 0) {
+		ck_assert_uint_ge(field(o, "shrink_timeouts"), 1);
+		ck_assert_uint_ge(field(o, "bursts"), 2);
+	}
 	ck_assert_uint_ge(field(o, "shrink_answered"), 1);
 	ck_assert_uint_ge(field(o, "purges"), 1);
 	ck_assert_uint_le(field(o, "usage_after_answer_bytes"),
@@ -159,6 +170,18 @@ START_TEST(extents_charged_purged_and_refused)
 			  field(o, "mapped_bytes"));
 	json_object_put(o);
 }
+
+START_TEST(extents_charged_purged_and_refused)
+{
+	run_and_check("0");
+}
+END_TEST
+
+/* The purger's first answer comes after the grace (a loaded machine). */
+START_TEST(late_answer_burst_again)
+{
+	run_and_check("1");
+}
 END_TEST
 
 int main(void)
@@ -180,6 +203,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, extents_charged_purged_and_refused);
+	tcase_add_test(tc, late_answer_burst_again);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -144,39 +144,6 @@ static void start(const char *port)
 	dp_start(&d, argv, env);
 }
 
-/* How many `event` records stdout holds for path. */
-static int count_records(const char *event, const char *path)
-{
-	char want[PATH_MAX + 32], ev[64];
-	const char *line = d.obuf, *nl;
-	int n = 0;
-
-	fmt(want, sizeof(want), "\"cgroup\":\"%s\",", path);
-	fmt(ev, sizeof(ev), "\"event\":\"%s\",", event);
-	for (; *line; line = nl + 1) {
-		nl = strchrnul(line, '\n');
-		if (memmem(line, (size_t)(nl - line), ev, strlen(ev)) &&
-		    memmem(line, (size_t)(nl - line), want, strlen(want)))
-			n++;
-		if (!*nl)
-			break;
-	}
-	return n;
-}
-
-/* Waits until stdout holds n `event` records for path. */
-static void wait_records(const char *event, const char *path, int n)
-{
-	unsigned long long end = dp_mono_ms() + WAIT_MS;
-
-	while (count_records(event, path) < n) {
-		ck_assert_msg(dp_mono_ms() < end,
-			      "no %s record for %s; stderr:\n%s", event, path,
-			      dp_tail(d.ebuf));
-		dp_wait_for(&d, 50, false, 0, NULL);
-	}
-}
-
 static void wait_err(size_t from, const char *what)
 {
 	ck_assert_msg(dp_wait_for(&d, WAIT_MS, true, from, what),
@@ -256,19 +223,19 @@ START_TEST(groups_found_as_created_and_dropped_as_removed)
 	    "batch = auto\n", pa, pb);
 	write_conf(groups);
 	start(NULL);
-	wait_records("start", a1, 1);
+	dp_wait_records(&d, "start", a1, 1, WAIT_MS);
 	mkgroup(a2, 32 * MiB);
 	mkgroup(b1, 32 * MiB);
 	mkgroup(b2, 16 * MiB);
-	wait_records("start", a2, 1);
-	wait_records("start", b1, 1);
-	wait_records("start", b2, 1);
+	dp_wait_records(&d, "start", a2, 1, WAIT_MS);
+	dp_wait_records(&d, "start", b1, 1, WAIT_MS);
+	dp_wait_records(&d, "start", b2, 1, WAIT_MS);
 	wait_sample("group_margin_bytes", a2, 4 * MiB);
 	wait_sample("group_margin_bytes", b2, 8 * MiB);
 	wait_sample("group_hysteresis_bytes", b2, 2 * MiB);
 	wait_sample("memreclaimd_groups", NULL, 4);
-	ck_assert_int_eq(count_records("start", pa), 0);
-	ck_assert_int_eq(count_records("start", pb), 0);
+	ck_assert_int_eq(dp_count_records(&d, "start", pa), 0);
+	ck_assert_int_eq(dp_count_records(&d, "start", pb), 0);
 	mark = d.elen;
 	ck_assert_int_eq(rmdir(b2), 0);
 	wait_err(mark, "/b1/b2: cgroup removed; dropped");
@@ -278,11 +245,11 @@ START_TEST(groups_found_as_created_and_dropped_as_removed)
 	ck_assert_double_eq(group_sample("group_margin_bytes", a1), -1);
 	/* A child of a removed and recreated level is found again. */
 	mkgroup(b2, 16 * MiB);
-	wait_records("start", b2, 2);
+	dp_wait_records(&d, "start", b2, 2, WAIT_MS);
 	stop_ok();
-	ck_assert_int_eq(count_records("final", a2), 1);
-	ck_assert_int_eq(count_records("final", b1), 1);
-	ck_assert_int_eq(count_records("final", b2), 1);
+	ck_assert_int_eq(dp_count_records(&d, "final", a2), 1);
+	ck_assert_int_eq(dp_count_records(&d, "final", b1), 1);
+	ck_assert_int_eq(dp_count_records(&d, "final", b2), 1);
 	/* The limits the daemon found are those it left. */
 	ck_assert_str_eq(read_text(a2, "memory.limit_in_bytes"), "33554432\n");
 	ck_assert_str_eq(read_text(b2, "memory.limit_in_bytes"), "16777216\n");
@@ -308,8 +275,8 @@ START_TEST(reload_keeps_changes_and_refuses)
 	    "[group b]\npath = %s/*\nmargin = 8M\n", pa, pb);
 	write_conf(groups);
 	start(NULL);
-	wait_records("start", a1, 1);
-	wait_records("start", b1, 1);
+	dp_wait_records(&d, "start", a1, 1, WAIT_MS);
+	dp_wait_records(&d, "start", b1, 1, WAIT_MS);
 	wait_sample("group_margin_bytes", b1, 8 * MiB);
 
 	/* b changes, a does not. */
@@ -323,9 +290,9 @@ START_TEST(reload_keeps_changes_and_refuses)
 	wait_sample("memreclaimd_config_reloads_total{result=\"success\"}",
 		    NULL, 1);
 	ck_assert_double_eq(group_sample("group_margin_bytes", a1), 4 * MiB);
-	ck_assert_int_eq(count_records("start", a1), 1);
-	ck_assert_int_eq(count_records("start", b1), 1);
-	ck_assert_int_eq(count_records("final", a1), 0);
+	ck_assert_int_eq(dp_count_records(&d, "start", a1), 1);
+	ck_assert_int_eq(dp_count_records(&d, "start", b1), 1);
+	ck_assert_int_eq(dp_count_records(&d, "final", a1), 0);
 
 	/* A mistake: refused, named, and the configuration in force stays. */
 	fmt(groups, sizeof(groups), "[group a]\npath = %s/*\nmargin = 5x\n\n"
@@ -340,7 +307,7 @@ START_TEST(reload_keeps_changes_and_refuses)
 		    NULL, 1);
 	ck_assert_int_eq(kill(d.pid, 0), 0);
 	mkgroup(a2, 32 * MiB);
-	wait_records("start", a2, 1);
+	dp_wait_records(&d, "start", a2, 1, WAIT_MS);
 	wait_sample("group_margin_bytes", a2, 4 * MiB);
 	ck_assert_double_eq(group_sample("group_margin_bytes", b1), 12 * MiB);
 
@@ -351,9 +318,9 @@ START_TEST(reload_keeps_changes_and_refuses)
 	mark = d.elen;
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
 	wait_err(mark, "no longer matched by any [group] section; released");
-	wait_records("final", b1, 1);
+	dp_wait_records(&d, "final", b1, 1, WAIT_MS);
 	wait_sample("memreclaimd_groups", NULL, 2);
-	ck_assert_int_eq(count_records("start", a1), 1);
+	ck_assert_int_eq(dp_count_records(&d, "start", a1), 1);
 	stop_ok();
 }
 END_TEST

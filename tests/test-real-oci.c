@@ -449,26 +449,6 @@ static uint64_t failcnt(const char *group)
 	return strtoull(read_text(group, "memory.failcnt"), NULL, 10);
 }
 
-/* How many `event` records of the daemon's stdout name group. */
-static int records(const char *event, const char *group)
-{
-	char want[PATH_MAX + 32], ev[64];
-	const char *line = d.obuf, *nl;
-	int n = 0;
-
-	fmt(want, sizeof(want), "\"cgroup\":\"%s\",", group);
-	fmt(ev, sizeof(ev), "\"event\":\"%s\",", event);
-	for (; *line; line = nl + 1) {
-		nl = strchrnul(line, '\n');
-		if (memmem(line, (size_t)(nl - line), ev, strlen(ev)) &&
-		    memmem(line, (size_t)(nl - line), want, strlen(want)))
-			n++;
-		if (!*nl)
-			break;
-	}
-	return n;
-}
-
 /* One container: group `leaf`, id `id`, the policy annotation or none.
  * Streams the data file once through it when the daemon has taken it
  * (or, without the policy, at once); returns the growth of its
@@ -479,7 +459,6 @@ static uint64_t run_container(const char *id, const char *leaf,
 	const char *run[] = { "run", "--bundle", bundle, id, NULL };
 	char log[PATH_MAX * 2], group[PATH_MAX * 2], dropin[PATH_MAX * 2];
 	char released[PATH_MAX];
-	unsigned long long end;
 	uint64_t before, after;
 	size_t from = d.elen;
 	pid_t pid;
@@ -500,13 +479,7 @@ static uint64_t run_container(const char *id, const char *leaf,
 		 * is kept before the container streams. */
 		ck_assert_msg(access(dropin, F_OK) == 0, "no drop-in %s; "
 			      "crun's log:\n%s", dropin, log_tail(log));
-		end = dp_mono_ms() + WAIT_MS;
-		while (records("start", group) == 0) {
-			ck_assert_msg(dp_mono_ms() < end, "memreclaimd did "
-				      "not take %s; its stderr:\n%s", group,
-				      dp_tail(d.ebuf));
-			dp_wait_for(&d, 50, false, 0, NULL);
-		}
+		dp_wait_records(&d, "start", group, 1, WAIT_MS);
 		ck_assert_msg(strstr(d.obuf, "\"margin_bytes\":16777216,"),
 			      "no 16 MiB margin: %s", dp_tail(d.obuf));
 	} else {
@@ -533,7 +506,7 @@ static uint64_t run_container(const char *id, const char *leaf,
 			      group, dp_tail(d.ebuf + from));
 	} else {
 		dp_wait_for(&d, 200, false, 0, NULL);
-		ck_assert_int_eq(records("start", group), 0);
+		ck_assert_int_eq(dp_count_records(&d, "start", group), 0);
 	}
 	return after - before;
 }
@@ -756,18 +729,6 @@ static void put_dropin(const char *name, const char *text)
 	ck_assert_int_eq(rename(tmp, path), 0);
 }
 
-/* Waits until the daemon's stdout holds an `event` record for group. */
-static void wait_record(const char *event, const char *group)
-{
-	unsigned long long end = dp_mono_ms() + WAIT_MS;
-
-	while (records(event, group) == 0) {
-		ck_assert_msg(dp_mono_ms() < end, "no %s record for %s; "
-			      "stderr:\n%s", event, group, dp_tail(d.ebuf));
-		dp_wait_for(&d, 50, false, 0, NULL);
-	}
-}
-
 static void wait_err(size_t from, const char *what)
 {
 	ck_assert_msg(dp_wait_for(&d, WAIT_MS, true, from, what),
@@ -787,7 +748,8 @@ static void mkgroup(const char *path)
  * section's path, a file that does not parse and a second container
  * naming a kept group are refused; a drop-in written again with another
  * policy reconfigures its group; a reload that removes the section
- * releases it; removing the file releases it, its limit as it was. */
+ * releases it; removing the file releases it, its limit as it was; a
+ * group removed while its drop-in stays is released. */
 START_TEST(dropins_taken_refused_and_released)
 {
 	char env_state[PATH_MAX + 32], text[PATH_MAX * 4], g1[PATH_MAX * 2];
@@ -821,7 +783,7 @@ START_TEST(dropins_taken_refused_and_released)
 	/* Taken at start, with the section's margin. */
 	fmt(want, sizeof(want), "%s: container a: kept with [group small]", g1);
 	wait_err(0, want);
-	wait_record("start", g1);
+	dp_wait_records(&d, "start", g1, 1, WAIT_MS);
 	ck_assert_msg(strstr(d.obuf, "\"margin_bytes\":8388608,"), "%s",
 		      dp_tail(d.obuf));
 
@@ -845,7 +807,7 @@ START_TEST(dropins_taken_refused_and_released)
 	put_dropin("e.conf", text);
 	wait_err(from, "container e's drop-in refused: the group is container "
 		 "a's");
-	ck_assert_int_eq(records("start", g2), 0);
+	ck_assert_int_eq(dp_count_records(&d, "start", g2), 0);
 	/* The refused files go; a keeps its group (e held nothing). */
 	for (i = 0; i < 4; i++) {
 		fmt(text, sizeof(text), "%s/%c.conf", rdir, "bcde"[i]);
@@ -860,7 +822,7 @@ START_TEST(dropins_taken_refused_and_released)
 	fmt(want, sizeof(want), "%s: margin 16777216 bytes", g1);
 	wait_err(from, want);
 	ck_assert_ptr_null(strstr(d.ebuf, "released"));
-	ck_assert_int_eq(records("start", g1), 1);
+	ck_assert_int_eq(dp_count_records(&d, "start", g1), 1);
 
 	/* A reload without its section releases it. */
 	from = d.elen;
@@ -882,11 +844,25 @@ START_TEST(dropins_taken_refused_and_released)
 	ck_assert_int_eq(unlink(text), 0);
 	wait_err(from, "container a: its drop-in was removed; released");
 	ck_assert_str_eq(read_text(g1, "memory.limit_in_bytes"), "67108864\n");
+	/* A container's group removed with its drop-in left (a runtime
+	 * killed before its poststop hooks): released all the same (no
+	 * final record: nothing is left to read); the drop-in's removal
+	 * later is no error. */
+	from = d.elen;
+	fmt(text, sizeof(text), "cgroup = %s\npolicy = small\n", g2);
+	put_dropin("f.conf", text);
+	fmt(want, sizeof(want), "%s: container f: kept with [group small]", g2);
+	wait_err(from, want);
+	ck_assert_int_eq(rmdir(g2), 0);
+	fmt(want, sizeof(want), "%s: container f: its cgroup was removed with "
+	    "its drop-in still there", g2);
+	wait_err(from, want);
+	fmt(text, sizeof(text), "%s/f.conf", rdir);
+	ck_assert_int_eq(unlink(text), 0);
 	kill(d.pid, SIGTERM);
 	ck_assert_int_eq(dp_exit(&d), 0);
 	d.pid = 0;
 	ck_assert_int_eq(rmdir(g1), 0);
-	ck_assert_int_eq(rmdir(g2), 0);
 }
 END_TEST
 
@@ -999,7 +975,7 @@ START_TEST(podman_reads_the_hooks_d_file)
 	ck_assert_msg(podman_group(group, sizeof(group)), "no libpod group in "
 		      "%s; podman's log:\n%s", grp, log_tail(log));
 	wait_err(from, "kept with [group containers]");
-	wait_record("start", group);
+	dp_wait_records(&d, "start", group, 1, WAIT_MS);
 	ctl_touch("exit");
 	status = wait_child(pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,

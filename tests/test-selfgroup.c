@@ -14,7 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -210,14 +215,28 @@ START_TEST(this_process)
 }
 END_TEST
 
+static _Atomic pid_t thread_tid;
+static atomic_bool thread_done;
+
+/* Tells its id and stays until told to go. */
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	atomic_store(&thread_tid, gettid());
+	while (!atomic_load(&thread_done))
+		usleep(1000);
+	return NULL;
+}
+
 /* mr_group_open_pid(): a child's group is the caller's (it was forked
  * there), found through /proc/PID/cgroup; a reaped child is -ESRCH; bad
- * arguments are -EINVAL. */
+ * arguments are -EINVAL; a thread's id is -ESRCH. */
 START_TEST(open_pid)
 {
 	mr_group_t *self = NULL, *child = NULL, *g = NULL;
 	mr_ctx_t *ctx;
-	pid_t pid;
+	pthread_t th;
+	pid_t pid, tid;
 	int r;
 
 	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
@@ -247,6 +266,19 @@ START_TEST(open_pid)
 	}
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	/* A thread's id names no process: -ESRCH, where pidfd_open(2)
+	 * tells (the kernel said -EINVAL or -ENOENT, this call's
+	 * "bad argument" and "group gone"). */
+	if (syscall(SYS_pidfd_open, getpid(), 0) >= 0) {
+		ck_assert_int_eq(pthread_create(&th, NULL, thread_main, NULL),
+				 0);
+		while (!(tid = atomic_load(&thread_tid)))
+			sched_yield();
+		ck_assert_int_eq(mr_group_open_pid(ctx, tid, &g), -ESRCH);
+		ck_assert_ptr_null(g);
+		atomic_store(&thread_done, true);
+		ck_assert_int_eq(pthread_join(th, NULL), 0);
+	}
 	/* Reaped: its pid names no process (until the kernel gives it to
 	 * another, which a test this short does not meet). */
 	ck_assert_int_eq(mr_group_open_pid(ctx, pid, &g), -ESRCH);

@@ -295,7 +295,10 @@ MR_EXPORT int mr_group_open_pid(mr_ctx_t *ctx, pid_t pid, mr_group_t **ret)
 	mri_fd_begin();
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	pidfd = mri_fd_end(pidfd < 0 ? -errno : pidfd);
-	if (pidfd == -ESRCH)
+	/* A thread's id other than its process's names no process:
+	 * pidfd_open(2) answers it -EINVAL (-ENOENT on recent kernels),
+	 * neither of which is this call's meaning. */
+	if (pidfd == -ESRCH || pidfd == -EINVAL || pidfd == -ENOENT)
 		return -ESRCH;
 	if (pidfd < 0 && pidfd != -ENOSYS)
 		return pidfd;

@@ -45,17 +45,23 @@ void mri_shrink_forget(struct mri_shrink *s)
 
 bool mri_shrink_notify(struct mri_shrink *s, uint64_t bytes)
 {
-	int fd = atomic_load_explicit(&s->fd, memory_order_acquire);
+	int fd = atomic_load_explicit(&s->fd, memory_order_acquire), e;
+	ssize_t n;
 
 	if (fd < 0 || !bytes)
 		return false;
 	if (bytes > COUNTER_MAX / 2)
 		bytes = COUNTER_MAX / 2;
 	/* A counter that would overflow refuses the write (EAGAIN): a
-	 * request is pending then all the same. */
-	if (write(fd, &bytes, sizeof(bytes)) != (ssize_t)sizeof(bytes) &&
-	    errno != EAGAIN)
+	 * request is pending then all the same. errno is the caller's (a
+	 * charge from a malloc or a signal handler): kept as it was. */
+	e = errno;
+	n = write(fd, &bytes, sizeof(bytes));
+	if (n != (ssize_t)sizeof(bytes) && errno != EAGAIN) {
+		errno = e;
 		return false;
+	}
+	errno = e;
 	atomic_fetch_add_explicit(&s->requests, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->requested_bytes, bytes,
 				  memory_order_relaxed);
