@@ -498,6 +498,22 @@ static struct mri_sizing_sample with_stall(const struct mri_sizing *s,
 	return x;
 }
 
+/* A new state's floor interval, then its probe's. */
+static void floor_then_probe(struct mri_sizing *s, uint64_t cpu_ns,
+			     uint64_t wait_ns, uint64_t floor_stall_ns,
+			     uint64_t stall_ns)
+{
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	start(s, 10 * MS);
+	s->margin_bytes = 0;
+	for (i = 0; i < 2; i++) {
+		x = with_stall(s, cpu_ns, wait_ns, floor_stall_ns, stall_ns);
+		mri_sizing_update(s, &params, &x);
+	}
+}
+
 START_TEST(stall_removed_is_the_benefit)
 {
 	struct mri_sizing s;
@@ -527,22 +543,12 @@ START_TEST(stall_removed_is_the_benefit)
 	}
 	ck_assert_uint_gt(s.margin_bytes, 0);
 
-	start(&s, 10 * MS);
-	s.margin_bytes = 0;
-	x = with_stall(&s, 10 * MS, 50 * MS, 3 * MS, 1 * MS);
-	mri_sizing_update(&s, &params, &x);
-	x = with_stall(&s, 10 * MS, 50 * MS, 3 * MS, 1 * MS);
-	mri_sizing_update(&s, &params, &x);
+	floor_then_probe(&s, 10 * MS, 50 * MS, 3 * MS, 1 * MS);
 	ck_assert_uint_eq(s.strength_ppm, 0);
 	ck_assert_uint_eq(s.margin_bytes, 0);
 	/* A margin under which the stall grows (its emptied cache thrashes)
 	 * earns nothing. */
-	start(&s, 10 * MS);
-	s.margin_bytes = 0;
-	x = with_stall(&s, 1 * MS, 50 * MS, 3 * MS, 9 * MS);
-	mri_sizing_update(&s, &params, &x);
-	x = with_stall(&s, 1 * MS, 50 * MS, 3 * MS, 9 * MS);
-	mri_sizing_update(&s, &params, &x);
+	floor_then_probe(&s, 1 * MS, 50 * MS, 3 * MS, 9 * MS);
 	ck_assert(s.benefit_ns == 0);
 	ck_assert_uint_eq(s.strength_ppm, 0);
 }
