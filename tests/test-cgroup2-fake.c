@@ -37,11 +37,13 @@
 
 #include "backend.h"
 #include "cgroup2.h"
+#include "clock.h"
 #include "fileops.h"
 #include "group.h"
 #include "journal.h"
 #include "log.h"
 #include "lowerstep.h"
+#include "reclaim.h"
 #include "swap.h"
 
 #define MiB (1024ULL * 1024)
@@ -72,6 +74,9 @@ static struct fake {
 	 * request has no swappiness=0. */
 	uint64_t anon;
 	bool swap;
+	/* memory.reclaim frees this much more than asked, in ppm of the
+	 * ask (700000: 1 GiB asked, 1.7 GiB gone, as before Linux 6.6). */
+	uint64_t over_ppm;
 } fk;
 
 static struct mri_logger lg;
@@ -233,6 +238,9 @@ static ssize_t fake_reclaim(const char *s, size_t len)
 	num[nlen] = '\0';
 	ck_assert_int_eq(mri_parse_u64(num, &bytes), 0);
 	n = reclaim_cache(bytes);
+	if (fk.over_ppm)
+		reclaim_cache(bytes / 1000000 * fk.over_ppm +
+			      bytes % 1000000 * fk.over_ppm / 1000000);
 	if (n < bytes && fk.swap && !(sp && strstr(sp, "swappiness=0"))) {
 		anon = bytes - n < fk.anon ? bytes - n : fk.anon;
 		fk.anon -= anon;
@@ -1030,10 +1038,16 @@ START_TEST(reclaim_memory_reclaim)
 	/* Whole pages: 5000 bytes ask for one page. */
 	ck_assert_int_eq(be->reclaim(priv, 5000, &asked, &freed), 0);
 	ck_assert_str_eq(fk.reclaim_writes[1], "4096");
+	/* One write asks at most a chunk (MRI_CGROUP2_RECLAIM_CHUNK_BYTES):
+	 * the bound of its time. */
+	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 16 * MiB);
+	ck_assert_str_eq(fk.reclaim_writes[2], "16777216");
+	ck_assert_uint_eq(freed, 16 * MiB);
 	/* EAGAIN: less than asked, not an error; what was freed counts. */
 	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
-	ck_assert_uint_eq(asked, 64 * MiB);
-	ck_assert_uint_eq(freed, 40 * MiB - 8 * MiB - 4096);
+	ck_assert_uint_eq(asked, 16 * MiB);
+	ck_assert_uint_eq(freed, 40 * MiB - 8 * MiB - 16 * MiB - 4096);
 	ck_assert_uint_eq(fk.cache, 0);
 	/* Nothing left: EAGAIN answered, 0 freed, still success. */
 	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
@@ -1048,6 +1062,84 @@ START_TEST(reclaim_memory_reclaim)
 	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), -ENOENT);
 	ck_assert_uint_eq(freed, 0);
 	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A memory.reclaim that frees 70 % more than asked (0388536ac291's
+ * 1 GiB -> 1.7 GiB): freed is the fall in usage, the excess is carried
+ * into the controller's next step, which asks that much less, and a large
+ * step is written in chunks of MRI_CGROUP2_RECLAIM_CHUNK_BYTES, the next
+ * chunk asking only what is still missing, none after the deadline. */
+START_TEST(overreclaim_carried)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t carry = 0, freed, usage;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int i;
+
+	fk.usage = 900 * MiB;
+	fk.cache = 800 * MiB;
+	fk.over_ppm = 700000;
+	sync_usage();
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	/* A controller's batch as large as its step. */
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 1ULL << 30), 0);
+	pthread_mutex_lock(&g->reclaim_lock);
+	/* 10 MiB asked, 17 MiB gone: 7 MiB carried. */
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     10 * MiB, 0, 0, NULL, &carry,
+					     &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_str_eq(fk.reclaim_writes[0], "10485760");
+	ck_assert_uint_eq(freed, 17 * MiB);
+	ck_assert_uint_eq(carry, 7 * MiB);
+	/* The next step of 10 MiB asks 3 MiB; 5.1 MiB gone. */
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     10 * MiB, 0, 0, NULL, &carry,
+					     &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 2);
+	ck_assert_str_eq(fk.reclaim_writes[1], "3145728");
+	ck_assert_uint_eq(freed, 3 * MiB + 3 * MiB * 7 / 10);
+	ck_assert_uint_eq(carry, 3 * MiB * 7 / 10 - 0);
+	/* A step the carry covers writes nothing. */
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED, 1 * MiB,
+					     0, 0, NULL, &carry, &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 2);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_uint_eq(carry, 3 * MiB * 7 / 10 - 1 * MiB);
+	/* 100 MiB: 16 MiB chunks, each freeing 27.2 MiB; the fourth asks
+	 * 16 MiB of the 18.4 missing, and the call ends at 108.8 MiB. */
+	carry = 0;
+	usage = fk.usage;
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     100 * MiB, 0, 0, NULL, &carry,
+					     &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 6);
+	for (i = 2; i < 6; i++)
+		ck_assert_str_eq(fk.reclaim_writes[i], "16777216");
+	ck_assert_uint_eq(freed, usage - fk.usage);
+	ck_assert_uint_eq(freed, 4 * (16 * MiB + 16 * MiB * 7 / 10));
+	ck_assert_uint_eq(carry, freed - 100 * MiB);
+	/* A deadline already passed: the first chunk only. */
+	carry = 0;
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     100 * MiB, 0,
+					     mri_group_now_ns(g), NULL,
+					     &carry, &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 7);
+	ck_assert_uint_eq(freed, 16 * MiB + 16 * MiB * 7 / 10);
+	ck_assert_uint_eq(carry, 0);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	/* The statistics count the fall in usage, not the asks. */
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.calls, 7);
+	ck_assert_uint_eq(st.asked_bytes, 13 * MiB + 5 * 16 * MiB);
+	ck_assert_uint_eq(st.freed_bytes, 900 * MiB - fk.usage);
+	mr_ctx_free(ctx);
 }
 END_TEST
 
@@ -1701,6 +1793,7 @@ int main(void)
 	tcase_add_test(tc, protection_from_reclaim_root);
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
+	tcase_add_test(tc, overreclaim_carried);
 	tcase_add_test(tc, reclaim_gone_stops);
 	tcase_add_test(tc, refused_reclaim_is_learnt);
 	tcase_add_test(tc, refused_reclaim_goes_to_owned_child);

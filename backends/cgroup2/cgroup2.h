@@ -18,6 +18,10 @@
  * memory.reclaim), as named in journal records. */
 #define MRI_CGROUP2_HIGH_FILE "memory.high"
 
+/* The most one memory.reclaim write asks (backends/cgroup2/reclaim.c):
+ * the bound of a write's time and of its over-reclaim. */
+#define MRI_CGROUP2_RECLAIM_CHUNK_BYTES (16ULL << 20)
+
 /* Ancestors of a group the backend reads (limits, protection), at most. */
 #define MRI_CGROUP2_MAX_DEPTH 32
 

@@ -308,6 +308,29 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	return r < 0 ? r : -EAGAIN;
 }
 
+int mri_reclaim_carried(struct mr_group *g, int reason, uint64_t bytes,
+			uint64_t floor_bytes, uint64_t deadline_ns,
+			const atomic_bool *stop, uint64_t *carry_bytes,
+			uint64_t *freed_bytes)
+{
+	uint64_t carry = *carry_bytes, ask, freed = 0;
+	int r;
+
+	*freed_bytes = 0;
+	if (bytes == 0)
+		return 0;
+	if (carry >= bytes) {
+		*carry_bytes = carry - bytes;
+		return 0;
+	}
+	ask = bytes - carry;
+	r = mri_reclaim(g, reason, ask, floor_bytes, deadline_ns, stop,
+			&freed);
+	*carry_bytes = freed > ask ? freed - ask : 0;
+	*freed_bytes = freed;
+	return r;
+}
+
 MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 			       uint64_t timeout_ns, uint64_t *freed_bytes)
 {
