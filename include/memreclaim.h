@@ -426,6 +426,15 @@ enum mr_memstat_field {
 	MR_MEMSTAT_WORKINGSET_REFAULT_ANON,
 	MR_MEMSTAT_WORKINGSET_REFAULT_FILE,
 	MR_MEMSTAT_KERNEL,
+	/* Reclaim by reclaimer (v2 memory.stat): see struct mr_memstat. */
+	MR_MEMSTAT_PGSCAN_KSWAPD,
+	MR_MEMSTAT_PGSCAN_DIRECT,
+	MR_MEMSTAT_PGSCAN_KHUGEPAGED,
+	MR_MEMSTAT_PGSCAN_PROACTIVE,
+	MR_MEMSTAT_PGSTEAL_KSWAPD,
+	MR_MEMSTAT_PGSTEAL_DIRECT,
+	MR_MEMSTAT_PGSTEAL_KHUGEPAGED,
+	MR_MEMSTAT_PGSTEAL_PROACTIVE,
 };
 
 /* memory.stat mapped onto one set of names for every backend, counted over
@@ -463,6 +472,27 @@ struct mr_memstat {
 	 * pagetables, sec_pagetables, percpu, sock, vmalloc, slab; v1:
 	 * absent). */
 	uint64_t kernel_bytes;
+	/* The pages scanned and reclaimed (stolen) from the group, as
+	 * bytes, by who reclaimed them (cgroup v2; absent on v1 and on the
+	 * simulator): kswapd (background), direct (a task's own charge or
+	 * allocation, the group's memory.high and memory.max writes, and on
+	 * kernels before 6.15 memory.reclaim too), khugepaged (Linux 6.3)
+	 * and proactive (memory.reclaim, Linux 6.15: "mm: vmscan: split
+	 * proactive reclaim statistics from direct reclaim statistics").
+	 * pgscan_bytes and pgsteal_bytes above are the kernel's own sums of
+	 * these (mm/memcontrol.c, memcg_stat_format()), read from their own
+	 * lines, never added up here; pgsteal_anon/pgsteal_file, which count
+	 * the same pages again by type, are not read. Where the proactive
+	 * pair is absent, the library's own memory.reclaim writes are in
+	 * the direct pair (docs/kernels.md). */
+	uint64_t pgscan_kswapd_bytes;
+	uint64_t pgscan_direct_bytes;
+	uint64_t pgscan_khugepaged_bytes;
+	uint64_t pgscan_proactive_bytes;
+	uint64_t pgsteal_kswapd_bytes;
+	uint64_t pgsteal_direct_bytes;
+	uint64_t pgsteal_khugepaged_bytes;
+	uint64_t pgsteal_proactive_bytes;
 };
 
 /* Reads memory.stat into *stat (see struct mr_memstat).
