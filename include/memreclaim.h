@@ -609,6 +609,34 @@ enum mr_psi_kind {
 MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
 					uint64_t stall_ns, uint64_t window_ns);
 
+/* Whether a POLLPRI of a trigger armed by mr_group_psi_trigger_open() on
+ * this group is a real crossing: 1 when the group's stall total of the
+ * trigger's kind grew by at least its stall_ns since the trigger was
+ * armed or since the last wake-up confirmed (or dropped) here, 0 when it
+ * did not (a wake-up to drop: acting on it would reclaim for nothing).
+ * Call it once per POLLPRI, after poll() returned it (the kernel clears
+ * the trigger's event as poll() reports it).
+ *
+ * Why: an unprivileged trigger (a window that is a multiple of 2 s, Linux
+ * 6.4) is updated by the kernel's averaging worker against one stall
+ * total but started its window at another, which only privileged triggers'
+ * RT poll worker moves (kernel/sched/psi.c, psi_trigger_create(),
+ * window_update(); the fix, "psi: fix avg trigger being fired
+ * unexpectedly", was posted in February 2024 and again in July 2025): on
+ * such kernels the first POLLPRI after arming can come while the stall
+ * barely grew, and the next window can inherit it. The kernel's window
+ * of a real crossing lies within the span checked here, so a real one
+ * always answers 1 (docs/design.md, "Faults met in the field").
+ *
+ * The group remembers the last 8 triggers armed on it by fd number (an
+ * older one's, or one whose total could not be read at arming, answers
+ * -EBADF: judge it by the kernel's word alone). A trigger closed and its
+ * fd number reused by another trigger armed here is the new one.
+ * Errors: -EINVAL (NULL group, fd < 0), -EBADF (not a trigger the group
+ * remembers), -ENOENT, -EIO, -EOPNOTSUPP (reading the pressure failed),
+ * -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
+
 /* Sets the group's limit (v2 memory.max, v1 memory.limit_in_bytes, the
  * simulator's max) to limit_bytes, MR_UNLIMITED for none (v2's literal
  * "max"). A limit below usage is reached in steps: first the group is

@@ -318,6 +318,10 @@ static ssize_t h_pwrite(int fd, const void *buf, size_t len, off_t off)
 		return fake_limit(fd, "memory.max", s, len);
 	if (is_g_file(p, "memory.high"))
 		return fake_limit(fd, "memory.high", s, len);
+	/* A trigger written to memory.pressure arms it (psi_write()): the
+	 * file reads as before. */
+	if (is_g_file(p, "memory.pressure"))
+		return (ssize_t)len;
 	return mri_file_ops_real.pwrite(fd, buf, len, off);
 }
 
@@ -687,6 +691,67 @@ START_TEST(pressure)
 	ck_assert_int_eq(be->read_pressure(priv, &pr), -EOPNOTSUPP);
 	fk.pressure_err = 0;
 	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* The memory.pressure of g with these totals, in microseconds. */
+static void pressure_totals(uint64_t some_us, uint64_t full_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "some avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=%" PRIu64 "\nfull avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=%" PRIu64 "\n", some_us, full_us);
+	put("a/g", "memory.pressure", buf);
+}
+
+/* The first POLLPRI of an unprivileged trigger can come while the stall
+ * barely grew (psi_trigger_create() starts the window at a total the
+ * averaging worker does not move): mr_group_psi_trigger_confirm() drops a
+ * wake-up whose stall total grew by less than the trigger's stall since
+ * the arming or the last wake-up, and passes a real crossing. */
+START_TEST(psi_first_wakeup_dropped)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int some, full, other;
+
+	pressure_totals(5000000, 40000);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	/* 100 ms of some stall per 2 s window, as an unprivileged caller. */
+	some = mr_group_psi_trigger_open(g, MR_PSI_SOME, 100000000ULL,
+					 2000000000ULL);
+	ck_assert_int_ge(some, 0);
+	full = mr_group_psi_trigger_open(g, MR_PSI_FULL, 50000000ULL,
+					 2000000000ULL);
+	ck_assert_int_ge(full, 0);
+	/* The spurious first wake-up: 2 ms of stall since arming. */
+	pressure_totals(5002000, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 0);
+	/* A real crossing: 150 ms more. */
+	pressure_totals(5152000, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 1);
+	/* The next window inherits nothing: 99.999 ms is below 100. */
+	pressure_totals(5251999, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 0);
+	pressure_totals(5351999, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 1);
+	/* The full trigger counts the full total, from its own arming. */
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, full), 0);
+	pressure_totals(5351999, 90000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, full), 1);
+	/* Not a trigger armed here; bad arguments. */
+	other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(other, 0);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, other), -EBADF);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, -1), -EINVAL);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(NULL, some), -EINVAL);
+	close(other);
+	close(some);
+	close(full);
+	mr_ctx_free(ctx);
 }
 END_TEST
 
@@ -1785,6 +1850,7 @@ int main(void)
 	tcase_add_test(tc, memstat_malformed);
 	tcase_add_test(tc, events);
 	tcase_add_test(tc, pressure);
+	tcase_add_test(tc, psi_first_wakeup_dropped);
 	tcase_add_test(tc, limits_and_max_literal);
 	tcase_add_test(tc, binding_group_and_headroom);
 	tcase_add_test(tc, removed_mid_snapshot);

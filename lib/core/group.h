@@ -19,6 +19,7 @@
 #include "log.h"
 #include "memreclaim.h"
 #include "policy.h"
+#include "psitrigger.h"
 
 #define MRI_NREASONS 3
 _Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
@@ -93,6 +94,11 @@ struct mr_group {
 	 * (lib/core/childreclaim.c), under reclaim_lock. */
 	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
+	/* The PSI triggers armed through the group, for
+	 * mr_group_psi_trigger_confirm(); under psi_lock. */
+	pthread_mutex_t psi_lock;
+	struct mri_psi_armed psi_armed[MRI_PSI_ARMED_MAX];
+	unsigned psi_armed_next;          /* the slot the next one takes */
 	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
 	struct mri_adaptive adaptive;
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
