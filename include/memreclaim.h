@@ -1434,6 +1434,18 @@ struct mr_reclaim_stats {
 	uint64_t elapsed_ns;   /* time spent in the calls, in the group's
 				  clock (CLOCK_MONOTONIC; virtual time on
 				  the simulator) */
+	/* The sum of the rises of the swap charged to the group across the
+	 * calls (v2 memory.swap.current; the simulator's swapped pages; 0
+	 * where not measured: cgroup v1, a v2 group without swap
+	 * accounting): what reclaim moved to swap rather than dropped.
+	 * freed_bytes is the fall of memory.current, so with swap the
+	 * memory freed is partly offloaded, not gone: it still takes swap
+	 * space, and with zswap or zram compressed memory (zswap's pool is
+	 * charged to the group: memory.current falls by a page less its
+	 * compressed size while memory.swap.current rises by the page, so
+	 * offloaded_bytes can exceed freed_bytes). freed_bytes -
+	 * offloaded_bytes, at 0 at least, is what was dropped (page cache). */
+	uint64_t offloaded_bytes;
 };
 
 /* Reads the statistics of `reason` for the group, counted since open.

@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@
 #include "journal.h"
 #include "log.h"
 #include "lowerstep.h"
+#include "policy.h"
 #include "reclaim.h"
 #include "swap.h"
 
@@ -77,6 +79,10 @@ static struct fake {
 	/* memory.reclaim frees this much more than asked, in ppm of the
 	 * ask (700000: 1 GiB asked, 1.7 GiB gone, as before Linux 6.6). */
 	uint64_t over_ppm;
+	/* g's memory.swap.current, which swapped anon raises; with zswap
+	 * (zswap_ppm: the compressed size, in ppm of a page) the compressed
+	 * copy stays charged to memory.current. */
+	uint64_t swap_usage, zswap_ppm;
 } fk;
 
 static struct mri_logger lg;
@@ -244,9 +250,12 @@ static ssize_t fake_reclaim(const char *s, size_t len)
 	if (n < bytes && fk.swap && !(sp && strstr(sp, "swappiness=0"))) {
 		anon = bytes - n < fk.anon ? bytes - n : fk.anon;
 		fk.anon -= anon;
-		fk.usage -= anon;
+		fk.usage -= anon - anon / 1000000 * fk.zswap_ppm -
+			    anon % 1000000 * fk.zswap_ppm / 1000000;
 		n += anon;
 		sync_usage();
+		fk.swap_usage += anon;
+		putu("a/g", "memory.swap.current", fk.swap_usage);
 	}
 	if (n < bytes || fk.reclaim_err == EAGAIN)
 		return -EAGAIN;
@@ -1208,6 +1217,89 @@ START_TEST(overreclaim_carried)
 }
 END_TEST
 
+/* With swap, memory.current falls while memory.swap.current rises: the
+ * statistics report what reclaim freed and what it offloaded to swap
+ * apart; with zswap the compressed copy stays charged, so less is freed
+ * than offloaded. Without usable swap (memory.swap.max 0, no swap
+ * device), what reclaim can take, which a step is sized on, is the page
+ * cache alone (mri_reclaimable()). */
+START_TEST(freed_and_offloaded_apart)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mri_reclaimable rc;
+	char stat[512];
+	uint64_t freed;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	fk.usage = 100 * MiB;
+	fk.cache = 4 * MiB;
+	fk.anon = 90 * MiB;
+	fk.swap = true;
+	fk.swap_usage = 0;
+	sync_usage();
+	putu("a/g", "memory.swap.current", 0);
+	snprintf(stat, sizeof(stat), "anon %" PRIu64 "\nfile %" PRIu64 "\n"
+		 "inactive_anon %" PRIu64 "\nactive_anon 0\n"
+		 "inactive_file %" PRIu64 "\nactive_file 0\n", fk.anon,
+		 fk.cache, fk.anon, fk.cache);
+	put("a/g", "memory.stat", stat);
+	host_swap(512 * MiB, 60);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 16 * MiB), 0);
+	/* Swap usable: the anon counts. */
+	ck_assert_int_eq(g->be->read_limits(g->priv, &l), 0);
+	ck_assert_int_eq(g->be->read_memstat(g->priv, &ms), 0);
+	mri_reclaimable(&ms, &l, -1, &rc);
+	ck_assert_uint_eq(rc.file_bytes, 4 * MiB);
+	ck_assert_uint_eq(rc.swappable_bytes, 90 * MiB);
+	/* 12 MiB: the 4 MiB of cache dropped, 8 MiB of anon swapped. */
+	ck_assert_int_eq(mr_group_reclaim(g, 12 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 12 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.freed_bytes, 12 * MiB);
+	ck_assert_uint_eq(st.offloaded_bytes, 8 * MiB);
+	/* zswap keeping a quarter of each page: a batch of 16 MiB swaps
+	 * 16 MiB out and frees 12 MiB, and the call asks on for what it
+	 * still lacks; offloaded exceeds freed by a third. */
+	fk.zswap_ppm = 250000;
+	ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, 0, &freed), 0);
+	ck_assert_uint_ge(freed, 16 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.freed_bytes, 12 * MiB + freed);
+	ck_assert_uint_eq(st.offloaded_bytes, fk.swap_usage);
+	/* Each write's anon, less the quarter kept (rounded down per write:
+	 * at most a byte per write). */
+	ck_assert_uint_le(freed, (st.offloaded_bytes - 8 * MiB) * 3 / 4);
+	ck_assert_uint_ge(freed + 16, (st.offloaded_bytes - 8 * MiB) * 3 / 4);
+	/* A caller of the old, shorter struct reads no offloaded_bytes. */
+	st.size = offsetof(struct mr_reclaim_stats, offloaded_bytes);
+	st.offloaded_bytes = 7;
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.offloaded_bytes, 7);
+	/* memory.swap.max 0: no anon is reclaimable, the cache alone. */
+	put("a/g", "memory.swap.max", "0\n");
+	ck_assert_int_eq(g->be->read_limits(g->priv, &l), 0);
+	mri_reclaimable(&ms, &l, -1, &rc);
+	ck_assert_uint_eq(rc.swappable_bytes, 0);
+	ck_assert_uint_eq(rc.file_bytes + rc.swappable_bytes, 4 * MiB);
+	/* No swap device. */
+	put("a/g", "memory.swap.max", "max\n");
+	host_swap(0, 60);
+	ck_assert_int_eq(g->be->read_limits(g->priv, &l), 0);
+	mri_reclaimable(&ms, &l, -1, &rc);
+	ck_assert_uint_eq(rc.swappable_bytes, 0);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* Through the core: work on a removed group stops with -ENOENT. */
 START_TEST(reclaim_gone_stops)
 {
@@ -1860,6 +1952,7 @@ int main(void)
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
 	tcase_add_test(tc, overreclaim_carried);
+	tcase_add_test(tc, freed_and_offloaded_apart);
 	tcase_add_test(tc, reclaim_gone_stops);
 	tcase_add_test(tc, refused_reclaim_is_learnt);
 	tcase_add_test(tc, refused_reclaim_goes_to_owned_child);

@@ -836,6 +836,7 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.forget = cg2_forget,
 	.set_usage_threshold = mri_cgroup2_set_usage_threshold,
 	.event_ack = mri_cgroup2_event_ack,
+	.read_swap_usage = mri_cgroup2_read_swap_usage,
 	.read_events = mri_cgroup2_read_events,
 	.read_pressure = cg2_read_pressure,
 	.psi_trigger_open = cg2_psi_trigger_open,

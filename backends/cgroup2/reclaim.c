@@ -241,3 +241,12 @@ int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	*freed_bytes = before > after ? before - after : 0;
 	return 0;
 }
+
+int mri_cgroup2_read_swap_usage(void *priv, uint64_t *swap_bytes)
+{
+	struct mri_cgroup2 *cg = priv;
+
+	if (!cg->has_swap)
+		return -EOPNOTSUPP;
+	return mri_cgroup2_read_file(cg, "memory.swap.current", swap_bytes);
+}

@@ -259,6 +259,15 @@ struct mri_backend {
 	 * fails, does not block. */
 	uint64_t (*thread_cpu_ns)(void *priv);
 
+	/* Optional (NULL: the group's swap is not measured). The swap
+	 * charged to the group, in bytes (cgroup2 memory.swap.current, which
+	 * counts zswap's entries too: each holds a swap slot; the
+	 * simulator's swapped pages); -EOPNOTSUPP when the group has none to
+	 * read (no swap accounting). The core reads it around each reclaim()
+	 * to tell what reclaim moved to swap from what it dropped
+	 * (struct mr_reclaim_stats.offloaded_bytes). One read; does not
+	 * block on anything but the file. Serialised with reclaim. */
+	int (*read_swap_usage)(void *priv, uint64_t *swap_bytes);
 	/* Optional (NULL: the core answers -EOPNOTSUPP). Fills the whole
 	 * *out with memory.events, or memory.events.local when `local`;
 	 * -EOPNOTSUPP when the kernel lacks the file. */

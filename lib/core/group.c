@@ -436,6 +436,7 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 	st.asked_bytes = atomic_load(&s->asked_bytes);
 	st.freed_bytes = atomic_load(&s->freed_bytes);
 	st.elapsed_ns = atomic_load(&s->elapsed_ns);
+	st.offloaded_bytes = atomic_load(&s->offloaded_bytes);
 	copy_sized(stats, stats->size, &st, sizeof(st));
 	return 0;
 }

@@ -31,6 +31,7 @@ struct mri_reason_stats {
 	_Atomic uint64_t asked_bytes;
 	_Atomic uint64_t freed_bytes;
 	_Atomic uint64_t elapsed_ns;
+	_Atomic uint64_t offloaded_bytes;
 };
 
 struct mr_group {
