@@ -75,6 +75,7 @@ static void group_free(struct mr_group *g)
 	pthread_mutex_destroy(&g->policy_lock);
 	pthread_mutex_destroy(&g->reclaim_lock);
 	pthread_mutex_destroy(&g->psi_lock);
+	mri_proactive_destroy(&g->proactive);
 	free(g->policy);
 	free(g->priv);
 	free(g->path);
@@ -118,6 +119,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	for (r = 0; r < MRI_PSI_ARMED_MAX; r++)
 		g->psi_armed[r].fd = -1;
 	r = 0;
+	mri_proactive_init(&g->proactive);
 	g->ctx = ctx;
 	g->be = be;
 	g->event_fd = -1;

@@ -19,10 +19,11 @@
 #include "log.h"
 #include "memreclaim.h"
 #include "policy.h"
+#include "proactive.h"
 #include "psitrigger.h"
 
-#define MRI_NREASONS 3
-_Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
+#define MRI_NREASONS 4
+_Static_assert(MRI_NREASONS == MR_REASON_PROACTIVE + 1,
 	       "a statistics slot for each enum mr_reason");
 
 struct mri_reason_stats {
@@ -102,6 +103,8 @@ struct mr_group {
 	unsigned psi_armed_next;          /* the slot the next one takes */
 	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
 	struct mri_adaptive adaptive;
+	/* mr_group_set_proactive()'s controller (lib/core/proactive.c) */
+	struct mri_proactive proactive;
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
 };
 
