@@ -318,6 +318,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		p->seen_gen = gen;
 		p->started = false;
 		p->external_hold = 0;
+		p->carry_bytes = 0;
 		p->dry_bytes = MR_UNLIMITED;
 		mri_steplaw_init(&p->law);
 		memset(st, 0, sizeof(*st));
@@ -457,12 +458,20 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		atomic_store(&st->dry_run_bytes, d.target_bytes);
 		return 0;
 	}
-	if (!d.step_bytes)
+	if (!d.step_bytes) {
+		/* Held back (pressure, refaults, the floor): what earlier
+		 * steps over-reclaimed no longer stands for a step. */
+		p->carry_bytes = 0;
 		return 0;
-	r = mri_reclaim(g, MR_REASON_PROACTIVE, d.step_bytes, d.target_bytes,
-			mri_deadline_ns(now_ns,
-					cfg.interval_ns / STEP_TIME_DIV),
-			stop, &freed);
+	}
+	/* A write may free far more than it asked (before Linux 6.6 a
+	 * memory.reclaim of 1 GiB could take 1.7 GiB): the excess is
+	 * carried into the next step, which asks that much less. */
+	r = mri_reclaim_carried(g, MR_REASON_PROACTIVE, d.step_bytes,
+				d.target_bytes,
+				mri_deadline_ns(now_ns,
+						cfg.interval_ns / STEP_TIME_DIV),
+				stop, &p->carry_bytes, &freed);
 	p->own_freed_bytes = r < 0 ? 0 : freed;
 	atomic_fetch_add(&st->reclaimed_bytes, p->own_freed_bytes);
 	if (r == -ENOENT)

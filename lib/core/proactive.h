@@ -54,6 +54,9 @@ struct mri_proactive {
 	uint64_t start_ns;           /* its start, in the group's clock */
 	struct mri_proactive_counters start;
 	uint64_t own_freed_bytes;    /* the controller's reclaim in it */
+	/* What its steps freed beyond their asks, which the next step asks
+	 * less (mri_reclaim_carried()); 0 after a step held back. */
+	uint64_t carry_bytes;
 	unsigned external_hold;      /* intervals left without a step */
 	uint64_t dry_bytes;          /* a dry run's size, MR_UNLIMITED:
 					none yet */
