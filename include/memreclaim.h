@@ -637,6 +637,65 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
  * -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
 
+/* Conditions of a group the library detects and the caller polls for
+ * (mr_group_conditions_fd()), as bits of struct mr_conditions.active. */
+/* Stuck at memory.high: no usable swap, what reclaim cannot take
+ * (anonymous memory the swap cannot hold, unevictable and kernel memory)
+ * fills at least 90 % of the memory.high that binds the group, and over
+ * the worker's last safety interval memory.events `high` rose by at least
+ * 1000 a second while max, oom and oom_kill did not, and all its tasks
+ * stalled (PSI full) at least 10 % of the time. The kernel then neither
+ * fails the group's charges nor OOM-kills it: it throttles every task
+ * returning to user space over high (mm/memcontrol.c,
+ * mem_cgroup_handle_over_high(), up to 2 s per return), for as long as
+ * high stays below what the group needs. Reclaim cannot help; raising
+ * memory.high, adding swap or stopping work can. The library's own writes
+ * never cause it (its reclaim stops at what reclaim cannot take when no
+ * swap is usable: mr_group_reclaim()); a memory.high the caller set with
+ * mr_group_set_high(), or someone else wrote, can, and the library
+ * leaves it as it is and reports the condition. */
+#define MR_CONDITION_STUCK_HIGH (1u << 0)
+
+/* The group's conditions and the figures last weighed; caller sets
+ * size (fields past it are neither read nor written). */
+struct mr_conditions {
+	size_t size;
+	uint32_t active;              /* MR_CONDITION_* in force now */
+	uint64_t stuck_high_entered;  /* times MR_CONDITION_STUCK_HIGH began */
+	/* The worker's last sample: memory.events `high` per second over
+	 * its interval, PSI full in ppm of the interval (0 when the rate
+	 * was too low for the rest to be read), what reclaim cannot take
+	 * and the high that binds (MR_UNLIMITED: none), in bytes, as last
+	 * read. */
+	uint64_t high_events_per_s;
+	uint32_t full_ppm;
+	uint64_t unreclaimable_bytes;
+	uint64_t high_bytes;
+};
+
+/* A pollable fd (an eventfd, O_CLOEXEC and non-blocking) that polls
+ * readable (POLLIN) each time a condition of the group begins or ends,
+ * until mr_group_read_conditions() is called; readable at once when a
+ * condition is already in force. The group's for its life: the caller
+ * only polls it (never reads, writes or closes it); made on the first
+ * call, the same fd after. The conditions are sampled by the context's
+ * worker at its safety round (every MR_WORKER_SAFETY_NS: the thread of
+ * mr_ctx_worker_start(), or mr_ctx_worker_dispatch() with
+ * MR_DISPATCH_ALL), for every group of the context whose backend reports
+ * memory.events (cgroup v2, the simulator; v1 has no memory.high): one
+ * read of memory.events per group per second, and of memory.pressure,
+ * memory.stat and the limits while `high` rises fast.
+ * Errors: -EINVAL (NULL), -ECHILD, -EMFILE/-ENFILE/-ENOMEM (eventfd(2)).
+ * MT-safe. */
+MR_EXPORT int mr_group_conditions_fd(mr_group_t *group);
+
+/* Reads the group's conditions into *out and consumes the fd's
+ * readiness (mr_group_conditions_fd()). Works without the fd (a caller
+ * that polls by reading). Errors: -EINVAL (NULL, size smaller than its
+ * size and active fields). MT-safe. */
+MR_EXPORT int mr_group_read_conditions(mr_group_t *group,
+				       struct mr_conditions *out);
+
 /* Sets the group's limit (v2 memory.max, v1 memory.limit_in_bytes, the
  * simulator's max) to limit_bytes, MR_UNLIMITED for none (v2's literal
  * "max"). A limit below usage is reached in steps: first the group is

@@ -1482,6 +1482,151 @@ START_TEST(fallback_high_step)
 }
 END_TEST
 
+/* A group of 55 MiB of anonymous memory, 3 MiB unevictable and 2 MiB of
+ * kernel memory beside 40 MiB of page cache, at 100 MiB. */
+static void anon_heavy_stat(void)
+{
+	fk.usage = 100 * MiB;
+	fk.cache = 40 * MiB;
+	sync_usage();
+	put("a/g", "memory.stat", "anon 57671680\nfile 41943040\n"
+	    "kernel 2097152\ninactive_anon 57671680\nactive_anon 0\n"
+	    "inactive_file 41943040\nactive_file 0\n"
+	    "unevictable 3145728\n");
+}
+
+/* The v2 high fallback never lowers memory.high below what reclaim
+ * cannot take: without usable swap, anonymous + unevictable + kernel
+ * memory (60 MiB here); a high below it would throttle the group's tasks
+ * at every return to user space, stuck at a high of the library's own
+ * making. With swap, the anon is reclaimable and the floor is 5 MiB. */
+START_TEST(fallback_high_floored)
+{
+	uint64_t freed, v;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int i;
+
+	no_memory_reclaim();
+	anon_heavy_stat();
+	host_swap(0, 60);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 64 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 40 * MiB);
+	ck_assert_int_gt(fk.nlimit_writes, 0);
+	for (i = 0; i < fk.nlimit_writes; i++) {
+		if (strcmp(fk.limit_writes[i], "high=max") == 0)
+			continue;
+		ck_assert_int_eq(mri_parse_u64(fk.limit_writes[i] + 5, &v), 0);
+		ck_assert_msg(v >= 60 * MiB, "%s below the floor",
+			      fk.limit_writes[i]);
+	}
+	ck_assert_str_eq(fk.limit_writes[0], "high=62914560");
+	/* At the floor: nothing reclaimable, no write. */
+	i = fk.nlimit_writes;
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(fk.nlimit_writes, i);
+	mr_ctx_free(ctx);
+
+	/* With swap: only unevictable and kernel memory hold. */
+	anon_heavy_stat();
+	fk.nlimit_writes = 0;
+	host_swap(512 * MiB, 60);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 64 * MiB, 0, &freed), 0);
+	ck_assert_str_eq(fk.limit_writes[0], "high=37748736");
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* memory.events and memory.pressure of g with these counters. */
+static void events_and_full(uint64_t high, uint64_t max, uint64_t full_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "low 0\nhigh %" PRIu64 "\nmax %" PRIu64
+		 "\noom 0\noom_kill 0\noom_group_kill 0\n", high, max);
+	put("a/g", "memory.events", buf);
+	pressure_totals(2 * full_us, full_us);
+}
+
+/* Stuck at memory.high: no swap, nearly all memory anonymous, a high the
+ * caller set below what the group needs; high events rise by thousands a
+ * second while max and oom stay, and PSI full is high. The worker's
+ * safety round detects it and makes the conditions fd readable; the
+ * caller's high stays the caller's. */
+START_TEST(stuck_at_high_detected)
+{
+	struct mr_conditions c = { .size = sizeof(c) };
+	struct pollfd pfd;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	char buf[64];
+	int fd;
+
+	anon_heavy_stat();
+	fk.cache = 0;
+	host_swap(0, 60);
+	events_and_full(0, 0, 0);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	fd = mr_group_conditions_fd(g);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mr_group_conditions_fd(g), fd);
+	/* The caller's high, below the 60 MiB reclaim cannot take: written
+	 * as asked (after what reclaim could do). */
+	ck_assert_int_eq(mr_group_set_high(g, 50 * MiB, 0), 0);
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "52428800\n");
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* Half a second later (the rule's shortest interval): a million
+	 * high events and as much full stall as time, whatever the
+	 * machine's pace. */
+	usleep(600000);
+	events_and_full(1000000, 0, 1000000000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, MR_CONDITION_STUCK_HIGH);
+	ck_assert_uint_eq(c.stuck_high_entered, 1);
+	ck_assert_uint_ge(c.high_events_per_s, 1000);
+	ck_assert_uint_eq(c.full_ppm, 1000000);
+	ck_assert_uint_eq(c.unreclaimable_bytes, 60 * MiB);
+	ck_assert_uint_eq(c.high_bytes, 50 * MiB);
+	ck_assert_msg(strstr(logbuf, "stuck at memory.high"), "%s", logbuf);
+	/* Read: no longer readable. */
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "52428800\n");
+	/* The events stop: the condition ends, readable again. */
+	usleep(600000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, 0);
+	ck_assert_uint_eq(c.stuck_high_entered, 1);
+	/* A max event alongside is no longer "stuck at high" but a limit
+	 * met (the kernel reclaims or OOM-kills there). */
+	usleep(600000);
+	events_and_full(3000000, 5, 3000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, 0);
+	ck_assert_int_eq(mr_group_conditions_fd(NULL), -EINVAL);
+	ck_assert_int_eq(mr_group_read_conditions(g, NULL), -EINVAL);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* A manager died with memory.high lowered: the next open restores it. */
 START_TEST(fallback_crash_recovery)
 {
@@ -1959,6 +2104,8 @@ int main(void)
 	tcase_add_test(tc, swappiness_probe);
 	tcase_add_test(tc, fallback_high_step);
 	tcase_add_test(tc, fallback_crash_recovery);
+	tcase_add_test(tc, fallback_high_floored);
+	tcase_add_test(tc, stuck_at_high_detected);
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);
 	tcase_add_test(tc, fd_count);

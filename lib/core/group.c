@@ -75,6 +75,7 @@ static void group_free(struct mr_group *g)
 	pthread_mutex_destroy(&g->policy_lock);
 	pthread_mutex_destroy(&g->reclaim_lock);
 	pthread_mutex_destroy(&g->psi_lock);
+	mri_stuck_fini(&g->stuck);
 	mri_proactive_destroy(&g->proactive);
 	free(g->policy);
 	free(g->priv);
@@ -116,6 +117,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 	pthread_mutex_init(&g->policy_lock, NULL);
 	pthread_mutex_init(&g->reclaim_lock, NULL);
 	pthread_mutex_init(&g->psi_lock, NULL);
+	mri_stuck_init(&g->stuck);
 	for (r = 0; r < MRI_PSI_ARMED_MAX; r++)
 		g->psi_armed[r].fd = -1;
 	r = 0;

@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "proactive.h"
 #include "psitrigger.h"
+#include "stuckhigh.h"
 
 #define MRI_NREASONS 4
 _Static_assert(MRI_NREASONS == MR_REASON_PROACTIVE + 1,
@@ -101,6 +102,8 @@ struct mr_group {
 	pthread_mutex_t psi_lock;
 	struct mri_psi_armed psi_armed[MRI_PSI_ARMED_MAX];
 	unsigned psi_armed_next;          /* the slot the next one takes */
+	/* Stuck at memory.high, sampled by the worker (lib/core/stuckhigh.c) */
+	struct mri_stuck stuck;
 	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
 	struct mri_adaptive adaptive;
 	/* mr_group_set_proactive()'s controller (lib/core/proactive.c) */

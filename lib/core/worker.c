@@ -486,6 +486,18 @@ static bool poll_waiting(mr_ctx_t *ctx, bool thread, uint64_t round_ns)
 	return again;
 }
 
+/* The safety round's sample of the group `id`'s conditions (stuck at
+ * memory.high, lib/core/stuckhigh.c), if it is still open and there. */
+static void sample_conditions(mr_ctx_t *ctx, uint64_t id)
+{
+	struct mr_group *g = mri_ctx_get_group(ctx, id);
+
+	if (!g)
+		return;
+	mri_stuck_sample(g);
+	mri_ctx_put_group(ctx, g);
+}
+
 #define ROUND_EVENTS 32
 
 /* One round of the worker, the thread's and mr_ctx_worker_dispatch()'s
@@ -538,8 +550,10 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		/* Every group is served: the batch is taken with them. */
 		while (mri_ctx_next_pending(ctx, &batch, &id))
 			;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			again |= serve(ctx, ids[i], thread, false, round_ns);
+			sample_conditions(ctx, ids[i]);
+		}
 		free(ids);
 	} else if (all) {
 		/* No memory for the list now: the next round tries again. */
