@@ -671,6 +671,17 @@ struct mr_conditions {
 	uint32_t full_ppm;
 	uint64_t unreclaimable_bytes;
 	uint64_t high_bytes;
+	/* Over the last interval, when `high` rose fast in it and in the
+	 * one before (0 otherwise, and on cgroup v1 and the simulator, which
+	 * report no reclaim by reclaimer): the pages the group's own tasks
+	 * reclaimed for themselves (memory.stat pgsteal_direct, less what
+	 * the library's reclaim freed where the kernel counts it there:
+	 * before Linux 6.15 memory.reclaim is counted as direct reclaim),
+	 * in bytes per second, and the reclaim's efficiency, pgsteal over
+	 * pgscan in ppm, at most 1000000: a group stuck at high reclaims
+	 * hard for little. */
+	uint64_t direct_reclaim_bytes_per_s;
+	uint32_t reclaim_efficiency_ppm;
 };
 
 /* A pollable fd (an eventfd, O_CLOEXEC and non-blocking) that polls

@@ -1484,15 +1484,27 @@ END_TEST
 
 /* A group of 55 MiB of anonymous memory, 3 MiB unevictable and 2 MiB of
  * kernel memory beside 40 MiB of page cache, at 100 MiB. */
+static void anon_heavy_counters(uint64_t scan_pages, uint64_t steal_pages)
+{
+	char buf[512];
+
+	/* As 6.1 prints them: no proactive pair, all reclaim direct. */
+	snprintf(buf, sizeof(buf), "anon 57671680\nfile 41943040\n"
+		 "kernel 2097152\ninactive_anon 57671680\nactive_anon 0\n"
+		 "inactive_file 41943040\nactive_file 0\n"
+		 "unevictable 3145728\npgscan %" PRIu64 "\npgsteal %" PRIu64
+		 "\npgscan_kswapd 0\npgscan_direct %" PRIu64
+		 "\npgsteal_kswapd 0\npgsteal_direct %" PRIu64 "\n",
+		 scan_pages, steal_pages, scan_pages, steal_pages);
+	put("a/g", "memory.stat", buf);
+}
+
 static void anon_heavy_stat(void)
 {
 	fk.usage = 100 * MiB;
 	fk.cache = 40 * MiB;
 	sync_usage();
-	put("a/g", "memory.stat", "anon 57671680\nfile 41943040\n"
-	    "kernel 2097152\ninactive_anon 57671680\nactive_anon 0\n"
-	    "inactive_file 41943040\nactive_file 0\n"
-	    "unevictable 3145728\n");
+	anon_heavy_counters(0, 0);
 }
 
 /* The v2 high fallback never lowers memory.high below what reclaim
@@ -1607,6 +1619,31 @@ START_TEST(stuck_at_high_detected)
 	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
 	getf("a/g", "memory.high", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "52428800\n");
+	/* A second fast interval: the tasks' own direct reclaim, from
+	 * memory.stat, with the library's taken out (6.1 counts its
+	 * memory.reclaim as direct). The library frees 8 MiB of cache, and
+	 * pgsteal_direct grows by those 8 MiB alone: the tasks' own is 0;
+	 * 4 pages scanned for each stolen. */
+	ck_assert_uint_eq(c.direct_reclaim_bytes_per_s, 0);
+	fk.cache = 8 * MiB;
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 8 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, NULL), 0);
+	anon_heavy_counters(8192, 2048);
+	usleep(600000);
+	events_and_full(2000000, 0, 2000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, MR_CONDITION_STUCK_HIGH);
+	ck_assert_uint_eq(c.direct_reclaim_bytes_per_s, 0);
+	ck_assert_uint_eq(c.reclaim_efficiency_ppm, 250000);
+	/* 8 MiB more, none of it the library's: the tasks'. */
+	anon_heavy_counters(16384, 4096);
+	usleep(600000);
+	events_and_full(3000000, 0, 3000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_gt(c.direct_reclaim_bytes_per_s, 0);
+	ck_assert_uint_le(c.direct_reclaim_bytes_per_s, 8 * MiB * 2);
 	/* The events stop: the condition ends, readable again. */
 	usleep(600000);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
@@ -1617,7 +1654,7 @@ START_TEST(stuck_at_high_detected)
 	/* A max event alongside is no longer "stuck at high" but a limit
 	 * met (the kernel reclaims or OOM-kills there). */
 	usleep(600000);
-	events_and_full(3000000, 5, 3000000000ULL);
+	events_and_full(4000000, 5, 4000000000ULL);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
 	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
 	ck_assert_uint_eq(c.active, 0);

@@ -15,6 +15,7 @@
 #include "fds.h"
 #include "floor.h"
 #include "group.h"
+#include "reclaimcount.h"
 #include "stuckhigh.h"
 
 static double mib(uint64_t bytes)
@@ -83,25 +84,64 @@ static void signal_fd(struct mri_stuck *s)
 }
 
 /* What reclaim cannot take from g now, and whether it may swap all its
- * anon: the floor without protections nor a caller's minimum. */
+ * anon: the floor without protections nor a caller's minimum; *ms
+ * receives the memory.stat read for it. */
 static int unreclaimable(struct mr_group *g, struct mr_limits *l,
-			 uint64_t *bytes, bool *swap_usable)
+			 struct mr_memstat *ms, uint64_t *bytes,
+			 bool *swap_usable)
 {
-	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mri_floor_input fi;
 	int r;
 
 	r = g->be->read_limits(g->priv, l);
 	if (r < 0)
 		return r;
-	r = g->be->read_memstat(g->priv, &ms);
+	r = g->be->read_memstat(g->priv, ms);
 	if (r < 0)
 		return r;
-	mri_floor_input_of(&ms, l, NULL, atomic_load(&g->reclaim_swappiness),
+	mri_floor_input_of(ms, l, NULL, atomic_load(&g->reclaim_swappiness),
 			   0, &fi);
 	*bytes = mri_floor_bytes(&fi);
 	*swap_usable = fi.swap_usable;
 	return 0;
+}
+
+/* What the library's reclaim of g freed since it was opened, every
+ * reason together. */
+static uint64_t own_freed(struct mr_group *g)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < MRI_NREASONS; i++)
+		sum += atomic_load(&g->stats[i].freed_bytes);
+	return sum;
+}
+
+/* The tasks' own direct reclaim and the reclaim's efficiency between the
+ * last sample's memory.stat and ms, with the library's reclaim taken
+ * out of direct reclaim where the kernel counts it there (before 6.15:
+ * lib/core/reclaimcount.h). The library reclaims through memory.reclaim
+ * wherever the kernel has the proactive pair (6.15 has memory.reclaim;
+ * the high fallback is for kernels before 5.19). */
+static void direct_reclaim(struct mri_stuck *s, const struct mr_memstat *ms,
+			   uint64_t own_now, uint64_t interval_ns)
+{
+	struct mri_own_reclaim own = { 0 };
+	struct mri_reclaim_counts c;
+
+	s->direct_bytes_per_s = 0;
+	s->efficiency_ppm = 0;
+	if (!s->has_stat || !interval_ns)
+		return;
+	own.reclaim_file_bytes = own_now > s->own_freed_bytes ?
+				 own_now - s->own_freed_bytes : 0;
+	mri_reclaim_counts(&s->stat, ms, &own, &c);
+	if (!c.has_direct)
+		return;
+	s->direct_bytes_per_s = (uint64_t)((unsigned __int128)
+		c.direct_steal_bytes * 1000000000ULL / interval_ns);
+	s->efficiency_ppm = c.efficiency_ppm;
 }
 
 void mri_stuck_sample(struct mr_group *g)
@@ -110,8 +150,9 @@ void mri_stuck_sample(struct mr_group *g)
 	struct mr_events ev = { .size = sizeof(ev) };
 	struct mr_pressure pr = { .size = sizeof(pr) };
 	struct mr_limits l = { .size = sizeof(l) };
+	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mri_stuck_input in = { 0 };
-	uint64_t now = mri_group_now_ns(g), maxes;
+	uint64_t now = mri_group_now_ns(g), maxes, own = own_freed(g);
 	bool has_full, stuck = false, judged = false;
 
 	if (!g->be->read_events || g->be->read_events(g->priv, false, &ev) < 0 ||
@@ -128,7 +169,7 @@ void mri_stuck_sample(struct mr_group *g)
 	    (unsigned __int128)MRI_STUCK_HIGH_EVENTS_PER_S * in.interval_ns &&
 	    g->be->read_pressure && g->be->read_pressure(g->priv, &pr) == 0 &&
 	    (pr.present & MR_PRESSURE_FULL) &&
-	    unreclaimable(g, &l, &in.unreclaimable_bytes,
+	    unreclaimable(g, &l, &ms, &in.unreclaimable_bytes,
 			  &in.swap_usable) == 0) {
 		has_full = s->has_full;
 		in.full_stall_ns = has_full ?
@@ -139,7 +180,17 @@ void mri_stuck_sample(struct mr_group *g)
 		stuck = has_full && mri_stuck_high(&in, &s->fig);
 		s->high_bytes = in.high_bytes;
 		s->unreclaimable_bytes = in.unreclaimable_bytes;
+		direct_reclaim(s, &ms, own, in.interval_ns);
 		judged = true;
+	}
+	/* The next interval's base: this memory.stat if it was read. */
+	s->has_stat = judged;
+	if (judged) {
+		s->stat = ms;
+		s->own_freed_bytes = own;
+	} else {
+		s->direct_bytes_per_s = 0;
+		s->efficiency_ppm = 0;
 	}
 	if (!judged && g->be->read_pressure &&
 	    g->be->read_pressure(g->priv, &pr) != 0)
@@ -162,7 +213,8 @@ void mri_stuck_sample(struct mr_group *g)
 				"%s: stuck at memory.high: %" PRIu64 " high "
 				"events/s, no max or oom, PSI full %.1f %%, "
 				"%.1f MiB that reclaim cannot take (no usable "
-				"swap) under a high of %.1f MiB",
+				"swap) under a high of %.1f MiB; raise "
+				"memory.high or give the group swap",
 				g->path, s->fig.high_events_per_s,
 				s->fig.full_ppm / 1e4,
 				mib(in.unreclaimable_bytes),
@@ -225,6 +277,8 @@ MR_EXPORT int mr_group_read_conditions(mr_group_t *g,
 	full.full_ppm = s->fig.full_ppm;
 	full.unreclaimable_bytes = s->unreclaimable_bytes;
 	full.high_bytes = s->high_bytes;
+	full.direct_reclaim_bytes_per_s = s->direct_bytes_per_s;
+	full.reclaim_efficiency_ppm = s->efficiency_ppm;
 	pthread_mutex_unlock(&s->lock);
 	memcpy(out, &full, size);
 	return 0;

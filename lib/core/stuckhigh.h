@@ -84,6 +84,14 @@ struct mri_stuck {
 	uint64_t entered;           /* times the condition was entered */
 	struct mri_stuck_figures fig;
 	uint64_t high_bytes, unreclaimable_bytes;
+	/* memory.stat and the library's own reclaim (the bytes freed,
+	 * every reason) at the last sample that read them, for the tasks'
+	 * own direct reclaim over the next (lib/core/reclaimcount.h). */
+	bool has_stat;
+	struct mr_memstat stat;
+	uint64_t own_freed_bytes;
+	uint64_t direct_bytes_per_s;
+	uint32_t efficiency_ppm;
 	int fd;                     /* the conditions eventfd, -1: none */
 	bool warned;
 };
