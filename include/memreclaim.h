@@ -642,9 +642,10 @@ MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
 /* Stuck at memory.high: no usable swap, what reclaim cannot take
  * (anonymous memory the swap cannot hold, unevictable and kernel memory)
  * fills at least 90 % of the memory.high that binds the group, and over
- * the worker's last safety interval memory.events `high` rose by at least
- * 1000 a second while max, oom and oom_kill did not, and all its tasks
- * stalled (PSI full) at least 10 % of the time. The kernel then neither
+ * the worker's last safety interval memory.events `high` rose (at least
+ * once a second: a few times a second for each throttled task, thousands
+ * for a group of many threads) while max, oom and oom_kill did not, and
+ * all its tasks stalled (PSI full) at least 10 % of the time. The kernel then neither
  * fails the group's charges nor OOM-kills it: it throttles every task
  * returning to user space over high (mm/memcontrol.c,
  * mem_cgroup_handle_over_high(), up to 2 s per return), for as long as
@@ -663,8 +664,8 @@ struct mr_conditions {
 	uint32_t active;              /* MR_CONDITION_* in force now */
 	uint64_t stuck_high_entered;  /* times MR_CONDITION_STUCK_HIGH began */
 	/* The worker's last sample: memory.events `high` per second over
-	 * its interval, PSI full in ppm of the interval (0 when the rate
-	 * was too low for the rest to be read), what reclaim cannot take
+	 * its interval, PSI full in ppm of the interval (0 when `high` did
+	 * not rise, and the rest was not read), what reclaim cannot take
 	 * and the high that binds (MR_UNLIMITED: none), in bytes, as last
 	 * read. */
 	uint64_t high_events_per_s;
@@ -693,9 +694,9 @@ struct mr_conditions {
  * worker at its safety round (every MR_WORKER_SAFETY_NS: the thread of
  * mr_ctx_worker_start(), or mr_ctx_worker_dispatch() with
  * MR_DISPATCH_ALL), for every group of the context whose backend reports
- * memory.events (cgroup v2, the simulator; v1 has no memory.high): one
- * read of memory.events per group per second, and of memory.pressure,
- * memory.stat and the limits while `high` rises fast.
+ * memory.events (cgroup v2, the simulator; v1 has no memory.high): a read
+ * of memory.events and one of memory.pressure per group per second, and
+ * of memory.stat and the limits while `high` rises.
  * Errors: -EINVAL (NULL), -ECHILD, -EMFILE/-ENFILE/-ENOMEM (eventfd(2)).
  * MT-safe. */
 MR_EXPORT int mr_group_conditions_fd(mr_group_t *group);

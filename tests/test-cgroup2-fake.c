@@ -1570,7 +1570,8 @@ static void events_and_full(uint64_t high, uint64_t max, uint64_t full_us)
 
 /* Stuck at memory.high: no swap, nearly all memory anonymous, a high the
  * caller set below what the group needs; high events rise by thousands a
- * second while max and oom stay, and PSI full is high. The worker's
+ * second (a group of many threads) while max and oom stay, and PSI full
+ * is high. The worker's
  * safety round detects it and makes the conditions fd readable; the
  * caller's high stays the caller's. */
 START_TEST(stuck_at_high_detected)

@@ -8,14 +8,16 @@
  * calculate_high_delay(): up to MEMCG_MAX_HIGH_DELAY_JIFFIES, 2 s, per
  * return), so the group crawls for as long as high stays where it is (86
  * s before an OOM in one run under qemu, docs/kernels.md). What it shows:
- * memory.events `high` rising by thousands a second (reclaim_high()
- * counts MEMCG_HIGH at every reclaim over high a returning task makes),
- * `max` and `oom` still, PSI `full` high (the tasks stall in reclaim and in the
+ * memory.events `high` rising steadily (reclaim_high() counts MEMCG_HIGH
+ * at every reclaim over high a returning task makes: up to 17 a return,
+ * MAX_RECLAIM_RETRIES retries and the first, before each sleep of up to
+ * 2 s, so a few a second for one throttled task and thousands a second
+ * for a group of many threads), `max` and `oom` still, PSI `full` high (the tasks stall in reclaim and in the
  * throttle's sleep, both memstalls).
  *
  * The worker samples every group of its context at its safety round
- * (MR_WORKER_SAFETY_NS): memory.events alone while `high` rises slowly,
- * and memory.pressure, memory.stat and the limits only when it rises fast.
+ * (MR_WORKER_SAFETY_NS): memory.events and memory.pressure while `high`
+ * stands still, and memory.stat and the limits too while it rises.
  * Entering and leaving the condition make the group's conditions fd
  * readable (mr_group_conditions_fd()).
  */
@@ -30,10 +32,14 @@
 
 struct mr_group;
 
-/* The rule's thresholds: high events per second, the share of the
- * interval all tasks stalled (PSI full), and the share of high that what
- * reclaim cannot take fills. */
-#define MRI_STUCK_HIGH_EVENTS_PER_S 1000
+/* The rule's thresholds: high events per second (one: a single
+ * throttled task makes a few; the simulator's made 5-84 a second in
+ * tests/test-sim-faults), the share of the interval all tasks stalled
+ * (PSI full), and the share of high that what reclaim cannot take fills.
+ * The events only gate the reading of the rest: it is the stall, no
+ * usable swap and what reclaim cannot take that tell a group stuck at
+ * high from one merely over it. */
+#define MRI_STUCK_HIGH_EVENTS_PER_S 1
 #define MRI_STUCK_FULL_PPM 100000
 #define MRI_STUCK_FILL_PPM 900000
 /* Intervals shorter than this are not judged (a safety round that came
