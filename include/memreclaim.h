@@ -739,6 +739,11 @@ MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
  * towards it in the group's batches until timeout_ns (0 or MR_UNLIMITED:
  * no bound), and written even if usage stays above (the tasks are then
  * throttled, which is what high is for). Written with O_NONBLOCK.
+ * The reclaim towards it stops at what reclaim cannot take (see
+ * mr_group_reclaim()), but the high is the caller's and is written as
+ * asked: a high below the group's anonymous and unevictable memory with
+ * no usable swap throttles its tasks for as long as it stays, and the
+ * worker reports it as MR_CONDITION_STUCK_HIGH (mr_group_conditions_fd()).
  * high_bytes: 0 .. MR_UNLIMITED.
  * Errors: -EINVAL (NULL group), -EOPNOTSUPP (cgroup v1 has no high),
  * -ENOENT, -EACCES/-EPERM/-EROFS, -EBUSY, -ECHILD, or the errno of the
@@ -1437,6 +1442,23 @@ enum mr_reason {
  * SWAP_CLUSTER_MAX pages per attempt and drains its per-CPU charge stock,
  * and on cgroup v1 the group's own charges reclaim too while a step has
  * the limit lowered (see mr_group_read_reclaim_stats()).
+ *
+ * On cgroup v2 one write of memory.reclaim asks at most 16 MiB, whatever
+ * the batch: the kernel's loop for a write stops only when it has
+ * reclaimed the request or given up, and before Linux 6.6 it could free
+ * 1.7 GiB for a request of 1 GiB. A larger batch is written as 16 MiB
+ * chunks, each asking only what the call still lacks (what a chunk freed
+ * beyond its ask is carried into the next), and the deadline is checked
+ * between chunks: a call lasts at most timeout_ns plus one chunk's
+ * reclaim.
+ *
+ * No call brings usage below what reclaim cannot take: unevictable and
+ * kernel memory, and the anonymous memory (shmem included) that the swap
+ * left to the group cannot hold (none with memory.swap.max 0, no swap
+ * device or swappiness 0). There memory.reclaim would scan in vain, and
+ * the memory.high step of kernels without it would throttle the group's
+ * tasks below what they need. A call that starts there, or gets there
+ * without freeing anything, answers -EAGAIN.
  *
  * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
  * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another
