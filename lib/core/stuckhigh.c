@@ -155,11 +155,16 @@ void mri_stuck_sample(struct mr_group *g)
 	uint64_t now = mri_group_now_ns(g), maxes, own = own_freed(g);
 	bool has_full, stuck = false, judged = false;
 
-	if (!g->be->read_events || g->be->read_events(g->priv, false, &ev) < 0 ||
-	    !(ev.present & (1ULL << MR_EVENT_HIGH)))
+	if (s->no_high || !g->be->read_events ||
+	    g->be->read_events(g->priv, false, &ev) < 0)
 		return;
-	maxes = ev.max + ev.oom + ev.oom_kill;
 	pthread_mutex_lock(&s->lock);
+	if (!(ev.present & (1ULL << MR_EVENT_HIGH))) {
+		s->no_high = true;
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	maxes = ev.max + ev.oom + ev.oom_kill;
 	in.interval_ns = s->sampled ? now - s->last_ns : 0;
 	in.high_events = s->sampled ? grew(s->last_high, ev.high) : 0;
 	in.max_events = s->sampled ? grew(s->last_max, maxes) : 0;

@@ -100,6 +100,9 @@ struct mri_stuck {
 	uint32_t efficiency_ppm;
 	int fd;                     /* the conditions eventfd, -1: none */
 	bool warned;
+	/* The backend reports no `high` event (cgroup v1: no memory.high):
+	 * the group is not sampled again. */
+	bool no_high;
 };
 
 void mri_stuck_init(struct mri_stuck *s);
