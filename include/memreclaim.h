@@ -704,7 +704,8 @@ MR_EXPORT int mr_group_conditions_fd(mr_group_t *group);
 /* Reads the group's conditions into *out and consumes the fd's
  * readiness (mr_group_conditions_fd()). Works without the fd (a caller
  * that polls by reading). Errors: -EINVAL (NULL, size smaller than its
- * size and active fields). MT-safe. */
+ * size and active fields), -ECHILD (in a child after fork(): the
+ * conditions are the parent's worker's). MT-safe. */
 MR_EXPORT int mr_group_read_conditions(mr_group_t *group,
 				       struct mr_conditions *out);
 

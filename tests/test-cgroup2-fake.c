@@ -34,6 +34,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -1581,7 +1582,8 @@ START_TEST(stuck_at_high_detected)
 	mr_ctx_t *ctx;
 	mr_group_t *g;
 	char buf[64];
-	int fd;
+	int fd, status;
+	pid_t pid;
 
 	anon_heavy_stat();
 	fk.cache = 0;
@@ -1661,6 +1663,17 @@ START_TEST(stuck_at_high_detected)
 	ck_assert_uint_eq(c.active, 0);
 	ck_assert_int_eq(mr_group_conditions_fd(NULL), -EINVAL);
 	ck_assert_int_eq(mr_group_read_conditions(g, NULL), -EINVAL);
+	/* In a child after fork(): the conditions are the parent's (the
+	 * eventfd was closed there, and its lock may be held by the
+	 * parent's worker). */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(mr_group_read_conditions(g, &c) != -ECHILD ||
+		      mr_group_conditions_fd(g) != -ECHILD ||
+		      fcntl(fd, F_GETFD) != -1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	mr_ctx_free(ctx);
 }
 END_TEST

@@ -67,6 +67,8 @@ static void on_fork_child(void)
 		cds_list_for_each_entry(g, &c->groups, link) {
 			g->be->forget(g->priv);
 			mri_children_forget(g);
+			/* The conditions eventfd was tracked: closed. */
+			g->stuck.fd = -1;
 		}
 		c->epfd = c->wakefd = c->tickfd = -1;
 		pthread_mutex_unlock(&c->lock);

@@ -264,11 +264,15 @@ MR_EXPORT int mr_group_read_conditions(mr_group_t *g,
 	struct mri_stuck *s;
 	uint64_t drain;
 	size_t size;
+	int r;
 
 	if (!g || !out ||
 	    out->size < offsetof(struct mr_conditions, active) +
 			sizeof(out->active))
 		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
 	size = out->size < sizeof(*out) ? out->size : sizeof(*out);
 	s = &g->stuck;
 	pthread_mutex_lock(&s->lock);
