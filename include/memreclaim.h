@@ -1575,7 +1575,8 @@ struct mr_proactive {
  * the target stall of an interval, and Q the interval's refault ratio
  * (memory.stat workingset_refault_file + _anon over pgsteal of this
  * interval and the one before; on cgroup v1, which has no pgsteal, over
- * what the controller itself freed) over refault_ppm; P and Q are held
+ * what the controller itself freed; with nothing reclaimed, over the
+ * group's usage) over refault_ppm; P and Q are held
  * (each interval at least 3/4 of the one before), so a stall or a
  * refault burst keeps steps small for a few intervals (the refault check
  * is ByteDance Katalyst's, 1 - refaults/pgsteal >= 0.99). Far from the
