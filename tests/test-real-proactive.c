@@ -6,7 +6,8 @@
  * 200 MiB of files once (cold page cache), then re-reads a hot 20 MiB
  * file every 100 ms. With the controller's defaults the group must shrink
  * below 64 MiB within 40 of its intervals, while the hot file stays
- * resident (mincore(): at least 90% of it, 10 intervals later); a dry
+ * resident (mincore(): at least 95% of it, 10 intervals later, and less
+ * than half of it refaulted in those intervals); a dry
  * run must reclaim nothing and report a size below 64 MiB within as many
  * intervals. Counts of intervals, not times: the test waits for the
  * controller's own interval count.
@@ -218,8 +219,9 @@ START_TEST(shrinks_to_the_hot_set)
 	struct mr_proactive pro = { .size = sizeof(pro) };
 	struct mr_proactive_stats st = { .size = sizeof(st) };
 	struct mr_reclaim_stats rs = { .size = sizeof(rs) };
-	uint64_t usage = 0, reached = 0, resident;
+	uint64_t usage = 0, reached = 0, resident = 0, refaults = 0;
 	mr_group_t *g;
+	int i;
 
 	start_workload();
 	ck_assert_int_eq(mr_group_open(ctx, group, "cgroup1", &g), 0);
@@ -242,12 +244,24 @@ START_TEST(shrinks_to_the_hot_set)
 		next_interval(g, &st);
 		ck_assert_int_eq(mr_group_read_usage(g, &usage), 0);
 		print(&st, usage);
+		refaults += st.refault_bytes;
 	}
-	resident = hot_resident_ppm();
+	/* A probe of the controller may take a part of the hot file for
+	 * the 100 ms until the workload reads it again: the best of five
+	 * looks 200 ms apart, each after a re-read. */
+	for (i = 0; i < 5; i++) {
+		sleep_ms(200);
+		if (hot_resident_ppm() > resident)
+			resident = hot_resident_ppm();
+	}
 	fprintf(stderr, "below %llu MiB at interval %" PRIu64 "; hot file "
-		"%.1f%% resident %d intervals later\n",
-		GOAL_BYTES / MiB, reached, resident / 1e4, RESIDENT_AFTER);
-	ck_assert_uint_ge(resident, 900000);
+		"%.1f%% resident %d intervals later; %.2f MiB refaulted in "
+		"them\n", GOAL_BYTES / MiB, reached, resident / 1e4,
+		RESIDENT_AFTER, refaults / (double)MiB);
+	ck_assert_uint_ge(resident, 950000);
+	/* Probes into the hot set are rare and small: less than half of
+	 * it came back in those intervals. */
+	ck_assert_uint_lt(refaults, HOT_BYTES / 2);
 	ck_assert_uint_lt(usage, GOAL_BYTES);
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_PROACTIVE,
 						     &rs), 0);
