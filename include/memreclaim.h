@@ -1618,8 +1618,10 @@ struct mr_proactive {
  * nor limit for it. The first interval only measures. A new call starts
  * it afresh.
  *
- * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
- * out of its range; unknown flags; the log says which, at debug level),
+ * size: the bytes of *proactive, equal to proactive->size (0 with NULL).
+ * Errors: -EINVAL (group NULL; size smaller than this struct's, or not
+ * proactive->size; a field out of its range; unknown flags; the log says
+ * which, at debug level),
  * -E2BIG (size larger than this struct's, with a byte past it set),
  * -EOPNOTSUPP (the backend cannot reclaim, or the group has no PSI: a
  * kernel without CONFIG_PSI or booted with psi=0, a cgroup v1 group
