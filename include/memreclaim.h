@@ -1739,7 +1739,8 @@ struct mr_proactive {
  * the target stall of an interval, and Q the interval's refault ratio
  * (memory.stat workingset_refault_file + _anon over pgsteal of this
  * interval and the one before; on cgroup v1, which has no pgsteal, over
- * what the controller itself freed) over refault_ppm; P and Q are held
+ * what the controller itself freed; with nothing reclaimed, over the
+ * group's usage) over refault_ppm; P and Q are held
  * (each interval at least 3/4 of the one before), so a stall or a
  * refault burst keeps steps small for a few intervals (the refault check
  * is ByteDance Katalyst's, 1 - refaults/pgsteal >= 0.99). Far from the
@@ -1781,8 +1782,10 @@ struct mr_proactive {
  * nor limit for it. The first interval only measures. A new call starts
  * it afresh.
  *
- * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
- * out of its range; unknown flags; the log says which, at debug level),
+ * size: the bytes of *proactive, equal to proactive->size (0 with NULL).
+ * Errors: -EINVAL (group NULL; size smaller than this struct's, or not
+ * proactive->size; a field out of its range; unknown flags; the log says
+ * which, at debug level),
  * -E2BIG (size larger than this struct's, with a byte past it set),
  * -EOPNOTSUPP (the backend cannot reclaim, or the group has no PSI: a
  * kernel without CONFIG_PSI or booted with psi=0, a cgroup v1 group

@@ -191,9 +191,9 @@ START_TEST(backs_off_on_pressure)
 }
 END_TEST
 
-/* Refaults at the ratio: no step; refaults with nothing reclaimed (the
- * group thrashes on its own): no step; refaults lagging one interval
- * count against the reclaim of the interval before. */
+/* Refaults at the ratio: no step; refaults with nothing reclaimed weigh
+ * against the group's size; refaults lagging one interval count against
+ * the reclaim of the interval before. */
 START_TEST(backs_off_on_refaults)
 {
 	struct mri_steplaw s;
@@ -211,12 +211,20 @@ START_TEST(backs_off_on_refaults)
 	ck_assert_uint_eq(d.step_bytes, 0);
 	ck_assert_uint_eq(d.refault_ratio_ppm, 10742); /* 110 KiB / 10 MiB */
 
+	/* Nothing reclaimed: refaults against the group's size. A few
+	 * pages (another reclaim's) hold nothing; 2% of the group an
+	 * interval is a group that thrashes. */
 	mri_steplaw_init(&s);
 	x.steal_bytes = 0;
-	x.refault_bytes = 4 * KiB;
+	x.refault_bytes = 100 * KiB;
+	mri_steplaw_update(&s, &params, &x, &d);
+	ck_assert_int_eq(d.hold, MRI_HOLD_NONE);
+	ck_assert_uint_eq(d.refault_ratio_ppm, 977);
+	mri_steplaw_init(&s);
+	x.refault_bytes = 2 * MiB;
 	mri_steplaw_update(&s, &params, &x, &d);
 	ck_assert_int_eq(d.hold, MRI_HOLD_REFAULTS);
-	ck_assert_uint_eq(d.refault_ratio_ppm, 1000000);
+	ck_assert_uint_eq(d.refault_ratio_ppm, 20000);
 
 	/* 10 MiB reclaimed, then 20 KiB refault in the next interval,
 	 * with nothing reclaimed in it: 0.2%, a fifth of the ratio. */

@@ -57,6 +57,31 @@ void mri_proactive_destroy(struct mri_proactive *p)
 	pthread_mutex_destroy(&p->lock);
 }
 
+/* Every statistic back to 0, field by field (readers may be reading). */
+static void stats_reset(struct mri_proactive_stats *st)
+{
+	atomic_store(&st->intervals, 0);
+	atomic_store(&st->usage_bytes, 0);
+	atomic_store(&st->floor_bytes, 0);
+	atomic_store(&st->target_bytes, 0);
+	atomic_store(&st->step_bytes, 0);
+	atomic_store(&st->step_ppm, 0);
+	atomic_store(&st->refault_ratio_ppm, 0);
+	atomic_store(&st->stall_ns, 0);
+	atomic_store(&st->target_stall_ns, 0);
+	atomic_store(&st->io_stall_ns, 0);
+	atomic_store(&st->refault_bytes, 0);
+	atomic_store(&st->dry_run_bytes, 0);
+	atomic_store(&st->reclaimed_bytes, 0);
+	atomic_store(&st->pauses_pressure, 0);
+	atomic_store(&st->pauses_refaults, 0);
+	atomic_store(&st->pauses_io, 0);
+	atomic_store(&st->pauses_external, 0);
+	atomic_store(&st->external_high_changes, 0);
+	atomic_store(&st->last_external_high_bytes, 0);
+	atomic_store(&st->io_gate, 0);
+}
+
 /* ------------------------------------------------------------ settings */
 
 static bool tail_is_zero(const void *s, size_t known, size_t size)
@@ -161,6 +186,10 @@ MR_EXPORT int mr_group_set_proactive(mr_group_t *g,
 	g->proactive.cfg = c;
 	g->proactive.on = proactive != NULL;
 	g->proactive.gen++;
+	/* Seen at once; the worker's next pass starts the rest afresh. */
+	atomic_store(&g->proactive.stats.enabled, proactive != NULL);
+	atomic_store(&g->proactive.stats.dry_run,
+		     proactive && (c.flags & MR_PROACTIVE_DRY_RUN));
 	pthread_mutex_unlock(&g->proactive.lock);
 	mri_log(&g->ctx->log, MR_LOG_DEBUG, proactive ?
 		"%s: proactive on: interval %llu ms, target %llu us per %llu "
@@ -321,10 +350,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		p->carry_bytes = 0;
 		p->dry_bytes = MR_UNLIMITED;
 		mri_steplaw_init(&p->law);
-		memset(st, 0, sizeof(*st));
-		atomic_store(&st->enabled, on);
-		atomic_store(&st->dry_run,
-			     on && (cfg.flags & MR_PROACTIVE_DRY_RUN));
+		stats_reset(st);
 	}
 	if (!on || g->gone)
 		return 0;

@@ -32,9 +32,14 @@ void mri_steplaw_update(struct mri_steplaw *s,
 
 	memset(d, 0, sizeof(*d));
 	/* Refaults against what reclaim took in this interval and the one
-	 * before; refaults with nothing taken: the group thrashes. */
+	 * before; with nothing taken, against the group's size (refaults
+	 * of another reclaim's pages: the kernel's, another manager's; as
+	 * many as refault_ppm of the group per interval is a group that
+	 * thrashes on its own). */
 	if (steal)
 		ratio = (double)x->refault_bytes / (double)steal;
+	else if (x->usage_bytes)
+		ratio = (double)x->refault_bytes / (double)x->usage_bytes;
 	else
 		ratio = x->refault_bytes ? 1.0 : 0.0;
 	ratio = clamp01(ratio);

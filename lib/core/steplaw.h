@@ -17,8 +17,9 @@
  * Q: the refault ratio over refault_ppm, held the same way. The ratio is
  *    the interval's refaults over what reclaim took from the group in it
  *    and in the interval before (a reclaimed page refaults within an
- *    interval or two if it is used at all), 1 when pages refault while
- *    nothing was reclaimed (the group thrashes on its own).
+ *    interval or two if it is used at all); when nothing was reclaimed,
+ *    the refaults over the group's usage (pages another reclaim took:
+ *    the kernel's, another manager's; that many a group thrashes).
  *
  * The form is TMO's (Weiner et al., "TMO: Transparent Memory Offloading
  * in Datacenters", ASPLOS '22: reclaim usage x ratio x max(0, 1 -
