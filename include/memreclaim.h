@@ -1530,10 +1530,13 @@ struct mr_reclaim_stats {
 	uint64_t elapsed_ns;   /* time spent in the calls, in the group's
 				  clock (CLOCK_MONOTONIC; virtual time on
 				  the simulator) */
-	/* The sum of the rises of the swap charged to the group across the
-	 * calls (v2 memory.swap.current; the simulator's swapped pages; 0
-	 * where not measured: cgroup v1, a v2 group without swap
-	 * accounting): what reclaim moved to swap rather than dropped.
+	/* The sum of the rises of the swap charged to the group across
+	 * each reclaim that freed something (a mr_group_reclaim() call, a
+	 * worker's pass, a proactive step: one read before and one after;
+	 * v2 memory.swap.current; the simulator's swapped pages; 0 where not
+	 * measured: cgroup v1, a v2 group without swap accounting): what
+	 * reclaim moved to swap rather than dropped (what the group's own
+	 * swap-ins and swap-outs do meanwhile counts too).
 	 * freed_bytes is the fall of memory.current, so with swap the
 	 * memory freed is partly offloaded, not gone: it still takes swap
 	 * space, and with zswap or zram compressed memory (zswap's pool is

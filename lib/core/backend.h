@@ -263,10 +263,12 @@ struct mri_backend {
 	 * charged to the group, in bytes (cgroup2 memory.swap.current, which
 	 * counts zswap's entries too: each holds a swap slot; the
 	 * simulator's swapped pages); -EOPNOTSUPP when the group has none to
-	 * read (no swap accounting). The core reads it around each reclaim()
-	 * to tell what reclaim moved to swap from what it dropped
-	 * (struct mr_reclaim_stats.offloaded_bytes). One read; does not
-	 * block on anything but the file. Serialised with reclaim. */
+	 * read (no swap accounting). The core reads it before and after each
+	 * run of reclaim() calls (mri_reclaim()) to tell what reclaim moved
+	 * to swap from what it dropped
+	 * (struct mr_reclaim_stats.offloaded_bytes), outside any run
+	 * (struct mri_backend.plan). One read; does not block on anything
+	 * but the file. Serialised with reclaim. */
 	int (*read_swap_usage)(void *priv, uint64_t *swap_bytes);
 	/* Optional (NULL: the core answers -EOPNOTSUPP). Fills the whole
 	 * *out with memory.events, or memory.events.local when `local`;

@@ -180,11 +180,10 @@ static uint64_t unreclaimable_floor(struct mr_group *g,
 }
 
 static void count(struct mr_group *g, int reason, uint64_t asked,
-		  uint64_t freed, uint64_t offloaded, uint64_t ns)
+		  uint64_t freed, uint64_t ns)
 {
 	struct mri_reason_stats *s = &g->stats[reason];
 
-	atomic_fetch_add(&s->offloaded_bytes, offloaded);
 	atomic_fetch_add(&s->calls, 1);
 	if (!freed)
 		atomic_fetch_add(&s->empty_calls, 1);
@@ -214,7 +213,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	struct mri_policy p;
 	struct step_cache sc = { .target = NULL };
 	uint64_t total = 0, excess, batch, asked, freed, t0;
-	uint64_t swap0 = 0, swap1, offloaded = 0, caller_floor, own_floor;
+	uint64_t swap0 = 0, swap1, caller_floor, own_floor;
 	bool have_swap;
 	/* The previous step of the call (MRI_CAP_STEP_CAN_OOM), 0: none. */
 	uint64_t last_asked = 0, last_freed = 0;
@@ -247,6 +246,11 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		    unreclaimable_floor(g, &l);
 	if (own_floor > floor_bytes)
 		floor_bytes = own_floor;
+	/* What the run moves to swap (zram and zswap included): the rise
+	 * of the swap charged to the group (its children's included) across
+	 * it, where the backend reads one. */
+	have_swap = g->be->read_swap_usage &&
+		    g->be->read_swap_usage(g->priv, &swap0) == 0;
 
 	for (calls = 0; total < bytes; calls++) {
 		/* The first batch always runs; later ones only in time. */
@@ -297,18 +301,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 				g->be->plan(target, excess);
 				run = target;
 			}
-			/* What the call moves to swap (zswap and zram
-			 * included): the rise of the swap charged to the
-			 * target across it, where the backend reads one. */
-			have_swap = g->be->read_swap_usage &&
-				    g->be->read_swap_usage(target,
-							   &swap0) == 0;
 			r = g->be->reclaim(target, batch, &asked, &freed);
-			offloaded = 0;
-			if (r == 0 && have_swap &&
-			    g->be->read_swap_usage(target, &swap1) == 0 &&
-			    swap1 > swap0)
-				offloaded = swap1 - swap0;
 			if (target == sc.target)
 				sc.clean_bytes -= freed < sc.clean_bytes ?
 						  freed : sc.clean_bytes;
@@ -341,8 +334,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		 * manager holds the group; else the group is gone or broken. */
 		if (r < 0)
 			break;
-		count(g, reason, asked, freed, offloaded,
-		      mri_group_now_ns(g) - t0);
+		count(g, reason, asked, freed, mri_group_now_ns(g) - t0);
 		total += freed;
 		if (g->be->caps & MRI_CAP_STEP_CAN_OOM) {
 			last_asked = asked;
@@ -357,6 +349,10 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	}
 	*freed_bytes = total;
 	rest(g);
+	if (total && have_swap &&
+	    g->be->read_swap_usage(g->priv, &swap1) == 0 && swap1 > swap0)
+		atomic_fetch_add(&g->stats[reason].offloaded_bytes,
+				 swap1 - swap0);
 	if (total || (reached && r == 0))
 		return 0;
 	return r < 0 ? r : -EAGAIN;
