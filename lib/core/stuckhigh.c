@@ -153,7 +153,8 @@ void mri_stuck_sample(struct mr_group *g)
 	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mri_stuck_input in = { 0 };
 	uint64_t now = mri_group_now_ns(g), maxes, own = own_freed(g);
-	bool has_full, stuck = false, judged = false;
+	struct mri_stuck_figures fig;
+	bool has_full, stuck = false, judged = false, warn = false;
 
 	if (s->no_high || !g->be->read_events ||
 	    g->be->read_events(g->priv, false, &ev) < 0)
@@ -182,7 +183,7 @@ void mri_stuck_sample(struct mr_group *g)
 		in.high_bytes = (l.present & MR_LIMITS_HAS_HIGH) ?
 				l.high_bytes : MR_UNLIMITED;
 		in.usage_bytes = l.usage_bytes;
-		stuck = has_full && mri_stuck_high(&in, &s->fig);
+		stuck = mri_stuck_high(&in, &s->fig) && has_full;
 		s->high_bytes = in.high_bytes;
 		s->unreclaimable_bytes = in.unreclaimable_bytes;
 		direct_reclaim(s, &ms, own, in.interval_ns);
@@ -213,20 +214,20 @@ void mri_stuck_sample(struct mr_group *g)
 		if (stuck)
 			s->entered++;
 		signal_fd(s);
-		if (stuck && !s->warned)
-			mri_log(&g->ctx->log, MR_LOG_WARNING,
-				"%s: stuck at memory.high: %" PRIu64 " high "
-				"events/s, no max or oom, PSI full %.1f %%, "
-				"%.1f MiB that reclaim cannot take (no usable "
-				"swap) under a high of %.1f MiB; raise "
-				"memory.high or give the group swap",
-				g->path, s->fig.high_events_per_s,
-				s->fig.full_ppm / 1e4,
-				mib(in.unreclaimable_bytes),
-				mib(in.high_bytes));
+		warn = stuck && !s->warned;
 		s->warned |= stuck;
 	}
+	fig = s->fig;
 	pthread_mutex_unlock(&s->lock);
+	/* Out of the lock: the log callback may read the conditions. */
+	if (warn)
+		mri_log(&g->ctx->log, MR_LOG_WARNING,
+			"%s: stuck at memory.high: %" PRIu64 " high events/s, "
+			"no max or oom, PSI full %.1f %%, %.1f MiB that "
+			"reclaim cannot take (no usable swap) under a high of "
+			"%.1f MiB; raise memory.high or give the group swap",
+			g->path, fig.high_events_per_s, fig.full_ppm / 1e4,
+			mib(in.unreclaimable_bytes), mib(in.high_bytes));
 }
 
 MR_EXPORT int mr_group_conditions_fd(mr_group_t *g)
