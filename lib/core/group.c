@@ -346,8 +346,12 @@ static void remember_trigger(struct mr_group *g, int fd, int kind,
 {
 	struct mr_pressure p = { .size = sizeof(p) };
 	struct mri_psi_armed *a = NULL;
+	bool have;
 	int i;
 
+	/* Read out of the lock: a backend may log, and a log callback may
+	 * confirm a wake-up. */
+	have = g->be->read_pressure && g->be->read_pressure(g->priv, &p) == 0;
 	pthread_mutex_lock(&g->psi_lock);
 	for (i = 0; i < MRI_PSI_ARMED_MAX && !a; i++)
 		if (g->psi_armed[i].fd == fd)
@@ -358,7 +362,7 @@ static void remember_trigger(struct mr_group *g, int fd, int kind,
 				    MRI_PSI_ARMED_MAX;
 	}
 	a->fd = -1;
-	if (g->be->read_pressure && g->be->read_pressure(g->priv, &p) == 0) {
+	if (have) {
 		a->fd = fd;
 		a->kind = kind;
 		a->stall_us = stall_us;
@@ -407,16 +411,17 @@ MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *g, int fd)
 	r = mri_ctx_check_fork(g->ctx);
 	if (r < 0)
 		return r;
+	/* Read out of the lock (a backend may log, and a log callback may
+	 * confirm a wake-up): a trigger remembered has read_pressure. */
+	r = g->be->read_pressure ? g->be->read_pressure(g->priv, &p) :
+				   -EOPNOTSUPP;
 	pthread_mutex_lock(&g->psi_lock);
 	for (i = 0, a = NULL; i < MRI_PSI_ARMED_MAX && !a; i++)
 		if (g->psi_armed[i].fd == fd)
 			a = &g->psi_armed[i];
 	if (!a) {
-		pthread_mutex_unlock(&g->psi_lock);
-		return -EBADF;
-	}
-	r = g->be->read_pressure(g->priv, &p);
-	if (r == 0) {
+		r = -EBADF;
+	} else if (r == 0) {
 		total = a->kind == MR_PSI_FULL ? p.full.total_us :
 						 p.some.total_us;
 		r = mri_psi_wakeup_real(a, total);

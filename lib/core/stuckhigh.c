@@ -152,63 +152,63 @@ void mri_stuck_sample(struct mr_group *g)
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mr_memstat ms = { .size = sizeof(ms) };
 	struct mri_stuck_input in = { 0 };
-	uint64_t now = mri_group_now_ns(g), maxes, own = own_freed(g);
 	struct mri_stuck_figures fig;
+	uint64_t now = mri_group_now_ns(g), maxes, own = own_freed(g);
 	bool has_full, stuck = false, judged = false, warn = false;
 
+	/* The sampler's own fields (the worker's alone: one per context)
+	 * are read and written without the lock; the files are read
+	 * without it too (a backend may log, and a log callback may read
+	 * the conditions). The lock guards what readers see. */
 	if (s->no_high || !g->be->read_events ||
 	    g->be->read_events(g->priv, false, &ev) < 0)
 		return;
-	pthread_mutex_lock(&s->lock);
 	if (!(ev.present & (1ULL << MR_EVENT_HIGH))) {
 		s->no_high = true;
-		pthread_mutex_unlock(&s->lock);
 		return;
 	}
 	maxes = ev.max + ev.oom + ev.oom_kill;
 	in.interval_ns = s->sampled ? now - s->last_ns : 0;
 	in.high_events = s->sampled ? grew(s->last_high, ev.high) : 0;
 	in.max_events = s->sampled ? grew(s->last_max, maxes) : 0;
-	/* The rest is read only when high rises fast enough to matter. */
+	if (!g->be->read_pressure || g->be->read_pressure(g->priv, &pr) < 0)
+		pr.present = 0;
+	has_full = s->has_full && (pr.present & MR_PRESSURE_FULL);
+	/* memory.stat and the limits only when high rises. */
 	if (in.interval_ns >= MRI_STUCK_MIN_INTERVAL_NS &&
 	    (unsigned __int128)in.high_events * 1000000000ULL >=
 	    (unsigned __int128)MRI_STUCK_HIGH_EVENTS_PER_S * in.interval_ns &&
-	    g->be->read_pressure && g->be->read_pressure(g->priv, &pr) == 0 &&
-	    (pr.present & MR_PRESSURE_FULL) &&
 	    unreclaimable(g, &l, &ms, &in.unreclaimable_bytes,
 			  &in.swap_usable) == 0) {
-		has_full = s->has_full;
 		in.full_stall_ns = has_full ?
 			grew(s->last_full_us, pr.full.total_us) * 1000 : 0;
 		in.high_bytes = (l.present & MR_LIMITS_HAS_HIGH) ?
 				l.high_bytes : MR_UNLIMITED;
 		in.usage_bytes = l.usage_bytes;
-		stuck = mri_stuck_high(&in, &s->fig) && has_full;
-		s->high_bytes = in.high_bytes;
-		s->unreclaimable_bytes = in.unreclaimable_bytes;
-		direct_reclaim(s, &ms, own, in.interval_ns);
 		judged = true;
 	}
-	/* The next interval's base: this memory.stat if it was read. */
-	s->has_stat = judged;
-	if (judged) {
-		s->stat = ms;
-		s->own_freed_bytes = own;
-	} else {
-		s->direct_bytes_per_s = 0;
-		s->efficiency_ppm = 0;
-	}
-	if (!judged && g->be->read_pressure &&
-	    g->be->read_pressure(g->priv, &pr) != 0)
-		pr.present = 0;
+	stuck = mri_stuck_high(&in, &fig) && judged && has_full;
 	s->has_full = pr.present & MR_PRESSURE_FULL;
 	s->last_full_us = pr.full.total_us;
 	s->sampled = true;
 	s->last_ns = now;
 	s->last_high = ev.high;
 	s->last_max = maxes;
-	if (!judged)
-		mri_stuck_high(&in, &s->fig);
+
+	pthread_mutex_lock(&s->lock);
+	s->fig = fig;
+	if (judged) {
+		s->high_bytes = in.high_bytes;
+		s->unreclaimable_bytes = in.unreclaimable_bytes;
+		direct_reclaim(s, &ms, own, in.interval_ns);
+		s->stat = ms;
+		s->own_freed_bytes = own;
+	} else {
+		s->direct_bytes_per_s = 0;
+		s->efficiency_ppm = 0;
+	}
+	/* The next interval's base: this memory.stat if it was read. */
+	s->has_stat = judged;
 	if (stuck != s->stuck) {
 		s->stuck = stuck;
 		if (stuck)
@@ -217,9 +217,7 @@ void mri_stuck_sample(struct mr_group *g)
 		warn = stuck && !s->warned;
 		s->warned |= stuck;
 	}
-	fig = s->fig;
 	pthread_mutex_unlock(&s->lock);
-	/* Out of the lock: the log callback may read the conditions. */
 	if (warn)
 		mri_log(&g->ctx->log, MR_LOG_WARNING,
 			"%s: stuck at memory.high: %" PRIu64 " high events/s, "

@@ -79,13 +79,19 @@ struct mri_stuck_figures {
 bool mri_stuck_high(const struct mri_stuck_input *in,
 		    struct mri_stuck_figures *fig);
 
-/* A group's state of the detection, under its lock. */
+/* A group's state of the detection. The sampler's own fields are the
+ * worker's alone (one worker per context); the rest is under the lock. */
 struct mri_stuck {
-	pthread_mutex_t lock;
-	bool sampled;               /* `last` holds a sample */
+	/* The sampler's: the last sample. */
+	bool sampled;
 	uint64_t last_ns;
 	uint64_t last_high, last_max, last_full_us;
 	bool has_full;
+	/* The backend reports no `high` event (cgroup v1: no memory.high):
+	 * the group is not sampled again. */
+	bool no_high;
+	/* Under the lock. */
+	pthread_mutex_t lock;
 	bool stuck;
 	uint64_t entered;           /* times the condition was entered */
 	struct mri_stuck_figures fig;
@@ -100,9 +106,6 @@ struct mri_stuck {
 	uint32_t efficiency_ppm;
 	int fd;                     /* the conditions eventfd, -1: none */
 	bool warned;
-	/* The backend reports no `high` event (cgroup v1: no memory.high):
-	 * the group is not sampled again. */
-	bool no_high;
 };
 
 void mri_stuck_init(struct mri_stuck *s);
