@@ -1819,6 +1819,32 @@ START_TEST(proactive_floor_and_pressure)
 }
 END_TEST
 
+/* A pressure read that fails once the controller runs (psi switched off
+ * under it): the interval restarts, and the read is tried again an
+ * interval later, not at every round of the worker (a v2 group with a
+ * margin is served every 10 ms). */
+START_TEST(proactive_failed_read_waits_an_interval)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+	const char *at;
+	int i, n = 0;
+
+	fk.pressure_err = EOPNOTSUPP;
+	usleep(950000);
+	for (i = 0; i < 20; i++)
+		ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL),
+				 0);
+	for (at = logbuf; (at = strstr(at, "proactive: reading the group"));
+	     at++)
+		n++;
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(proactive_calls(g), 0);
+	fk.pressure_err = 0;
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* No PSI (psi=0: the pressure file reads empty): refused, said why. */
 START_TEST(proactive_without_psi)
 {
@@ -1896,6 +1922,7 @@ int main(void)
 	tcase_add_test(tc, proactive_io_gate_and_external_high);
 	tcase_add_test(tc, proactive_floor_and_pressure);
 	tcase_add_test(tc, proactive_without_psi);
+	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -346,6 +346,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		/* A new call: everything afresh, the statistics too. */
 		p->seen_gen = gen;
 		p->started = false;
+		p->retry_ns = 0;
 		p->external_hold = 0;
 		p->dry_bytes = MR_UNLIMITED;
 		mri_steplaw_init(&p->law);
@@ -360,15 +361,20 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		if (elapsed_ns < cfg.interval_ns -
 				 cfg.interval_ns / INTERVAL_SLACK_DIV)
 			return 0;
+	} else if (now_ns < p->retry_ns) {
+		return 0;
 	}
 	r = read_counters(g, &c, &ms, &l);
 	if (r == -ENOENT)
 		return r;
 	if (r < 0) {
+		/* Tried again an interval later, not at every round. */
 		mri_log(&g->ctx->log, MR_LOG_DEBUG,
 			"%s: proactive: reading the group: %s; interval "
 			"restarts", g->path, mr_strerror(r));
 		p->started = false;
+		p->retry_ns = now_ns + cfg.interval_ns -
+			      cfg.interval_ns / INTERVAL_SLACK_DIV;
 		return 0;
 	}
 	atomic_store(&st->io_gate, c.has_io ? MR_PROACTIVE_IO_GATE_ON :
