@@ -174,9 +174,10 @@ MR_EXPORT int mr_group_set_proactive(mr_group_t *g,
 			mri_log(&g->ctx->log, MR_LOG_WARNING, "%s: proactive "
 				"refused: the group has no memory PSI (%s)",
 				g->path, !strcmp(g->be->name, "cgroup1") ?
-				"cgroup v1 reads it from a cgroup2 twin: "
-				"mr_ctx_set_hybrid_psi() and a group created "
-				"with it" :
+				"cgroup v1 reads it, with "
+				"mr_ctx_set_hybrid_psi(), from the group's "
+				"cgroup2 twin or the cgroup2 group that holds "
+				"exactly its tasks" :
 				"a kernel without CONFIG_PSI or booted with "
 				"psi=0");
 		if (r < 0)
