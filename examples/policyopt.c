@@ -476,8 +476,8 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 			fprintf(stderr, "%s: --proactive: %s has no memory "
 				"pressure (PSI) to keep it under: a kernel "
 				"without CONFIG_PSI or booted with psi=0, or "
-				"cgroup v1 without a cgroup2 twin "
-				"(--hybrid-psi, and a group created with it)\n",
+				"cgroup v1 without --hybrid-psi or without a "
+				"cgroup2 group holding its tasks alone\n",
 				prefix, name);
 			return r;
 		}

@@ -567,13 +567,15 @@ struct mr_pressure {
 };
 
 /* Reads the group's memory pressure (v2 memory.pressure; on cgroup v1,
- * the one of the group's cgroup2 twin, see mr_ctx_set_hybrid_psi(); on
- * the simulator, the simulated stall time). Unknown keys and lines are
+ * the one of the group's cgroup2 twin, see mr_ctx_set_hybrid_psi(), or
+ * where it has none, of the cgroup2 group that holds exactly its tasks;
+ * on the simulator, the simulated stall time). Unknown keys and lines are
  * ignored; a missing `full` line leaves MR_PRESSURE_FULL clear.
  * Errors: -EINVAL (NULL, size smaller than its size and present fields),
  * -EOPNOTSUPP (PSI unavailable: a kernel without CONFIG_PSI or booted
  * with psi=0, whose file fails with EOPNOTSUPP or reads empty; a cgroup
- * v1 group without a twin), -ENOENT, -EIO (unparsable), -ECHILD.
+ * v1 group without a twin nor a cgroup2 group of its tasks alone),
+ * -ENOENT, -EIO (unparsable), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_read_pressure(mr_group_t *group,
 				     struct mr_pressure *pressure);
@@ -590,7 +592,8 @@ enum mr_psi_kind {
  * the group is removed; closing the fd removes the trigger. The kernel
  * signals at most once per window (kernel/sched/psi.c, psi_trigger_create;
  * Documentation/accounting/psi.rst). On cgroup v1 it arms on the group's
- * cgroup2 twin (mr_ctx_set_hybrid_psi()). On the simulator the fd polls
+ * cgroup2 twin, or the cgroup2 group of its tasks alone
+ * (mr_ctx_set_hybrid_psi()). On the simulator the fd polls
  * POLLIN instead, with one message to read per event, and POLLHUP once
  * the group is removed (docs/simulator.md, "Events and PSI").
  *
@@ -861,6 +864,14 @@ MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
  * moves the process into both, and mr_cgroup_remove() removes both; the
  * v1 groups of the context then read pressure and arm PSI triggers on
  * their twin (mr_group_read_pressure(), mr_group_psi_trigger_open()).
+ * A v1 group without a twin (one the library did not create: a
+ * runtime's, a systemd unit's) reads pressure from the cgroup2 group of
+ * its tasks (/proc/PID/cgroup of each task in its cgroup.procs) when
+ * that is one group, not the root, holding those tasks alone and no
+ * descendant group: only then is its pressure the v1 group's
+ * (kernel/sched/psi.c accounts a task's stalls to its cgroup2 group and
+ * that group's ancestors). It is looked up at each read (at most 256
+ * tasks); otherwise the group has no PSI.
  * Off by default. It moves only the processes the caller asks
  * mr_cgroup_attach() to move, which must be its own: on hybrid hosts
  * systemd tracks its units by their cgroup2 group, and moving a process
@@ -1766,7 +1777,8 @@ struct mr_proactive {
  * MR_REASON_PROACTIVE: memory.reclaim on cgroup v2, limit steps on cgroup
  * v1 (each lowers memory.limit_in_bytes for a moment), the model's
  * reclaim on the simulator. On cgroup v1 PSI comes from the group's
- * cgroup2 twin (mr_ctx_set_hybrid_psi()).
+ * cgroup2 twin, or the cgroup2 group that holds exactly its tasks
+ * (mr_ctx_set_hybrid_psi()).
  *
  * It pauses (no step) while the io "some" stall is above io_stall_ppm of
  * the interval (TMO's I/O gate; cgroup v2 io.pressure, the twin's on
@@ -1792,7 +1804,8 @@ struct mr_proactive {
  * -E2BIG (size larger than this struct's, with a byte past it set),
  * -EOPNOTSUPP (the backend cannot reclaim, or the group has no PSI: a
  * kernel without CONFIG_PSI or booted with psi=0, a cgroup v1 group
- * without a twin; logged with the reason), -ENOENT (group removed),
+ * without a twin or a cgroup2 group of its tasks alone; logged with the
+ * reason), -ENOENT (group removed),
  * -ECHILD. On error nothing changes. MT-safe: the worker picks the
  * change up at its next pass over the group. */
 MR_EXPORT int mr_group_set_proactive(mr_group_t *group,

@@ -10,7 +10,8 @@
  * memory_high_write() and memory_max_write() do, kept fds of a removed
  * group fail with ENODEV and lookups with ENOENT, a sibling vanishes in
  * the middle of a walk, pressure files read empty or fail with
- * EOPNOTSUPP.
+ * EOPNOTSUPP. The proactive controller on it: its I/O gate, its hold
+ * after someone else's memory.high, its floor, its pressure hold.
  *
  * The tree: root/ (the real root: no memory.current), root/a (a child of
  * the root), root/a/g (the group under test), root/a/s1, root/a/s2
@@ -2135,6 +2136,207 @@ static const struct mri_backend nohigh_backend = {
 	.write_limit = nohigh_write,
 };
 
+/* ------------------------------------------------------------ proactive */
+
+/* memory.stat of g: cache_bytes of page cache on the file LRUs and
+ * anon_bytes on the anonymous ones. */
+static void put_stat(uint64_t cache_bytes, uint64_t anon_bytes)
+{
+	char stat[512];
+
+	snprintf(stat, sizeof(stat), "anon %" PRIu64 "\nfile %" PRIu64 "\n"
+		 "inactive_anon %" PRIu64 "\nactive_anon %" PRIu64 "\n"
+		 "inactive_file %" PRIu64 "\nactive_file %" PRIu64 "\n",
+		 anon_bytes, cache_bytes, anon_bytes / 2,
+		 anon_bytes - anon_bytes / 2, cache_bytes / 2,
+		 cache_bytes - cache_bytes / 2);
+	put("a/g", "memory.stat", stat);
+}
+
+/* A PSI file of g whose some total is total_us. */
+static void put_psi(const char *file, uint64_t total_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "some avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=%" PRIu64 "\nfull avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=0\n", total_us);
+	put("a/g", file, buf);
+}
+
+/* g with 100 MiB of page cache, PSI at rest, the controller on with its
+ * defaults (4 MiB batches: the fake records 64 writes), its first
+ * interval started. */
+static mr_group_t *proactive_group(mr_ctx_t **ctx)
+{
+	struct mr_proactive pro = { .size = sizeof(pro) };
+	mr_group_t *g;
+
+	fk.usage = fk.cache = 100 * MiB;
+	sync_usage();
+	put_stat(fk.cache, 0);
+	put_psi("memory.pressure", 1000);
+	put_psi("io.pressure", 0);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(*ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(*ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_group_set_proactive(g, &pro, sizeof(pro)), 0);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(*ctx, MR_DISPATCH_ALL), 0);
+	return g;
+}
+
+/* Dispatches, as a caller's loop does, until the controller has measured
+ * one more interval (a second of CLOCK_MONOTONIC); its statistics. */
+static void next_interval(mr_ctx_t *ctx, mr_group_t *g,
+			  struct mr_proactive_stats *st)
+{
+	struct mr_proactive_stats now = { .size = sizeof(now) };
+	int i;
+
+	ck_assert_int_eq(mr_group_read_proactive_stats(g, &now, sizeof(now)),
+			 0);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL),
+				 0);
+		ck_assert_int_eq(mr_group_read_proactive_stats(g, st,
+							       sizeof(*st)), 0);
+		if (st->intervals > now.intervals)
+			return;
+	}
+	ck_abort_msg("no interval in 100 dispatches");
+}
+
+static uint64_t proactive_calls(mr_group_t *g)
+{
+	struct mr_reclaim_stats rs = { .size = sizeof(rs) };
+
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_PROACTIVE,
+						     &rs), 0);
+	return rs.calls;
+}
+
+/* The I/O gate holds a step while io.pressure's some stall is above 5%
+ * of the interval; then a step of a tenth of the cache goes through
+ * memory.reclaim; then memory.high written by someone else holds it,
+ * counted and logged. */
+START_TEST(proactive_io_gate_and_external_high)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+
+	put_psi("io.pressure", 500000);
+	next_interval(ctx, g, &st);
+	ck_assert_int_eq(st.io_gate, MR_PROACTIVE_IO_GATE_ON);
+	ck_assert_uint_eq(st.io_stall_ns, 500000000ULL);
+	ck_assert_uint_eq(st.pauses_io, 1);
+	ck_assert_uint_eq(proactive_calls(g), 0);
+	ck_assert_uint_eq(fk.usage, 100 * MiB);
+	ck_assert_ptr_nonnull(strstr(logbuf, "io pressure above the gate"));
+
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.pauses_io, 1);
+	ck_assert_uint_eq(st.step_bytes, 10 * MiB);
+	ck_assert_uint_gt(proactive_calls(g), 0);
+	ck_assert_uint_le(fk.usage, 90 * MiB);
+	ck_assert_uint_ge(fk.usage, 86 * MiB);
+	ck_assert_uint_eq(st.reclaimed_bytes, 100 * MiB - fk.usage);
+	ck_assert_ptr_nonnull(strstr(fk.reclaim_writes[0], "4194304"));
+
+	putu("a/g", "memory.high", 200 * MiB);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.external_high_changes, 1);
+	ck_assert_uint_eq(st.last_external_high_bytes, 200 * MiB);
+	ck_assert_uint_eq(st.pauses_external, 1);
+	ck_assert_uint_eq(st.step_bytes, 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "memory.high changed by someone "
+				     "else"));
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* The floor: memory.min (which memory.reclaim on the group itself would
+ * not keep), then anonymous memory without swap; a stall above the
+ * target holds the step. */
+START_TEST(proactive_floor_and_pressure)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	putu("a/g", "memory.min", 95 * MiB);
+	g = proactive_group(&ctx);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.floor_bytes, 95 * MiB);
+	ck_assert_uint_eq(st.step_bytes, 512 * 1024); /* a tenth of 5 MiB */
+	ck_assert_uint_ge(fk.usage, 95 * MiB);
+
+	/* 2 ms of stall in a second: above 10 ms per 6 s. */
+	put_psi("memory.pressure", 1000 + 2000);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.pauses_pressure, 1);
+	ck_assert_uint_eq(st.stall_ns, 2000000);
+	ck_assert_uint_eq(st.step_bytes, 0);
+
+	/* 97 MiB of anonymous memory and no swap: the floor. */
+	putu("a/g", "memory.min", 0);
+	host_swap(0, 60);
+	put_stat(3 * MiB, 97 * MiB);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.floor_bytes, 97 * MiB);
+	ck_assert_uint_ge(st.target_bytes, 97 * MiB);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* A pressure read that fails once the controller runs (psi switched off
+ * under it): the interval restarts, and the read is tried again an
+ * interval later, not at every round of the worker (a v2 group with a
+ * margin is served every 10 ms). */
+START_TEST(proactive_failed_read_waits_an_interval)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+	const char *at;
+	int i, n = 0;
+
+	fk.pressure_err = EOPNOTSUPP;
+	usleep(950000);
+	for (i = 0; i < 20; i++)
+		ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL),
+				 0);
+	for (at = logbuf; (at = strstr(at, "proactive: reading the group"));
+	     at++)
+		n++;
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(proactive_calls(g), 0);
+	fk.pressure_err = 0;
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* No PSI (psi=0: the pressure file reads empty): refused, said why. */
+START_TEST(proactive_without_psi)
+{
+	struct mr_proactive pro = { .size = sizeof(pro) };
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	put("a/g", "memory.pressure", "");
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_proactive(g, &pro, sizeof(pro)),
+			 -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(logbuf, "has no memory PSI"));
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(set_high_without_high)
 {
 	mr_ctx_t *ctx;
@@ -2195,6 +2397,10 @@ int main(void)
 	tcase_add_test(tc, worker_margin_anon_swap_max_reached);
 	tcase_add_test(tc, worker_skips_idle_ticks);
 	tcase_add_test(tc, set_high_without_high);
+	tcase_add_test(tc, proactive_io_gate_and_external_high);
+	tcase_add_test(tc, proactive_floor_and_pressure);
+	tcase_add_test(tc, proactive_without_psi);
+	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

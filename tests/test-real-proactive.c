@@ -10,7 +10,8 @@
  * than half of it refaulted in those intervals); a dry
  * run must reclaim nothing and report a size below 64 MiB within as many
  * intervals. Counts of intervals, not times: the test waits for the
- * controller's own interval count.
+ * controller's own interval count. A group without a twin takes its PSI
+ * from the cgroup2 group that holds exactly its tasks.
  *
  * This host runs a DAMON pageout scheme of its own on physical memory
  * (docs/kernels.md), which can take cold cache too: that only helps the
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -320,6 +322,75 @@ START_TEST(no_psi_refused)
 }
 END_TEST
 
+/* A sleeper this test starts, for the tasks2 test. */
+static pid_t start_sleeper(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void write_pid(const char *dir, pid_t pid)
+{
+	char v[32];
+
+	fmt(v, sizeof(v), "%d\n", (int)pid);
+	write_file(dir, "cgroup.procs", v);
+}
+
+/* A v1 group the library made without a twin (a runtime's group, as it
+ * were), its task in a cgroup2 group of another name that this test
+ * makes: the group's PSI is that group's while it holds the v1 group's
+ * tasks alone, so the controller takes it; once it holds another task,
+ * it is refused. */
+START_TEST(tasks_own_cgroup2_group)
+{
+	struct mr_proactive pro = { .size = sizeof(pro) };
+	struct mr_pressure pr = { .size = sizeof(pr) };
+	char v1[PATH_MAX], c2[PATH_MAX], tp[PATH_MAX];
+	pid_t a, b;
+	mr_ctx_t *c;
+	mr_group_t *g;
+
+	ck_assert(rc_twin_parent(tp, sizeof(tp)));
+	fmt(v1, sizeof(v1), "%s/memreclaim-test-%d-u1", parent, (int)getpid());
+	fmt(c2, sizeof(c2), "%s/memreclaim-test-%d-u2", tp, (int)getpid());
+	ck_assert_int_eq(mr_ctx_new(&c), 0);
+	ck_assert_int_eq(mr_cgroup_create(c, v1, LIMIT), 0);
+	ck_assert_int_eq(mkdir(c2, 0755), 0);
+	a = start_sleeper();
+	ck_assert_int_eq(mr_cgroup_attach(c, v1, a), 0);
+	write_pid(c2, a);
+	ck_assert_int_eq(mr_ctx_set_hybrid_psi(c, 1), 0);
+	ck_assert_int_eq(mr_group_open(c, v1, "cgroup1", &g), 0);
+	ck_assert_int_eq(mr_group_read_pressure(g, &pr), 0);
+	ck_assert_uint_eq(pr.present & MR_PRESSURE_SOME, MR_PRESSURE_SOME);
+	ck_assert_int_eq(mr_group_set_proactive(g, &pro, sizeof(pro)), 0);
+	/* Another task in the cgroup2 group: its PSI is no longer the v1
+	 * group's. */
+	b = start_sleeper();
+	write_pid(c2, b);
+	ck_assert_int_eq(mr_group_read_pressure(g, &pr), -EOPNOTSUPP);
+	ck_assert_int_eq(mr_group_set_proactive(g, &pro, sizeof(pro)),
+			 -EOPNOTSUPP);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_msg(rmdir(c2) == 0, "rmdir %s: %s", c2, strerror(errno));
+	write_file(v1, "memory.force_empty", "0");
+	ck_assert_int_eq(mr_cgroup_remove(c, v1), 0);
+	mr_ctx_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("real-proactive");
@@ -351,6 +422,7 @@ int main(void)
 	tcase_add_test(tc, shrinks_to_the_hot_set);
 	tcase_add_test(tc, dry_run_reclaims_nothing);
 	tcase_add_test(tc, no_psi_refused);
+	tcase_add_test(tc, tasks_own_cgroup2_group);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

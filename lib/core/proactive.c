@@ -174,9 +174,10 @@ MR_EXPORT int mr_group_set_proactive(mr_group_t *g,
 			mri_log(&g->ctx->log, MR_LOG_WARNING, "%s: proactive "
 				"refused: the group has no memory PSI (%s)",
 				g->path, !strcmp(g->be->name, "cgroup1") ?
-				"cgroup v1 reads it from a cgroup2 twin: "
-				"mr_ctx_set_hybrid_psi() and a group created "
-				"with it" :
+				"cgroup v1 reads it, with "
+				"mr_ctx_set_hybrid_psi(), from the group's "
+				"cgroup2 twin or the cgroup2 group that holds "
+				"exactly its tasks" :
 				"a kernel without CONFIG_PSI or booted with "
 				"psi=0");
 		if (r < 0)
@@ -346,6 +347,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		/* A new call: everything afresh, the statistics too. */
 		p->seen_gen = gen;
 		p->started = false;
+		p->retry_ns = 0;
 		p->external_hold = 0;
 		p->carry_bytes = 0;
 		p->dry_bytes = MR_UNLIMITED;
@@ -361,15 +363,20 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		if (elapsed_ns < cfg.interval_ns -
 				 cfg.interval_ns / INTERVAL_SLACK_DIV)
 			return 0;
+	} else if (now_ns < p->retry_ns) {
+		return 0;
 	}
 	r = read_counters(g, &c, &ms, &l);
 	if (r == -ENOENT)
 		return r;
 	if (r < 0) {
+		/* Tried again an interval later, not at every round. */
 		mri_log(&g->ctx->log, MR_LOG_DEBUG,
 			"%s: proactive: reading the group: %s; interval "
 			"restarts", g->path, mr_strerror(r));
 		p->started = false;
+		p->retry_ns = now_ns + cfg.interval_ns -
+			      cfg.interval_ns / INTERVAL_SLACK_DIV;
 		return 0;
 	}
 	atomic_store(&st->io_gate, c.has_io ? MR_PROACTIVE_IO_GATE_ON :
