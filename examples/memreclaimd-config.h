@@ -29,6 +29,9 @@
  *   runtime = yes|no       yes: the groups are those a runtime's hook
  *                          names with policy NAME, beneath path
  *                          (memreclaimd-runtime.h); the walk skips it
+ *   proactive = on|off|dry-run
+ *   pressure-target = DUR/DUR
+ *   min-size = SIZE
  *
  * (The pattern is a key, not part of the header: libinih cuts section
  * names at 49 bytes.) Loading reports every mistake on stderr, as
@@ -73,6 +76,7 @@ struct mrd_section {
 	char *name;
 	char *where;                       /* its first header: "FILE:LINE" */
 	struct mrd_value path, margin, hysteresis, batch, runtime;
+	struct mrd_value proactive, pressure_target, min_size;
 	bool runtime_on;                   /* runtime = yes */
 	struct mrd_pattern pattern;        /* parsed from path */
 	struct policy_opts policy;         /* parsed from the values */

@@ -397,7 +397,11 @@ static bool pressure_check(mr_group_t *g, struct pressure *ps,
 
 	if (ps->psi_fd >= 0) {
 		pfd = (struct pollfd){ .fd = ps->psi_fd, .events = POLLPRI };
-		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLPRI))
+		/* A wake-up whose stall did not grow by the trigger's (the
+		 * first of an unprivileged trigger can be one) is dropped;
+		 * a trigger the library cannot judge is taken at its word. */
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLPRI) &&
+		    mr_group_psi_trigger_confirm(g, ps->psi_fd) != 0)
 			return true;
 	}
 	if (mr_group_read_limits(g, &l) < 0 || l.limit_bytes == MR_UNLIMITED ||

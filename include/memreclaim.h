@@ -445,6 +445,15 @@ enum mr_memstat_field {
 	MR_MEMSTAT_WORKINGSET_REFAULT_ANON,
 	MR_MEMSTAT_WORKINGSET_REFAULT_FILE,
 	MR_MEMSTAT_KERNEL,
+	/* Reclaim by reclaimer (v2 memory.stat): see struct mr_memstat. */
+	MR_MEMSTAT_PGSCAN_KSWAPD,
+	MR_MEMSTAT_PGSCAN_DIRECT,
+	MR_MEMSTAT_PGSCAN_KHUGEPAGED,
+	MR_MEMSTAT_PGSCAN_PROACTIVE,
+	MR_MEMSTAT_PGSTEAL_KSWAPD,
+	MR_MEMSTAT_PGSTEAL_DIRECT,
+	MR_MEMSTAT_PGSTEAL_KHUGEPAGED,
+	MR_MEMSTAT_PGSTEAL_PROACTIVE,
 };
 
 /* memory.stat mapped onto one set of names for every backend, counted over
@@ -482,6 +491,27 @@ struct mr_memstat {
 	 * pagetables, sec_pagetables, percpu, sock, vmalloc, slab; v1:
 	 * absent). */
 	uint64_t kernel_bytes;
+	/* The pages scanned and reclaimed (stolen) from the group, as
+	 * bytes, by who reclaimed them (cgroup v2; absent on v1 and on the
+	 * simulator): kswapd (background), direct (a task's own charge or
+	 * allocation, the group's memory.high and memory.max writes, and on
+	 * kernels before 6.15 memory.reclaim too), khugepaged (Linux 6.3)
+	 * and proactive (memory.reclaim, Linux 6.15: "mm: vmscan: split
+	 * proactive reclaim statistics from direct reclaim statistics").
+	 * pgscan_bytes and pgsteal_bytes above are the kernel's own sums of
+	 * these (mm/memcontrol.c, memcg_stat_format()), read from their own
+	 * lines, never added up here; pgsteal_anon/pgsteal_file, which count
+	 * the same pages again by type, are not read. Where the proactive
+	 * pair is absent, the library's own memory.reclaim writes are in
+	 * the direct pair (docs/kernels.md). */
+	uint64_t pgscan_kswapd_bytes;
+	uint64_t pgscan_direct_bytes;
+	uint64_t pgscan_khugepaged_bytes;
+	uint64_t pgscan_proactive_bytes;
+	uint64_t pgsteal_kswapd_bytes;
+	uint64_t pgsteal_direct_bytes;
+	uint64_t pgsteal_khugepaged_bytes;
+	uint64_t pgsteal_proactive_bytes;
 };
 
 /* Reads memory.stat into *stat (see struct mr_memstat).
@@ -556,13 +586,15 @@ struct mr_pressure {
 };
 
 /* Reads the group's memory pressure (v2 memory.pressure; on cgroup v1,
- * the one of the group's cgroup2 twin, see mr_ctx_set_hybrid_psi(); on
- * the simulator, the simulated stall time). Unknown keys and lines are
+ * the one of the group's cgroup2 twin, see mr_ctx_set_hybrid_psi(), or
+ * where it has none, of the cgroup2 group that holds exactly its tasks;
+ * on the simulator, the simulated stall time). Unknown keys and lines are
  * ignored; a missing `full` line leaves MR_PRESSURE_FULL clear.
  * Errors: -EINVAL (NULL, size smaller than its size and present fields),
  * -EOPNOTSUPP (PSI unavailable: a kernel without CONFIG_PSI or booted
  * with psi=0, whose file fails with EOPNOTSUPP or reads empty; a cgroup
- * v1 group without a twin), -ENOENT, -EIO (unparsable), -ECHILD.
+ * v1 group without a twin nor a cgroup2 group of its tasks alone),
+ * -ENOENT, -EIO (unparsable), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_read_pressure(mr_group_t *group,
 				     struct mr_pressure *pressure);
@@ -579,7 +611,8 @@ enum mr_psi_kind {
  * the group is removed; closing the fd removes the trigger. The kernel
  * signals at most once per window (kernel/sched/psi.c, psi_trigger_create;
  * Documentation/accounting/psi.rst). On cgroup v1 it arms on the group's
- * cgroup2 twin (mr_ctx_set_hybrid_psi()). On the simulator the fd polls
+ * cgroup2 twin, or the cgroup2 group of its tasks alone
+ * (mr_ctx_set_hybrid_psi()). On the simulator the fd polls
  * POLLIN instead, with one message to read per event, and POLLHUP once
  * the group is removed (docs/simulator.md, "Events and PSI").
  *
@@ -597,6 +630,106 @@ enum mr_psi_kind {
  * never silent), -ECHILD. MT-safe. */
 MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *group, int kind,
 					uint64_t stall_ns, uint64_t window_ns);
+
+/* Whether a POLLPRI of a trigger armed by mr_group_psi_trigger_open() on
+ * this group is a real crossing: 1 when the group's stall total of the
+ * trigger's kind grew by at least its stall_ns since the trigger was
+ * armed or since the last wake-up confirmed (or dropped) here, 0 when it
+ * did not (a wake-up to drop: acting on it would reclaim for nothing).
+ * Call it once per POLLPRI, after poll() returned it (the kernel clears
+ * the trigger's event as poll() reports it).
+ *
+ * Why: an unprivileged trigger (a window that is a multiple of 2 s, Linux
+ * 6.4) is updated by the kernel's averaging worker against one stall
+ * total but started its window at another, which only privileged triggers'
+ * RT poll worker moves (kernel/sched/psi.c, psi_trigger_create(),
+ * window_update(); the fix, "psi: fix avg trigger being fired
+ * unexpectedly", was posted in February 2024 and again in July 2025): on
+ * such kernels the first POLLPRI after arming can come while the stall
+ * barely grew, and the next window can inherit it. The kernel's window
+ * of a real crossing lies within the span checked here, so a real one
+ * always answers 1 (docs/design.md, "Faults met in the field").
+ *
+ * The group remembers the last 8 triggers armed on it by fd number (an
+ * older one's, or one whose total could not be read at arming, answers
+ * -EBADF: judge it by the kernel's word alone). A trigger closed and its
+ * fd number reused by another trigger armed here is the new one.
+ * Errors: -EINVAL (NULL group, fd < 0), -EBADF (not a trigger the group
+ * remembers), -ENOENT, -EIO, -EOPNOTSUPP (reading the pressure failed),
+ * -ECHILD. MT-safe. */
+MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
+
+/* Conditions of a group the library detects and the caller polls for
+ * (mr_group_conditions_fd()), as bits of struct mr_conditions.active. */
+/* Stuck at memory.high: no usable swap, what reclaim cannot take
+ * (anonymous memory the swap cannot hold, unevictable and kernel memory)
+ * fills at least 90 % of the memory.high that binds the group, and over
+ * the worker's last safety interval memory.events `high` rose (at least
+ * once a second: a few times a second for each throttled task, thousands
+ * for a group of many threads) while max, oom and oom_kill did not, and
+ * all its tasks stalled (PSI full) at least 10 % of the time. The kernel then neither
+ * fails the group's charges nor OOM-kills it: it throttles every task
+ * returning to user space over high (mm/memcontrol.c,
+ * mem_cgroup_handle_over_high(), up to 2 s per return), for as long as
+ * high stays below what the group needs. Reclaim cannot help; raising
+ * memory.high, adding swap or stopping work can. The library's own writes
+ * never cause it (its reclaim stops at what reclaim cannot take when no
+ * swap is usable: mr_group_reclaim()); a memory.high the caller set with
+ * mr_group_set_high(), or someone else wrote, can, and the library
+ * leaves it as it is and reports the condition. */
+#define MR_CONDITION_STUCK_HIGH (1u << 0)
+
+/* The group's conditions and the figures last weighed; caller sets
+ * size (fields past it are neither read nor written). */
+struct mr_conditions {
+	size_t size;
+	uint32_t active;              /* MR_CONDITION_* in force now */
+	uint64_t stuck_high_entered;  /* times MR_CONDITION_STUCK_HIGH began */
+	/* The worker's last sample: memory.events `high` per second over
+	 * its interval, PSI full in ppm of the interval (0 when `high` did
+	 * not rise, and the rest was not read), what reclaim cannot take
+	 * and the high that binds (MR_UNLIMITED: none), in bytes, as last
+	 * read. */
+	uint64_t high_events_per_s;
+	uint32_t full_ppm;
+	uint64_t unreclaimable_bytes;
+	uint64_t high_bytes;
+	/* Over the last interval, when `high` rose fast in it and in the
+	 * one before (0 otherwise, and on cgroup v1 and the simulator, which
+	 * report no reclaim by reclaimer): the pages the group's own tasks
+	 * reclaimed for themselves (memory.stat pgsteal_direct, less what
+	 * the library's reclaim freed where the kernel counts it there:
+	 * before Linux 6.15 memory.reclaim is counted as direct reclaim),
+	 * in bytes per second, and the reclaim's efficiency, pgsteal over
+	 * pgscan in ppm, at most 1000000: a group stuck at high reclaims
+	 * hard for little. */
+	uint64_t direct_reclaim_bytes_per_s;
+	uint32_t reclaim_efficiency_ppm;
+};
+
+/* A pollable fd (an eventfd, O_CLOEXEC and non-blocking) that polls
+ * readable (POLLIN) each time a condition of the group begins or ends,
+ * until mr_group_read_conditions() is called; readable at once when a
+ * condition is already in force. The group's for its life: the caller
+ * only polls it (never reads, writes or closes it); made on the first
+ * call, the same fd after. The conditions are sampled by the context's
+ * worker at its safety round (every MR_WORKER_SAFETY_NS: the thread of
+ * mr_ctx_worker_start(), or mr_ctx_worker_dispatch() with
+ * MR_DISPATCH_ALL), for every group of the context whose backend reports
+ * memory.events (cgroup v2, the simulator; v1 has no memory.high): a read
+ * of memory.events and one of memory.pressure per group per second, and
+ * of memory.stat and the limits while `high` rises.
+ * Errors: -EINVAL (NULL), -ECHILD, -EMFILE/-ENFILE/-ENOMEM (eventfd(2)).
+ * MT-safe. */
+MR_EXPORT int mr_group_conditions_fd(mr_group_t *group);
+
+/* Reads the group's conditions into *out and consumes the fd's
+ * readiness (mr_group_conditions_fd()). Works without the fd (a caller
+ * that polls by reading). Errors: -EINVAL (NULL, size smaller than its
+ * size and active fields), -ECHILD (in a child after fork(): the
+ * conditions are the parent's worker's). MT-safe. */
+MR_EXPORT int mr_group_read_conditions(mr_group_t *group,
+				       struct mr_conditions *out);
 
 /* Sets the group's limit (v2 memory.max, v1 memory.limit_in_bytes, the
  * simulator's max) to limit_bytes, MR_UNLIMITED for none (v2's literal
@@ -629,6 +762,11 @@ MR_EXPORT int mr_group_set_limit(mr_group_t *group, uint64_t limit_bytes,
  * towards it in the group's batches until timeout_ns (0 or MR_UNLIMITED:
  * no bound), and written even if usage stays above (the tasks are then
  * throttled, which is what high is for). Written with O_NONBLOCK.
+ * The reclaim towards it stops at what reclaim cannot take (see
+ * mr_group_reclaim()), but the high is the caller's and is written as
+ * asked: a high below the group's anonymous and unevictable memory with
+ * no usable swap throttles its tasks for as long as it stays, and the
+ * worker reports it as MR_CONDITION_STUCK_HIGH (mr_group_conditions_fd()).
  * high_bytes: 0 .. MR_UNLIMITED.
  * Errors: -EINVAL (NULL group), -EOPNOTSUPP (cgroup v1 has no high),
  * -ENOENT, -EACCES/-EPERM/-EROFS, -EBUSY, -ECHILD, or the errno of the
@@ -745,6 +883,14 @@ MR_EXPORT int mr_ctx_set_process_leaf(mr_ctx_t *ctx, const char *name);
  * moves the process into both, and mr_cgroup_remove() removes both; the
  * v1 groups of the context then read pressure and arm PSI triggers on
  * their twin (mr_group_read_pressure(), mr_group_psi_trigger_open()).
+ * A v1 group without a twin (one the library did not create: a
+ * runtime's, a systemd unit's) reads pressure from the cgroup2 group of
+ * its tasks (/proc/PID/cgroup of each task in its cgroup.procs) when
+ * that is one group, not the root, holding those tasks alone and no
+ * descendant group: only then is its pressure the v1 group's
+ * (kernel/sched/psi.c accounts a task's stalls to its cgroup2 group and
+ * that group's ancestors). It is looked up at each read (at most 256
+ * tasks); otherwise the group has no PSI.
  * Off by default. It moves only the processes the caller asks
  * mr_cgroup_attach() to move, which must be its own: on hybrid hosts
  * systemd tracks its units by their cgroup2 group, and moving a process
@@ -1294,6 +1440,8 @@ enum mr_reason {
 	MR_REASON_MARGIN = 0,    /* the worker keeping the margin */
 	MR_REASON_REQUESTED = 1, /* mr_group_reclaim() */
 	MR_REASON_SOFT = 2,      /* mr_ctx_reclaim(), in soft-limit order */
+	MR_REASON_PROACTIVE = 3, /* the proactive controller
+				    (mr_group_set_proactive()) */
 };
 
 /* Reclaims up to `bytes` from the group in batches of the group's target
@@ -1334,6 +1482,23 @@ enum mr_reason {
  * SWAP_CLUSTER_MAX pages per attempt and drains its per-CPU charge stock,
  * and on cgroup v1 the group's own charges reclaim too while a step has
  * the limit lowered (see mr_group_read_reclaim_stats()).
+ *
+ * On cgroup v2 one write of memory.reclaim asks at most 16 MiB, whatever
+ * the batch: the kernel's loop for a write stops only when it has
+ * reclaimed the request or given up, and before Linux 6.6 it could free
+ * 1.7 GiB for a request of 1 GiB. A larger batch is written as 16 MiB
+ * chunks, each asking only what the call still lacks (what a chunk freed
+ * beyond its ask is carried into the next), and the deadline is checked
+ * between chunks: a call lasts at most timeout_ns plus one chunk's
+ * reclaim.
+ *
+ * No call brings usage below what reclaim cannot take: unevictable and
+ * kernel memory, and the anonymous memory (shmem included) that the swap
+ * left to the group cannot hold (none with memory.swap.max 0, no swap
+ * device or swappiness 0). There memory.reclaim would scan in vain, and
+ * the memory.high step of kernels without it would throttle the group's
+ * tasks below what they need. A call that starts there, or gets there
+ * without freeing anything, answers -EAGAIN.
  *
  * Returns 0 when something was freed (or bytes was 0), -EAGAIN when
  * nothing could be freed, -ENOENT (the group was removed), -EBUSY (another
@@ -1404,6 +1569,21 @@ struct mr_reclaim_stats {
 	uint64_t elapsed_ns;   /* time spent in the calls, in the group's
 				  clock (CLOCK_MONOTONIC; virtual time on
 				  the simulator) */
+	/* The sum of the rises of the swap charged to the group across
+	 * each reclaim that freed something (a mr_group_reclaim() call, a
+	 * worker's pass, a proactive step: one read before and one after;
+	 * v2 memory.swap.current; the simulator's swapped pages; 0 where not
+	 * measured: cgroup v1, a v2 group without swap accounting): what
+	 * reclaim moved to swap rather than dropped (what the group's own
+	 * swap-ins and swap-outs do meanwhile counts too).
+	 * freed_bytes is the fall of memory.current, so with swap the
+	 * memory freed is partly offloaded, not gone: it still takes swap
+	 * space, and with zswap or zram compressed memory (zswap's pool is
+	 * charged to the group: memory.current falls by a page less its
+	 * compressed size while memory.swap.current rises by the page, so
+	 * offloaded_bytes can exceed freed_bytes). freed_bytes -
+	 * offloaded_bytes, at 0 at least, is what was dropped (page cache). */
+	uint64_t offloaded_bytes;
 };
 
 /* Reads the statistics of `reason` for the group, counted since open.
@@ -1544,6 +1724,168 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * a dispatch runs, mr_ctx_worker_start() answers -EBUSY.
  * MT-safe. */
 MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags);
+
+/* ------------------------------------------------------------------ */
+/* Proactive reclaim                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Flags of struct mr_proactive. */
+#define MR_PROACTIVE_DRY_RUN (1u << 0) /* decide and report, never reclaim */
+
+/* The proactive controller's target and bounds; the caller sets size
+ * (sizeof(struct mr_proactive); later versions accept this size, and a
+ * larger one whose bytes past this size are zero). A field left 0 takes
+ * the default given with it. */
+struct mr_proactive {
+	size_t size;
+	/* How often it measures and steps, in ns (default and minimum
+	 * MR_WORKER_SAFETY_NS, 1 s; at most 60 s). */
+	uint64_t interval_ns;
+	/* The pressure it keeps the group under: at most stall_ns of PSI
+	 * "some" memory stall per window_ns of wall time (default 10 ms
+	 * per 6 s, Senpai's; window_ns 1 s .. 600 s, stall_ns 1 us ..
+	 * window_ns). Scaled to each interval's length. */
+	uint64_t stall_ns;
+	uint64_t window_ns;
+	/* The largest step: the share of what is reclaimable above the
+	 * floor taken in one interval, in ppm (default 100000, a tenth;
+	 * 1 .. 1000000). */
+	uint32_t step_ppm;
+	/* The refault ratio (refaults over reclaimed, in one interval and
+	 * the one before) at which steps stop, in ppm (default 10000:
+	 * Katalyst's accuracy of 0.99; 1 .. 1000000). */
+	uint32_t refault_ppm;
+	/* The I/O gate: no step while the group's io "some" stall is above
+	 * this share of the interval, in ppm (default 50000, 5%; 1 ..
+	 * 1000000). Kernels and backends without io.pressure have no gate
+	 * (struct mr_proactive_stats.io_gate says so). */
+	uint32_t io_stall_ppm;
+	/* The least size it takes the group to, in bytes (default 0;
+	 * 0 .. MR_UNLIMITED). */
+	uint64_t min_bytes;
+	uint32_t flags;      /* MR_PROACTIVE_* */
+};
+
+/* Turns the group's proactive controller on (proactive not NULL: its
+ * target and bounds) or off (NULL). The controller shrinks the group to
+ * the smallest size that does not hurt it, below any limit, while
+ * pressure allows, as Senpai (facebookincubator/senpai) and Meta's TMO
+ * (Weiner et al., "TMO: Transparent Memory Offloading in Datacenters",
+ * ASPLOS '22) do. Every interval it reads the group's memory PSI "some"
+ * total, memory.stat and its limits, and reclaims
+ *
+ *     step = step_ppm x R x max(0, 1 - P) x max(0, 1 - Q)
+ *
+ * where R is what reclaim can take above the floor (page cache, and the
+ * anonymous memory the group may swap out), P the interval's stall over
+ * the target stall of an interval, and Q the interval's refault ratio
+ * (memory.stat workingset_refault_file + _anon over pgsteal of this
+ * interval and the one before; on cgroup v1, which has no pgsteal, over
+ * what the controller itself freed; with nothing reclaimed, over the
+ * group's usage) over refault_ppm; P and Q are held
+ * (each interval at least 3/4 of the one before), so a stall or a
+ * refault burst keeps steps small for a few intervals (the refault check
+ * is ByteDance Katalyst's, 1 - refaults/pgsteal >= 0.99). Far from the
+ * group's working set the steps are a tenth of what is reclaimable per
+ * second by default (a 220 MiB group of 20 MiB hot cache is within 10%
+ * of its hot set in about 22 intervals, where Senpai's 1% per 6 s takes
+ * about 23 minutes); docs/design.md says why it converges without
+ * oscillating.
+ *
+ * The floor: never below min_bytes, the group's memory.min or effective
+ * memory.low (memory.reclaim on a group ignores the group's own
+ * protection, mm/memcontrol.c mem_cgroup_calculate_protection(): the
+ * library keeps it), nor below what reclaim cannot take (unevictable
+ * memory, kernel memory, and anonymous memory and shmem the group's swap
+ * cannot hold).
+ *
+ * It reclaims as mr_group_reclaim() does, with the group's reclaim
+ * swappiness (mr_group_set_reclaim_swappiness(): memory.reclaim's
+ * swappiness= on cgroup v2 from Linux 6.11), counted under
+ * MR_REASON_PROACTIVE: memory.reclaim on cgroup v2, limit steps on cgroup
+ * v1 (each lowers memory.limit_in_bytes for a moment), the model's
+ * reclaim on the simulator. On cgroup v1 PSI comes from the group's
+ * cgroup2 twin, or the cgroup2 group that holds exactly its tasks
+ * (mr_ctx_set_hybrid_psi()).
+ *
+ * It pauses (no step) while the io "some" stall is above io_stall_ppm of
+ * the interval (TMO's I/O gate; cgroup v2 io.pressure, the twin's on
+ * cgroup v1), and for 8 intervals after the group's own memory.high
+ * changed: someone else (kubelet's MemoryQoS, systemd's MemoryHigh=,
+ * Senpai) manages it, and the controller, which never writes it, does
+ * not fight them; the change is logged and counted. With
+ * MR_PROACTIVE_DRY_RUN it reclaims nothing and reports the size it would
+ * have taken the group to (mr_proactive_stats.dry_run_bytes: the law
+ * applied to that size rather than to usage). Each decision is logged at
+ * MR_LOG_DEBUG.
+ *
+ * It runs in the context's worker, beside the margin keeper: the thread
+ * of mr_ctx_worker_start(), or the caller's mr_ctx_worker_dispatch()
+ * with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS; a group needs no margin
+ * nor limit for it. The first interval only measures. A new call starts
+ * it afresh.
+ *
+ * size: the bytes of *proactive, equal to proactive->size (0 with NULL).
+ * Errors: -EINVAL (group NULL; size smaller than this struct's, or not
+ * proactive->size; a field out of its range; unknown flags; the log says
+ * which, at debug level),
+ * -E2BIG (size larger than this struct's, with a byte past it set),
+ * -EOPNOTSUPP (the backend cannot reclaim, or the group has no PSI: a
+ * kernel without CONFIG_PSI or booted with psi=0, a cgroup v1 group
+ * without a twin or a cgroup2 group of its tasks alone; logged with the
+ * reason), -ENOENT (group removed),
+ * -ECHILD. On error nothing changes. MT-safe: the worker picks the
+ * change up at its next pass over the group. */
+MR_EXPORT int mr_group_set_proactive(mr_group_t *group,
+				     const struct mr_proactive *proactive,
+				     size_t size);
+
+/* Values of struct mr_proactive_stats.io_gate. */
+#define MR_PROACTIVE_IO_GATE_NONE 0   /* no io.pressure: no gate */
+#define MR_PROACTIVE_IO_GATE_ON 1     /* gating on the group's io PSI */
+
+/* What the proactive controller measured and decided; the caller sets
+ * size. Totals count since the controller was last turned on. */
+struct mr_proactive_stats {
+	size_t size;
+	int enabled;                   /* 1: on (a dry run included) */
+	int dry_run;                   /* 1: MR_PROACTIVE_DRY_RUN */
+	int io_gate;                   /* MR_PROACTIVE_IO_GATE_* */
+	uint64_t intervals;            /* measured so far */
+	/* The last interval: */
+	uint64_t usage_bytes;          /* usage at its end */
+	uint64_t floor_bytes;          /* the floor (see above) */
+	uint64_t target_bytes;         /* the size it aimed at: usage less
+					  the step (usage when paused) */
+	uint64_t step_bytes;           /* asked of reclaim */
+	uint32_t step_ppm;             /* the step over R */
+	uint64_t stall_ns;             /* PSI some stall in it */
+	uint64_t target_stall_ns;      /* the stall allowed in it */
+	uint64_t io_stall_ns;          /* io some stall in it */
+	uint32_t refault_ratio_ppm;    /* refaults / reclaimed */
+	uint64_t refault_bytes;        /* refaults in it */
+	uint64_t dry_run_bytes;        /* dry run: the size it would have
+					  taken the group to (0: none) */
+	/* Totals: */
+	uint64_t reclaimed_bytes;      /* freed by its steps */
+	uint64_t pauses_pressure;      /* intervals held by the stall */
+	uint64_t pauses_refaults;      /* held by refaults */
+	uint64_t pauses_io;            /* held by the I/O gate */
+	uint64_t pauses_external;      /* held after memory.high changed */
+	uint64_t external_high_changes;/* memory.high changed by others */
+	uint64_t last_external_high_bytes; /* what it was changed to */
+};
+
+/* Reads the group's proactive statistics (see struct mr_proactive_stats)
+ * into *stats, of `size` bytes (sizeof(struct mr_proactive_stats) or
+ * more; fields past this version's are zeroed). Works in a child after
+ * fork() (it reads memory only).
+ * Errors: -EINVAL (NULL, size smaller than this struct's). MT-safe: the
+ * fields are read one by one, so a read racing an interval's end may mix
+ * two intervals. */
+MR_EXPORT int mr_group_read_proactive_stats(mr_group_t *group,
+					    struct mr_proactive_stats *stats,
+					    size_t size);
 
 /* ------------------------------------------------------------------ */
 /* The allocator fast path                                              */

@@ -23,7 +23,9 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 P = "memreclaimd_"
-REASONS = {"margin", "requested", "soft"}
+REASONS = {"margin", "requested", "soft", "proactive"}
+# The proactive controller's pauses, by their own reasons.
+PAUSES = {"pressure", "refaults", "io", "external"}
 
 # family (as the parser names it: counters without _total) -> type,
 # labels of its samples besides cgroup, per-group or not.
@@ -45,13 +47,21 @@ GROUP = {
     P + "group_margin_sized_bytes": "gauge",
     P + "group_margin_strength_ratio": "gauge",
     P + "group_charge_rate_bytes_per_second": "gauge",
+    P + "group_proactive_enabled": "gauge",
+    P + "group_proactive_target_bytes": "gauge",
+    P + "group_proactive_floor_bytes": "gauge",
+    P + "group_proactive_stall_seconds": "gauge",
+    P + "group_proactive_refault_ratio": "gauge",
+    P + "group_proactive_external_high_changes": "counter",
 }
+# family -> (type, the reasons of its samples)
 GROUP_BY_REASON = {
-    P + "group_reclaim_calls": "counter",
-    P + "group_reclaim_empty_calls": "counter",
-    P + "group_reclaim_asked_bytes": "counter",
-    P + "group_reclaim_freed_bytes": "counter",
-    P + "group_reclaim_seconds": "counter",
+    P + "group_reclaim_calls": ("counter", REASONS),
+    P + "group_reclaim_empty_calls": ("counter", REASONS),
+    P + "group_reclaim_asked_bytes": ("counter", REASONS),
+    P + "group_reclaim_freed_bytes": ("counter", REASONS),
+    P + "group_reclaim_seconds": ("counter", REASONS),
+    P + "group_proactive_pauses": ("counter", PAUSES),
 }
 # Only for groups whose kernel reports pressure (cgroup v2, or v1 with a
 # cgroup2 twin); each sample has kind some or full.
@@ -100,7 +110,8 @@ def main():
             fail("%s: labels %s" % (name, got))
     groups = set(a.cgroup)
     samples = {}
-    for name, typ in list(GROUP.items()) + list(GROUP_BY_REASON.items()):
+    by_reason = [(n, t) for n, (t, _) in GROUP_BY_REASON.items()]
+    for name, typ in list(GROUP.items()) + by_reason:
         f = fams[name]
         if f.type != typ or not f.documentation:
             fail("%s: type %s, help %r" % (name, f.type, f.documentation))
@@ -119,7 +130,7 @@ def main():
         for cg in groups:
             if name in GROUP_BY_REASON:
                 have = {k[2] for k in samples if k[:2] == (name, cg)}
-                if have != REASONS:
+                if have != GROUP_BY_REASON[name][1]:
                     fail("%s{cgroup=%r}: reasons %s" % (name, cg, have))
             elif (name, cg, None) not in samples:
                 fail("%s{cgroup=%r}: no series" % (name, cg))
@@ -141,6 +152,10 @@ def main():
         a_ = samples[(P + "group_margin_adaptive", cg, None)]
         if not 0 <= r <= 1 or a_ not in (0, 1):
             fail("%s: strength %r, adaptive %r" % (cg, r, a_))
+        r = samples[(P + "group_proactive_refault_ratio", cg, None)]
+        e = samples[(P + "group_proactive_enabled", cg, None)]
+        if not 0 <= r <= 1 or e not in (0, 1, 2):
+            fail("%s: refault ratio %r, proactive %r" % (cg, r, e))
     for v in a.value:
         name, cg, val = v.split(",")
         got = samples.get((P + name, cg, None))

@@ -10,7 +10,8 @@
  * memory_high_write() and memory_max_write() do, kept fds of a removed
  * group fail with ENODEV and lookups with ENOENT, a sibling vanishes in
  * the middle of a walk, pressure files read empty or fail with
- * EOPNOTSUPP.
+ * EOPNOTSUPP. The proactive controller on it: its I/O gate, its hold
+ * after someone else's memory.high, its floor, its pressure hold.
  *
  * The tree: root/ (the real root: no memory.current), root/a (a child of
  * the root), root/a/g (the group under test), root/a/s1, root/a/s2
@@ -27,21 +28,26 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "cgroup2.h"
+#include "clock.h"
 #include "fileops.h"
 #include "group.h"
 #include "journal.h"
 #include "log.h"
 #include "lowerstep.h"
+#include "policy.h"
+#include "reclaim.h"
 #include "swap.h"
 
 #define MiB (1024ULL * 1024)
@@ -72,6 +78,13 @@ static struct fake {
 	 * request has no swappiness=0. */
 	uint64_t anon;
 	bool swap;
+	/* memory.reclaim frees this much more than asked, in ppm of the
+	 * ask (700000: 1 GiB asked, 1.7 GiB gone, as before Linux 6.6). */
+	uint64_t over_ppm;
+	/* g's memory.swap.current, which swapped anon raises; with zswap
+	 * (zswap_ppm: the compressed size, in ppm of a page) the compressed
+	 * copy stays charged to memory.current. */
+	uint64_t swap_usage, zswap_ppm;
 } fk;
 
 static struct mri_logger lg;
@@ -233,12 +246,18 @@ static ssize_t fake_reclaim(const char *s, size_t len)
 	num[nlen] = '\0';
 	ck_assert_int_eq(mri_parse_u64(num, &bytes), 0);
 	n = reclaim_cache(bytes);
+	if (fk.over_ppm)
+		reclaim_cache(bytes / 1000000 * fk.over_ppm +
+			      bytes % 1000000 * fk.over_ppm / 1000000);
 	if (n < bytes && fk.swap && !(sp && strstr(sp, "swappiness=0"))) {
 		anon = bytes - n < fk.anon ? bytes - n : fk.anon;
 		fk.anon -= anon;
-		fk.usage -= anon;
+		fk.usage -= anon - anon / 1000000 * fk.zswap_ppm -
+			    anon % 1000000 * fk.zswap_ppm / 1000000;
 		n += anon;
 		sync_usage();
+		fk.swap_usage += anon;
+		putu("a/g", "memory.swap.current", fk.swap_usage);
 	}
 	if (n < bytes || fk.reclaim_err == EAGAIN)
 		return -EAGAIN;
@@ -310,6 +329,10 @@ static ssize_t h_pwrite(int fd, const void *buf, size_t len, off_t off)
 		return fake_limit(fd, "memory.max", s, len);
 	if (is_g_file(p, "memory.high"))
 		return fake_limit(fd, "memory.high", s, len);
+	/* A trigger written to memory.pressure arms it (psi_write()): the
+	 * file reads as before. */
+	if (is_g_file(p, "memory.pressure"))
+		return (ssize_t)len;
 	return mri_file_ops_real.pwrite(fd, buf, len, off);
 }
 
@@ -682,6 +705,67 @@ START_TEST(pressure)
 }
 END_TEST
 
+/* The memory.pressure of g with these totals, in microseconds. */
+static void pressure_totals(uint64_t some_us, uint64_t full_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "some avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=%" PRIu64 "\nfull avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=%" PRIu64 "\n", some_us, full_us);
+	put("a/g", "memory.pressure", buf);
+}
+
+/* The first POLLPRI of an unprivileged trigger can come while the stall
+ * barely grew (psi_trigger_create() starts the window at a total the
+ * averaging worker does not move): mr_group_psi_trigger_confirm() drops a
+ * wake-up whose stall total grew by less than the trigger's stall since
+ * the arming or the last wake-up, and passes a real crossing. */
+START_TEST(psi_first_wakeup_dropped)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int some, full, other;
+
+	pressure_totals(5000000, 40000);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	/* 100 ms of some stall per 2 s window, as an unprivileged caller. */
+	some = mr_group_psi_trigger_open(g, MR_PSI_SOME, 100000000ULL,
+					 2000000000ULL);
+	ck_assert_int_ge(some, 0);
+	full = mr_group_psi_trigger_open(g, MR_PSI_FULL, 50000000ULL,
+					 2000000000ULL);
+	ck_assert_int_ge(full, 0);
+	/* The spurious first wake-up: 2 ms of stall since arming. */
+	pressure_totals(5002000, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 0);
+	/* A real crossing: 150 ms more. */
+	pressure_totals(5152000, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 1);
+	/* The next window inherits nothing: 99.999 ms is below 100. */
+	pressure_totals(5251999, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 0);
+	pressure_totals(5351999, 40000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, some), 1);
+	/* The full trigger counts the full total, from its own arming. */
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, full), 0);
+	pressure_totals(5351999, 90000);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, full), 1);
+	/* Not a trigger armed here; bad arguments. */
+	other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(other, 0);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, other), -EBADF);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(g, -1), -EINVAL);
+	ck_assert_int_eq(mr_group_psi_trigger_confirm(NULL, some), -EINVAL);
+	close(other);
+	close(some);
+	close(full);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* ------------------------------------------------------------ limits */
 
 START_TEST(limits_and_max_literal)
@@ -1030,10 +1114,16 @@ START_TEST(reclaim_memory_reclaim)
 	/* Whole pages: 5000 bytes ask for one page. */
 	ck_assert_int_eq(be->reclaim(priv, 5000, &asked, &freed), 0);
 	ck_assert_str_eq(fk.reclaim_writes[1], "4096");
+	/* One write asks at most a chunk (MRI_CGROUP2_RECLAIM_CHUNK_BYTES):
+	 * the bound of its time. */
+	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
+	ck_assert_uint_eq(asked, 16 * MiB);
+	ck_assert_str_eq(fk.reclaim_writes[2], "16777216");
+	ck_assert_uint_eq(freed, 16 * MiB);
 	/* EAGAIN: less than asked, not an error; what was freed counts. */
 	ck_assert_int_eq(be->reclaim(priv, 64 * MiB, &asked, &freed), 0);
-	ck_assert_uint_eq(asked, 64 * MiB);
-	ck_assert_uint_eq(freed, 40 * MiB - 8 * MiB - 4096);
+	ck_assert_uint_eq(asked, 16 * MiB);
+	ck_assert_uint_eq(freed, 40 * MiB - 8 * MiB - 16 * MiB - 4096);
 	ck_assert_uint_eq(fk.cache, 0);
 	/* Nothing left: EAGAIN answered, 0 freed, still success. */
 	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), 0);
@@ -1048,6 +1138,167 @@ START_TEST(reclaim_memory_reclaim)
 	ck_assert_int_eq(be->reclaim(priv, 1 * MiB, &asked, &freed), -ENOENT);
 	ck_assert_uint_eq(freed, 0);
 	ck_assert_int_eq(be->close(priv), 0);
+}
+END_TEST
+
+/* A memory.reclaim that frees 70 % more than asked (0388536ac291's
+ * 1 GiB -> 1.7 GiB): freed is the fall in usage, the excess is carried
+ * into the controller's next step, which asks that much less, and a large
+ * step is written in chunks of MRI_CGROUP2_RECLAIM_CHUNK_BYTES, the next
+ * chunk asking only what is still missing, none after the deadline. */
+START_TEST(overreclaim_carried)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	uint64_t carry = 0, freed, usage;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int i;
+
+	fk.usage = 900 * MiB;
+	fk.cache = 800 * MiB;
+	fk.over_ppm = 700000;
+	sync_usage();
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	/* A controller's batch as large as its step. */
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 1ULL << 30), 0);
+	pthread_mutex_lock(&g->reclaim_lock);
+	/* 10 MiB asked, 17 MiB gone: 7 MiB carried. */
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     10 * MiB, 0, 0, NULL, &carry,
+					     &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_str_eq(fk.reclaim_writes[0], "10485760");
+	ck_assert_uint_eq(freed, 17 * MiB);
+	ck_assert_uint_eq(carry, 7 * MiB);
+	/* The next step of 10 MiB asks 3 MiB; 5.1 MiB gone. */
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     10 * MiB, 0, 0, NULL, &carry,
+					     &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 2);
+	ck_assert_str_eq(fk.reclaim_writes[1], "3145728");
+	ck_assert_uint_eq(freed, 3 * MiB + 3 * MiB * 7 / 10);
+	ck_assert_uint_eq(carry, 3 * MiB * 7 / 10 - 0);
+	/* A step the carry covers writes nothing. */
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED, 1 * MiB,
+					     0, 0, NULL, &carry, &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 2);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_uint_eq(carry, 3 * MiB * 7 / 10 - 1 * MiB);
+	/* 100 MiB: 16 MiB chunks, each freeing 27.2 MiB; the fourth asks
+	 * 16 MiB of the 18.4 missing, and the call ends at 108.8 MiB. */
+	carry = 0;
+	usage = fk.usage;
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     100 * MiB, 0, 0, NULL, &carry,
+					     &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 6);
+	for (i = 2; i < 6; i++)
+		ck_assert_str_eq(fk.reclaim_writes[i], "16777216");
+	ck_assert_uint_eq(freed, usage - fk.usage);
+	ck_assert_uint_eq(freed, 4 * (16 * MiB + 16 * MiB * 7 / 10));
+	ck_assert_uint_eq(carry, freed - 100 * MiB);
+	/* A deadline already passed: the first chunk only. */
+	carry = 0;
+	ck_assert_int_eq(mri_reclaim_carried(g, MR_REASON_REQUESTED,
+					     100 * MiB, 0,
+					     mri_group_now_ns(g), NULL,
+					     &carry, &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 7);
+	ck_assert_uint_eq(freed, 16 * MiB + 16 * MiB * 7 / 10);
+	ck_assert_uint_eq(carry, 0);
+	pthread_mutex_unlock(&g->reclaim_lock);
+	/* The statistics count the fall in usage, not the asks. */
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.calls, 7);
+	ck_assert_uint_eq(st.asked_bytes, 13 * MiB + 5 * 16 * MiB);
+	ck_assert_uint_eq(st.freed_bytes, 900 * MiB - fk.usage);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* With swap, memory.current falls while memory.swap.current rises: the
+ * statistics report what reclaim freed and what it offloaded to swap
+ * apart; with zswap the compressed copy stays charged, so less is freed
+ * than offloaded. Without usable swap (memory.swap.max 0, no swap
+ * device), what reclaim can take, which a step is sized on, is the page
+ * cache alone (mri_reclaimable()). */
+START_TEST(freed_and_offloaded_apart)
+{
+	struct mr_reclaim_stats st = { .size = sizeof(st) };
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	struct mr_limits l = { .size = sizeof(l) };
+	struct mri_reclaimable rc;
+	char stat[512];
+	uint64_t freed;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	fk.usage = 100 * MiB;
+	fk.cache = 4 * MiB;
+	fk.anon = 90 * MiB;
+	fk.swap = true;
+	fk.swap_usage = 0;
+	sync_usage();
+	putu("a/g", "memory.swap.current", 0);
+	snprintf(stat, sizeof(stat), "anon %" PRIu64 "\nfile %" PRIu64 "\n"
+		 "inactive_anon %" PRIu64 "\nactive_anon 0\n"
+		 "inactive_file %" PRIu64 "\nactive_file 0\n", fk.anon,
+		 fk.cache, fk.anon, fk.cache);
+	put("a/g", "memory.stat", stat);
+	host_swap(512 * MiB, 60);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 16 * MiB), 0);
+	/* Swap usable: the anon counts. */
+	ck_assert_int_eq(g->be->read_limits(g->priv, &l), 0);
+	ck_assert_int_eq(g->be->read_memstat(g->priv, &ms), 0);
+	mri_reclaimable(&ms, &l, -1, &rc);
+	ck_assert_uint_eq(rc.file_bytes, 4 * MiB);
+	ck_assert_uint_eq(rc.swappable_bytes, 90 * MiB);
+	/* 12 MiB: the 4 MiB of cache dropped, 8 MiB of anon swapped. */
+	ck_assert_int_eq(mr_group_reclaim(g, 12 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 12 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.freed_bytes, 12 * MiB);
+	ck_assert_uint_eq(st.offloaded_bytes, 8 * MiB);
+	/* zswap keeping a quarter of each page: a batch of 16 MiB swaps
+	 * 16 MiB out and frees 12 MiB, and the call asks on for what it
+	 * still lacks; offloaded exceeds freed by a third. */
+	fk.zswap_ppm = 250000;
+	ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, 0, &freed), 0);
+	ck_assert_uint_ge(freed, 16 * MiB);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.freed_bytes, 12 * MiB + freed);
+	ck_assert_uint_eq(st.offloaded_bytes, fk.swap_usage);
+	/* Each write's anon, less the quarter kept (rounded down per write:
+	 * at most a byte per write). */
+	ck_assert_uint_le(freed, (st.offloaded_bytes - 8 * MiB) * 3 / 4);
+	ck_assert_uint_ge(freed + 16, (st.offloaded_bytes - 8 * MiB) * 3 / 4);
+	/* A caller of the old, shorter struct reads no offloaded_bytes. */
+	st.size = offsetof(struct mr_reclaim_stats, offloaded_bytes);
+	st.offloaded_bytes = 7;
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_REQUESTED,
+						     &st), 0);
+	ck_assert_uint_eq(st.offloaded_bytes, 7);
+	/* memory.swap.max 0: no anon is reclaimable, the cache alone. */
+	put("a/g", "memory.swap.max", "0\n");
+	ck_assert_int_eq(g->be->read_limits(g->priv, &l), 0);
+	mri_reclaimable(&ms, &l, -1, &rc);
+	ck_assert_uint_eq(rc.swappable_bytes, 0);
+	ck_assert_uint_eq(rc.file_bytes + rc.swappable_bytes, 4 * MiB);
+	/* No swap device. */
+	put("a/g", "memory.swap.max", "max\n");
+	host_swap(0, 60);
+	ck_assert_int_eq(g->be->read_limits(g->priv, &l), 0);
+	mri_reclaimable(&ms, &l, -1, &rc);
+	ck_assert_uint_eq(rc.swappable_bytes, 0);
+	mr_ctx_free(ctx);
 }
 END_TEST
 
@@ -1230,6 +1481,229 @@ START_TEST(fallback_high_step)
 	ck_assert_int_eq(fk.nreclaim_writes, 0);
 	ck_assert_int_eq(be->close(priv), 0);
 	ck_assert_int_eq(journal_size(), -1);
+}
+END_TEST
+
+/* A group of 55 MiB of anonymous memory, 3 MiB unevictable and 2 MiB of
+ * kernel memory beside 40 MiB of page cache, at 100 MiB. */
+static void anon_heavy_counters(uint64_t scan_pages, uint64_t steal_pages)
+{
+	char buf[512];
+
+	/* As 6.1 prints them: no proactive pair, all reclaim direct. */
+	snprintf(buf, sizeof(buf), "anon 57671680\nfile 41943040\n"
+		 "kernel 2097152\ninactive_anon 57671680\nactive_anon 0\n"
+		 "inactive_file 41943040\nactive_file 0\n"
+		 "unevictable 3145728\npgscan %" PRIu64 "\npgsteal %" PRIu64
+		 "\npgscan_kswapd 0\npgscan_direct %" PRIu64
+		 "\npgsteal_kswapd 0\npgsteal_direct %" PRIu64 "\n",
+		 scan_pages, steal_pages, scan_pages, steal_pages);
+	put("a/g", "memory.stat", buf);
+}
+
+static void anon_heavy_stat(void)
+{
+	fk.usage = 100 * MiB;
+	fk.cache = 40 * MiB;
+	sync_usage();
+	anon_heavy_counters(0, 0);
+}
+
+/* The v2 high fallback never lowers memory.high below what reclaim
+ * cannot take: without usable swap, anonymous + unevictable + kernel
+ * memory (60 MiB here); a high below it would throttle the group's tasks
+ * at every return to user space, stuck at a high of the library's own
+ * making. With swap, the anon is reclaimable and the floor is 5 MiB. */
+START_TEST(fallback_high_floored)
+{
+	uint64_t freed, v;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	int i;
+
+	no_memory_reclaim();
+	anon_heavy_stat();
+	host_swap(0, 60);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 64 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 40 * MiB);
+	ck_assert_int_gt(fk.nlimit_writes, 0);
+	for (i = 0; i < fk.nlimit_writes; i++) {
+		if (strcmp(fk.limit_writes[i], "high=max") == 0)
+			continue;
+		ck_assert_int_eq(mri_parse_u64(fk.limit_writes[i] + 5, &v), 0);
+		ck_assert_msg(v >= 60 * MiB, "%s below the floor",
+			      fk.limit_writes[i]);
+	}
+	ck_assert_str_eq(fk.limit_writes[0], "high=62914560");
+	/* At the floor: nothing reclaimable, no write. */
+	i = fk.nlimit_writes;
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, &freed), -EAGAIN);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(fk.nlimit_writes, i);
+	mr_ctx_free(ctx);
+
+	/* With swap: only unevictable and kernel memory hold. */
+	anon_heavy_stat();
+	fk.nlimit_writes = 0;
+	host_swap(512 * MiB, 60);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 64 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 64 * MiB, 0, &freed), 0);
+	ck_assert_str_eq(fk.limit_writes[0], "high=37748736");
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* memory.events and memory.pressure of g with these counters. */
+static void events_and_full(uint64_t high, uint64_t max, uint64_t full_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "low 0\nhigh %" PRIu64 "\nmax %" PRIu64
+		 "\noom 0\noom_kill 0\noom_group_kill 0\n", high, max);
+	put("a/g", "memory.events", buf);
+	pressure_totals(2 * full_us, full_us);
+}
+
+/* A log callback that reads the group's conditions, as a program's may:
+ * the warning is logged out of the detection's lock. */
+static mr_group_t *log_group;
+static int log_fd = -1;
+static bool log_fd_readable;
+static struct mr_conditions log_c = { .size = sizeof(log_c) };
+
+static void log_reads_conditions(int level, const char *msg, void *userdata)
+{
+	struct pollfd pfd = { .fd = log_fd, .events = POLLIN };
+
+	log_fn(level, msg, userdata);
+	if (!log_group || !strstr(msg, "stuck at memory.high"))
+		return;
+	log_fd_readable = poll(&pfd, 1, 0) == 1;
+	ck_assert_int_eq(mr_group_read_conditions(log_group, &log_c), 0);
+}
+
+/* Stuck at memory.high: no swap, nearly all memory anonymous, a high the
+ * caller set below what the group needs; high events rise by thousands a
+ * second (a group of many threads) while max and oom stay, and PSI full
+ * is high. The worker's
+ * safety round detects it and makes the conditions fd readable; the
+ * caller's high stays the caller's. */
+START_TEST(stuck_at_high_detected)
+{
+	struct mr_conditions c = { .size = sizeof(c) };
+	struct pollfd pfd;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+	char buf[64];
+	int fd, status;
+	pid_t pid;
+
+	anon_heavy_stat();
+	fk.cache = 0;
+	host_swap(0, 60);
+	events_and_full(0, 0, 0);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_reads_conditions, NULL,
+				       MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	fd = mr_group_conditions_fd(g);
+	log_group = g;
+	log_fd = fd;
+	log_fd_readable = false;
+	log_c.active = 0;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mr_group_conditions_fd(g), fd);
+	/* The caller's high, below the 60 MiB reclaim cannot take: written
+	 * as asked (after what reclaim could do). */
+	ck_assert_int_eq(mr_group_set_high(g, 50 * MiB, 0), 0);
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "52428800\n");
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* Half a second later (the rule's shortest interval): a million
+	 * high events and as much full stall as time, whatever the
+	 * machine's pace. */
+	usleep(600000);
+	events_and_full(1000000, 0, 1000000000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* The warning came with the fd readable, and the log callback read
+	 * the conditions (which took the fd's readiness). */
+	ck_assert_msg(strstr(logbuf, "stuck at memory.high"), "%s", logbuf);
+	ck_assert(log_fd_readable);
+	ck_assert_uint_eq(log_c.active, MR_CONDITION_STUCK_HIGH);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	log_group = NULL;
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, MR_CONDITION_STUCK_HIGH);
+	ck_assert_uint_eq(c.stuck_high_entered, 1);
+	ck_assert_uint_ge(c.high_events_per_s, 1000);
+	ck_assert_uint_eq(c.full_ppm, 1000000);
+	ck_assert_uint_eq(c.unreclaimable_bytes, 60 * MiB);
+	ck_assert_uint_eq(c.high_bytes, 50 * MiB);
+	/* Read: not readable. */
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	getf("a/g", "memory.high", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "52428800\n");
+	/* A second fast interval: the tasks' own direct reclaim, from
+	 * memory.stat, with the library's taken out (6.1 counts its
+	 * memory.reclaim as direct). The library frees 8 MiB of cache, and
+	 * pgsteal_direct grows by those 8 MiB alone: the tasks' own is 0;
+	 * 4 pages scanned for each stolen. */
+	ck_assert_uint_eq(c.direct_reclaim_bytes_per_s, 0);
+	fk.cache = 8 * MiB;
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 8 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, NULL), 0);
+	anon_heavy_counters(8192, 2048);
+	usleep(600000);
+	events_and_full(2000000, 0, 2000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, MR_CONDITION_STUCK_HIGH);
+	ck_assert_uint_eq(c.direct_reclaim_bytes_per_s, 0);
+	ck_assert_uint_eq(c.reclaim_efficiency_ppm, 250000);
+	/* 8 MiB more, none of it the library's: the tasks'. */
+	anon_heavy_counters(16384, 4096);
+	usleep(600000);
+	events_and_full(3000000, 0, 3000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_gt(c.direct_reclaim_bytes_per_s, 0);
+	ck_assert_uint_le(c.direct_reclaim_bytes_per_s, 8 * MiB * 2);
+	/* The events stop: the condition ends, readable again. */
+	usleep(600000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, 0);
+	ck_assert_uint_eq(c.stuck_high_entered, 1);
+	/* A max event alongside is no longer "stuck at high" but a limit
+	 * met (the kernel reclaims or OOM-kills there). */
+	usleep(600000);
+	events_and_full(4000000, 5, 4000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, 0);
+	ck_assert_int_eq(mr_group_conditions_fd(NULL), -EINVAL);
+	ck_assert_int_eq(mr_group_read_conditions(g, NULL), -EINVAL);
+	/* In a child after fork(): the conditions are the parent's (the
+	 * eventfd was closed there, and its lock may be held by the
+	 * parent's worker). */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(mr_group_read_conditions(g, &c) != -ECHILD ||
+		      mr_group_conditions_fd(g) != -ECHILD ||
+		      fcntl(fd, F_GETFD) != -1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	mr_ctx_free(ctx);
 }
 END_TEST
 
@@ -1662,6 +2136,207 @@ static const struct mri_backend nohigh_backend = {
 	.write_limit = nohigh_write,
 };
 
+/* ------------------------------------------------------------ proactive */
+
+/* memory.stat of g: cache_bytes of page cache on the file LRUs and
+ * anon_bytes on the anonymous ones. */
+static void put_stat(uint64_t cache_bytes, uint64_t anon_bytes)
+{
+	char stat[512];
+
+	snprintf(stat, sizeof(stat), "anon %" PRIu64 "\nfile %" PRIu64 "\n"
+		 "inactive_anon %" PRIu64 "\nactive_anon %" PRIu64 "\n"
+		 "inactive_file %" PRIu64 "\nactive_file %" PRIu64 "\n",
+		 anon_bytes, cache_bytes, anon_bytes / 2,
+		 anon_bytes - anon_bytes / 2, cache_bytes / 2,
+		 cache_bytes - cache_bytes / 2);
+	put("a/g", "memory.stat", stat);
+}
+
+/* A PSI file of g whose some total is total_us. */
+static void put_psi(const char *file, uint64_t total_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "some avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=%" PRIu64 "\nfull avg10=0.00 avg60=0.00 avg300=0.00 "
+		 "total=0\n", total_us);
+	put("a/g", file, buf);
+}
+
+/* g with 100 MiB of page cache, PSI at rest, the controller on with its
+ * defaults (4 MiB batches: the fake records 64 writes), its first
+ * interval started. */
+static mr_group_t *proactive_group(mr_ctx_t **ctx)
+{
+	struct mr_proactive pro = { .size = sizeof(pro) };
+	mr_group_t *g;
+
+	fk.usage = fk.cache = 100 * MiB;
+	sync_usage();
+	put_stat(fk.cache, 0);
+	put_psi("memory.pressure", 1000);
+	put_psi("io.pressure", 0);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(*ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(*ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 4 * MiB), 0);
+	ck_assert_int_eq(mr_group_set_proactive(g, &pro, sizeof(pro)), 0);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(*ctx, MR_DISPATCH_ALL), 0);
+	return g;
+}
+
+/* Dispatches, as a caller's loop does, until the controller has measured
+ * one more interval (a second of CLOCK_MONOTONIC); its statistics. */
+static void next_interval(mr_ctx_t *ctx, mr_group_t *g,
+			  struct mr_proactive_stats *st)
+{
+	struct mr_proactive_stats now = { .size = sizeof(now) };
+	int i;
+
+	ck_assert_int_eq(mr_group_read_proactive_stats(g, &now, sizeof(now)),
+			 0);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL),
+				 0);
+		ck_assert_int_eq(mr_group_read_proactive_stats(g, st,
+							       sizeof(*st)), 0);
+		if (st->intervals > now.intervals)
+			return;
+	}
+	ck_abort_msg("no interval in 100 dispatches");
+}
+
+static uint64_t proactive_calls(mr_group_t *g)
+{
+	struct mr_reclaim_stats rs = { .size = sizeof(rs) };
+
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_PROACTIVE,
+						     &rs), 0);
+	return rs.calls;
+}
+
+/* The I/O gate holds a step while io.pressure's some stall is above 5%
+ * of the interval; then a step of a tenth of the cache goes through
+ * memory.reclaim; then memory.high written by someone else holds it,
+ * counted and logged. */
+START_TEST(proactive_io_gate_and_external_high)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+
+	put_psi("io.pressure", 500000);
+	next_interval(ctx, g, &st);
+	ck_assert_int_eq(st.io_gate, MR_PROACTIVE_IO_GATE_ON);
+	ck_assert_uint_eq(st.io_stall_ns, 500000000ULL);
+	ck_assert_uint_eq(st.pauses_io, 1);
+	ck_assert_uint_eq(proactive_calls(g), 0);
+	ck_assert_uint_eq(fk.usage, 100 * MiB);
+	ck_assert_ptr_nonnull(strstr(logbuf, "io pressure above the gate"));
+
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.pauses_io, 1);
+	ck_assert_uint_eq(st.step_bytes, 10 * MiB);
+	ck_assert_uint_gt(proactive_calls(g), 0);
+	ck_assert_uint_le(fk.usage, 90 * MiB);
+	ck_assert_uint_ge(fk.usage, 86 * MiB);
+	ck_assert_uint_eq(st.reclaimed_bytes, 100 * MiB - fk.usage);
+	ck_assert_ptr_nonnull(strstr(fk.reclaim_writes[0], "4194304"));
+
+	putu("a/g", "memory.high", 200 * MiB);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.external_high_changes, 1);
+	ck_assert_uint_eq(st.last_external_high_bytes, 200 * MiB);
+	ck_assert_uint_eq(st.pauses_external, 1);
+	ck_assert_uint_eq(st.step_bytes, 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "memory.high changed by someone "
+				     "else"));
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* The floor: memory.min (which memory.reclaim on the group itself would
+ * not keep), then anonymous memory without swap; a stall above the
+ * target holds the step. */
+START_TEST(proactive_floor_and_pressure)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	putu("a/g", "memory.min", 95 * MiB);
+	g = proactive_group(&ctx);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.floor_bytes, 95 * MiB);
+	ck_assert_uint_eq(st.step_bytes, 512 * 1024); /* a tenth of 5 MiB */
+	ck_assert_uint_ge(fk.usage, 95 * MiB);
+
+	/* 2 ms of stall in a second: above 10 ms per 6 s. */
+	put_psi("memory.pressure", 1000 + 2000);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.pauses_pressure, 1);
+	ck_assert_uint_eq(st.stall_ns, 2000000);
+	ck_assert_uint_eq(st.step_bytes, 0);
+
+	/* 97 MiB of anonymous memory and no swap: the floor. */
+	putu("a/g", "memory.min", 0);
+	host_swap(0, 60);
+	put_stat(3 * MiB, 97 * MiB);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.floor_bytes, 97 * MiB);
+	ck_assert_uint_ge(st.target_bytes, 97 * MiB);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* A pressure read that fails once the controller runs (psi switched off
+ * under it): the interval restarts, and the read is tried again an
+ * interval later, not at every round of the worker (a v2 group with a
+ * margin is served every 10 ms). */
+START_TEST(proactive_failed_read_waits_an_interval)
+{
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+	const char *at;
+	int i, n = 0;
+
+	fk.pressure_err = EOPNOTSUPP;
+	usleep(950000);
+	for (i = 0; i < 20; i++)
+		ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL),
+				 0);
+	for (at = logbuf; (at = strstr(at, "proactive: reading the group"));
+	     at++)
+		n++;
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(proactive_calls(g), 0);
+	fk.pressure_err = 0;
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* No PSI (psi=0: the pressure file reads empty): refused, said why. */
+START_TEST(proactive_without_psi)
+{
+	struct mr_proactive pro = { .size = sizeof(pro) };
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	put("a/g", "memory.pressure", "");
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_ctx_set_log(ctx, log_fn, NULL, MR_LOG_DEBUG), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_set_proactive(g, &pro, sizeof(pro)),
+			 -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(logbuf, "has no memory PSI"));
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(set_high_without_high)
 {
 	mr_ctx_t *ctx;
@@ -1693,6 +2368,7 @@ int main(void)
 	tcase_add_test(tc, memstat_malformed);
 	tcase_add_test(tc, events);
 	tcase_add_test(tc, pressure);
+	tcase_add_test(tc, psi_first_wakeup_dropped);
 	tcase_add_test(tc, limits_and_max_literal);
 	tcase_add_test(tc, binding_group_and_headroom);
 	tcase_add_test(tc, removed_mid_snapshot);
@@ -1701,12 +2377,16 @@ int main(void)
 	tcase_add_test(tc, protection_from_reclaim_root);
 	tcase_add_test(tc, sibling_removed_mid_walk);
 	tcase_add_test(tc, reclaim_memory_reclaim);
+	tcase_add_test(tc, overreclaim_carried);
+	tcase_add_test(tc, freed_and_offloaded_apart);
 	tcase_add_test(tc, reclaim_gone_stops);
 	tcase_add_test(tc, refused_reclaim_is_learnt);
 	tcase_add_test(tc, refused_reclaim_goes_to_owned_child);
 	tcase_add_test(tc, swappiness_probe);
 	tcase_add_test(tc, fallback_high_step);
 	tcase_add_test(tc, fallback_crash_recovery);
+	tcase_add_test(tc, fallback_high_floored);
+	tcase_add_test(tc, stuck_at_high_detected);
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);
 	tcase_add_test(tc, fd_count);
@@ -1717,6 +2397,10 @@ int main(void)
 	tcase_add_test(tc, worker_margin_anon_swap_max_reached);
 	tcase_add_test(tc, worker_skips_idle_ticks);
 	tcase_add_test(tc, set_high_without_high);
+	tcase_add_test(tc, proactive_io_gate_and_external_high);
+	tcase_add_test(tc, proactive_floor_and_pressure);
+	tcase_add_test(tc, proactive_without_psi);
+	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

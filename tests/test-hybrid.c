@@ -29,6 +29,7 @@
 #include "mountinfo.h"
 #include "psi.h"
 #include "psitrigger.h"
+#include "tasks2.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL
@@ -522,8 +523,16 @@ static int inj_rmdir(const char *path)
 
 static int inj_open(const char *path, int flags, mode_t mode)
 {
+	char fake[PATH_MAX];
+	long pid;
+
 	if (procs_err && strstr(path, "/cgroup.procs"))
 		return procs_err;
+	/* /proc/PID/cgroup: TREE/proc-PID, or ENOENT (an exited task). */
+	if (sscanf(path, "/proc/%ld/cgroup", &pid) == 1) {
+		snprintf(fake, sizeof(fake), "%s/proc-%ld", tree, pid);
+		return mri_file_ops_real.open(fake, flags, mode);
+	}
 	return mri_file_ops_real.open(path, flags, mode);
 }
 
@@ -597,6 +606,88 @@ START_TEST(twin_helpers)
 }
 END_TEST
 
+/* A file of the tree (TREE/rel), with text. */
+static void tree_put(const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tree, rel);
+	f = fopen(p, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(tasks2_parse)
+{
+	char out[64];
+
+	ck_assert_int_eq(mri_tasks2_parse_cgroup("4:memory:/m/g\n"
+						 "0::/system.slice/x\n",
+						 out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/system.slice/x");
+	ck_assert_int_eq(mri_tasks2_parse_cgroup("0::/\n", out, sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, "/");
+	ck_assert_int_eq(mri_tasks2_parse_cgroup("4:memory:/m/g\n", out,
+						 sizeof(out)), -ENOENT);
+	ck_assert_int_eq(mri_tasks2_parse_cgroup("0::/a/b/c", out, 4),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
+/* The v1 group's tasks 11 and 12 in the cgroup2 group /s/x of the tree
+ * (as the cgroup2 mount): taken while it holds them alone and has no
+ * descendants; refused otherwise, and for tasks spread over groups or
+ * in the root. */
+START_TEST(tasks2_group)
+{
+	char dir[PATH_MAX], out[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/s", tree);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/s/x", tree);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	tree_put("proc-11", "4:memory:/m/g\n0::/s/x\n");
+	tree_put("proc-12", "4:memory:/m/g\n0::/s/x\n");
+	tree_put("s/x/cgroup.procs", "11\n12\n");
+	tree_put("s/x/cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n");
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n12\n", out, sizeof(out),
+					  NULL), 0);
+	ck_assert_str_eq(out, dir);
+	/* 13 exited meanwhile: skipped. */
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n12\n13\n", out,
+					  sizeof(out), NULL), 0);
+	/* No task, or every one gone. */
+	ck_assert_int_eq(mri_tasks2_group(tree, "", out, sizeof(out), NULL),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(mri_tasks2_group(tree, "13\n", out, sizeof(out),
+					  NULL), -EOPNOTSUPP);
+	/* The cgroup2 group holds another task. */
+	tree_put("s/x/cgroup.procs", "11\n12\n99\n");
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n12\n", out, sizeof(out),
+					  NULL), -EOPNOTSUPP);
+	tree_put("s/x/cgroup.procs", "11\n12\n");
+	/* It has a descendant. */
+	tree_put("s/x/cgroup.stat", "nr_descendants 1\n");
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n12\n", out, sizeof(out),
+					  NULL), -EOPNOTSUPP);
+	tree_put("s/x/cgroup.stat", "nr_descendants 0\n");
+	/* The tasks in two groups; in the root. */
+	tree_put("proc-12", "0::/s/y\n");
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n12\n", out, sizeof(out),
+					  NULL), -EOPNOTSUPP);
+	tree_put("proc-11", "0::/\n");
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n", out, sizeof(out),
+					  NULL), -EOPNOTSUPP);
+	/* No cgroup2 line at all. */
+	tree_put("proc-11", "4:memory:/m/g\n");
+	ck_assert_int_eq(mri_tasks2_group(tree, "11\n", out, sizeof(out),
+					  NULL), -EOPNOTSUPP);
+}
+END_TEST
+
 static void teardown_switch(void)
 {
 	mri_file_ops_set(NULL);
@@ -630,6 +721,8 @@ int main(void)
 	tc = tcase_create("twin");
 	tcase_add_checked_fixture(tc, tree_setup, tree_teardown);
 	tcase_add_test(tc, twin_helpers);
+	tcase_add_test(tc, tasks2_parse);
+	tcase_add_test(tc, tasks2_group);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

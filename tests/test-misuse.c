@@ -496,6 +496,106 @@ START_TEST(adaptive_margin_misuse)
 }
 END_TEST
 
+/* mr_group_set_proactive(): each bad setting is refused and leaves the
+ * controller as it was; a larger struct is taken while its tail is zero;
+ * NULL turns it off. */
+START_TEST(proactive_misuse)
+{
+	struct mr_sim_config c = sim_config();
+	struct mr_proactive p, bad[] = {
+		{ .size = sizeof(p), .interval_ns = MR_WORKER_SAFETY_NS - 1 },
+		{ .size = sizeof(p), .interval_ns = 60000000001ULL },
+		{ .size = sizeof(p), .window_ns = 999999999ULL },
+		{ .size = sizeof(p), .window_ns = 600000000001ULL },
+		{ .size = sizeof(p), .stall_ns = 999 },
+		{ .size = sizeof(p), .stall_ns = 7000000000ULL },
+		{ .size = sizeof(p), .step_ppm = 1000001 },
+		{ .size = sizeof(p), .refault_ppm = 1000001 },
+		{ .size = sizeof(p), .io_stall_ppm = 1000001 },
+		{ .size = sizeof(p), .flags = 2 },
+	};
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	char msg[512] = "";
+	mr_sim_t *sim;
+	mr_group_t *g;
+	size_t i;
+
+	ck_assert_int_eq(mr_group_set_proactive(NULL, NULL, 0), -EINVAL);
+	ck_assert_int_eq(mr_group_read_proactive_stats(NULL, &st, sizeof(st)),
+			 -EINVAL);
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/a"), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/a", "sim", &g), 0);
+	ck_assert_int_eq(mr_group_read_proactive_stats(g, NULL, sizeof(st)),
+			 -EINVAL);
+	ck_assert_int_eq(mr_group_read_proactive_stats(g, &st,
+						       sizeof(st) - 1),
+			 -EINVAL);
+	p = (struct mr_proactive){ .size = sizeof(p),
+				   .flags = MR_PROACTIVE_DRY_RUN };
+	ck_assert_int_eq(mr_group_set_proactive(g, &p, sizeof(p)), 0);
+	/* The log names the field. */
+	ck_assert_int_eq(mr_ctx_set_log(ctx, last_message, msg, MR_LOG_DEBUG),
+			 0);
+	ck_assert_int_eq(mr_group_set_proactive(g, &bad[4], sizeof(p)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "stall_ns"));
+	ck_assert_int_eq(mr_ctx_set_log(ctx, NULL, NULL, MR_LOG_DEBUG), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(mr_group_set_proactive(g, &bad[i], sizeof(p)) ==
+			      -EINVAL, "case %zu", i);
+		ck_assert_int_eq(mr_group_read_proactive_stats(g, &st,
+							       sizeof(st)), 0);
+		ck_assert_int_eq(st.enabled, 1);
+		ck_assert_int_eq(st.dry_run, 1);
+	}
+	/* A size that is not the struct's size field, or too small. */
+	ck_assert_int_eq(mr_group_set_proactive(g, &p, sizeof(p) - 1),
+			 -EINVAL);
+	p.size = sizeof(p) + 8;
+	ck_assert_int_eq(mr_group_set_proactive(g, &p, sizeof(p)), -EINVAL);
+	{
+		struct {
+			struct mr_proactive p;
+			uint64_t later;
+		} big = { .p = { .size = sizeof(big) } };
+
+		ck_assert_int_eq(mr_group_set_proactive(g, &big.p,
+							sizeof(big)), 0);
+		ck_assert_int_eq(mr_group_read_proactive_stats(g, &st,
+							       sizeof(st)), 0);
+		ck_assert_int_eq(st.dry_run, 0);
+		big.later = 1;
+		big.p.flags = MR_PROACTIVE_DRY_RUN;
+		ck_assert_int_eq(mr_group_set_proactive(g, &big.p,
+							sizeof(big)), -E2BIG);
+		ck_assert_int_eq(mr_group_read_proactive_stats(g, &st,
+							       sizeof(st)), 0);
+		ck_assert_int_eq(st.dry_run, 0);
+	}
+	/* A larger stats struct: its tail zeroed. */
+	{
+		struct {
+			struct mr_proactive_stats st;
+			uint64_t later;
+		} big = { .later = 7 };
+
+		ck_assert_int_eq(mr_group_read_proactive_stats(g, &big.st,
+							       sizeof(big)), 0);
+		ck_assert_uint_eq(big.later, 0);
+		ck_assert_uint_eq(big.st.size, sizeof(big));
+	}
+	ck_assert_int_eq(mr_group_set_proactive(g, NULL, 0), 0);
+	ck_assert_int_eq(mr_group_read_proactive_stats(g, &st, sizeof(st)),
+			 0);
+	ck_assert_int_eq(st.enabled, 0);
+	ck_assert_int_eq(mr_group_close(g), 0);
+	ck_assert_int_eq(mr_sim_attach(NULL, ctx), 0);
+	ck_assert_int_eq(mr_sim_free(sim), 0);
+}
+END_TEST
+
 START_TEST(sim_scenario_misuse)
 {
 	const char *first = mr_sim_scenario_name(0);
@@ -850,6 +950,7 @@ static Suite *misuse_suite(void)
 	tcase_add_test(tc, sim_group_misuse);
 	tcase_add_test(tc, sim_ctx_misuse);
 	tcase_add_test(tc, adaptive_margin_misuse);
+	tcase_add_test(tc, proactive_misuse);
 	tcase_add_test(tc, sim_scenario_misuse);
 	tcase_add_test(tc, worker_misuse);
 	tcase_add_test(tc, dispatch_misuse);

@@ -1870,7 +1870,11 @@ START_TEST(ctx_reclaim_edges)
 	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_SOFT, &st),
 			 0);
 	ck_assert_uint_eq(st.freed_bytes, MiB);
-	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_SOFT + 1,
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g, MR_REASON_PROACTIVE,
+						     &st), 0);
+	ck_assert_uint_eq(st.calls, 0);
+	ck_assert_int_eq(mr_group_read_reclaim_stats(g,
+						     MR_REASON_PROACTIVE + 1,
 						     &st), -EINVAL);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);

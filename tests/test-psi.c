@@ -542,6 +542,26 @@ START_TEST(trigger_open_unknown_kind)
 }
 END_TEST
 
+/* A wake-up is real when the stall total grew by the trigger's stall
+ * since the last sample; each check moves the sample. */
+START_TEST(wakeup_against_the_total)
+{
+	struct mri_psi_armed a = { .fd = 3, .kind = MR_PSI_SOME,
+				   .stall_us = 100000,
+				   .last_total_us = 1000000 };
+
+	ck_assert(!mri_psi_wakeup_real(&a, 1000001));
+	ck_assert(!mri_psi_wakeup_real(&a, 1100000));
+	ck_assert(mri_psi_wakeup_real(&a, 1200001));
+	ck_assert_uint_eq(a.last_total_us, 1200001);
+	/* Exactly the stall is a crossing. */
+	ck_assert(mri_psi_wakeup_real(&a, 1300001));
+	/* A total that fell (the group recreated) is a new base. */
+	ck_assert(!mri_psi_wakeup_real(&a, 5));
+	ck_assert(mri_psi_wakeup_real(&a, 100005));
+}
+END_TEST
+
 static Suite *psi_suite(void)
 {
 	Suite *s = suite_create("psi");
@@ -555,6 +575,7 @@ static Suite *psi_suite(void)
 
 	tc = tcase_create("read");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, wakeup_against_the_total);
 	tcase_add_test(tc, read_from_fd);
 	tcase_add_test(tc, read_empty_file_is_unsupported);
 	tcase_add_test(tc, read_errors);

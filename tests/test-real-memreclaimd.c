@@ -9,7 +9,8 @@
  * removed releases its groups); the metrics file and the HTTP endpoint
  * parse with prometheus_client (tests/memreclaimd-metrics-check.py),
  * with the pressure of groups that have cgroup2 twins on this hybrid host
- * (hybrid-psi).
+ * (hybrid-psi), and the proactive controller's of a group that runs it
+ * beside its margin.
  * The daemon's margins are read back from its metrics file.
  */
 #define _GNU_SOURCE
@@ -413,13 +414,23 @@ START_TEST(metrics_parse_with_prometheus_client)
 	mkgroup(b1, 48 * MiB);
 	/* a1 has a twin and reports pressure; b1 has none and does not. */
 	pressure = make_twin(a1);
-	fmt(groups, sizeof(groups), "%s[group a]\npath = %s/*\nmargin = 4M\n\n"
-	    "[group b]\npath = %s/b1\nmargin = auto\n",
-	    pressure ? "[daemon]\nhybrid-psi = yes\n" : "", pa, pb);
+	/* With a twin, a1 runs the proactive controller beside its
+	 * margin. */
+	fmt(groups, sizeof(groups), "%s[group a]\npath = %s/*\nmargin = 4M\n"
+	    "%s\n[group b]\npath = %s/b1\nmargin = auto\n",
+	    pressure ? "[daemon]\nhybrid-psi = yes\n" : "", pa,
+	    pressure ? "proactive = on\nmin-size = 2M\n" : "", pb);
 	write_conf(groups);
 	fmt(port, sizeof(port), "%u", free_port());
 	start(port);
 	wait_sample("memreclaimd_groups", NULL, 2);
+	if (pressure) {
+		/* On, and its first measured interval's floor: min-size
+		 * (the empty group has nothing else to keep). */
+		wait_sample("group_proactive_enabled", a1, 1);
+		wait_sample("group_proactive_floor_bytes", a1, 2 * MiB);
+	}
+	wait_sample("group_proactive_enabled", b1, 0);
 	wait_err(0, "metrics on http://127.0.0.1:");
 	fmt(url, sizeof(url), "--file %s", prom);
 	check_metrics(url, a1, b1, pressure);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * PSI of a v1 memory group, read from its cgroup2 twin on hybrid hosts
- * (lib/cgroupfs/hybrid.c explains the twin; mr_ctx_set_hybrid_psi() turns it on).
+ * (lib/cgroupfs/hybrid.c explains the twin; mr_ctx_set_hybrid_psi() turns it on),
+ * or, where the group has no twin, from the cgroup2 group that holds
+ * exactly its tasks (lib/cgroupfs/tasks2.h).
  * cgroup v1 has no memory.pressure of its own (memory.pressure_level is
  * another, deprecated, interface).
  *
@@ -16,6 +18,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include "cgroup1.h"
 #include "context.h"
@@ -23,6 +27,7 @@
 #include "hybrid.h"
 #include "mountinfo.h"
 #include "psi.h"
+#include "tasks2.h"
 
 /* The answer when the twin cannot be reached: -ENOENT if the v1 group is
  * gone (its kept usage fd fails with ENODEV), else -EOPNOTSUPP. */
@@ -35,7 +40,37 @@ static int no_twin(struct mri_cgroup1 *cg)
 								 -EOPNOTSUPP;
 }
 
-/* Opens the twin directory: the fd, or what no_twin() answers. */
+/* Opens the cgroup2 group of the group's tasks (lib/cgroupfs/tasks2.h):
+ * the fd, or what no_twin() answers. */
+static int open_tasks_dir(struct mri_cgroup1 *cg)
+{
+	char dir[PATH_MAX], *procs;
+	ssize_t n;
+	int fd, r;
+
+	procs = malloc(MRI_TASKS2_PROCS_BYTES);
+	if (!procs)
+		return -ENOMEM;
+	fd = mri_cgroup1_open_file(cg, "cgroup.procs", O_RDONLY);
+	n = fd < 0 ? fd : mri_read_fd(fd, procs, MRI_TASKS2_PROCS_BYTES);
+	if (fd >= 0)
+		mri_close(fd);
+	r = n < 0 ? (int)n : mri_tasks2_group(cg->hybrid->v2_mount, procs,
+					       dir, sizeof(dir), cg->log);
+	free(procs);
+	if (r == -ENOENT || r == -ENODEV || r == -EOPNOTSUPP ||
+	    r == -EOVERFLOW)
+		return no_twin(cg);
+	if (r < 0)
+		return r;
+	r = mri_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (r == -ENOENT || r == -ENODEV)
+		return no_twin(cg);
+	return r;
+}
+
+/* Opens the twin directory, or where there is none the tasks' own
+ * cgroup2 group: the fd, or what no_twin() answers. */
 static int open_twin_dir(struct mri_cgroup1 *cg)
 {
 	char twin[PATH_MAX];
@@ -52,20 +87,20 @@ static int open_twin_dir(struct mri_cgroup1 *cg)
 		return r;
 	r = mri_open(twin, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (r == -ENOENT || r == -ENODEV)
-		return no_twin(cg);
+		r = open_tasks_dir(cg);
 	return r;
 }
 
-/* Opens the twin's memory.pressure: the fd, or what no_twin() answers. */
-static int open_twin_pressure(struct mri_cgroup1 *cg)
+/* Opens the twin's pressure file `name` (memory.pressure, io.pressure):
+ * the fd, or what no_twin() answers. */
+static int open_twin_pressure(struct mri_cgroup1 *cg, const char *name)
 {
 	int dirfd, fd;
 
 	dirfd = open_twin_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_openat(dirfd, "memory.pressure", O_RDONLY | O_CLOEXEC,
-			      0);
+	fd = mri_openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	mri_close(dirfd);
 	/* A cgroup2 group without memory.pressure: a kernel without
 	 * CONFIG_PSI (kernel/cgroup/cgroup.c adds the file with PSI). */
@@ -76,14 +111,14 @@ static int open_twin_pressure(struct mri_cgroup1 *cg)
 	return fd;
 }
 
-int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
+static int read_twin_pressure(struct mri_cgroup1 *cg, const char *name,
+			      struct mr_pressure *out)
 {
-	struct mri_cgroup1 *cg = priv;
 	int fd, r;
 
 	if (!mri_hybrid_enabled(cg->hybrid))
 		return -EOPNOTSUPP;
-	fd = open_twin_pressure(cg);
+	fd = open_twin_pressure(cg, name);
 	if (fd < 0)
 		return fd;
 	r = mri_psi_read(fd, out);
@@ -92,6 +127,16 @@ int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
 	if (r == -ENOENT)
 		r = no_twin(cg);
 	return r;
+}
+
+int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
+{
+	return read_twin_pressure(priv, "memory.pressure", out);
+}
+
+int mri_cgroup1_read_io_pressure(void *priv, struct mr_pressure *out)
+{
+	return read_twin_pressure(priv, "io.pressure", out);
 }
 
 int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,

@@ -18,6 +18,10 @@
  * memory.reclaim), as named in journal records. */
 #define MRI_CGROUP2_HIGH_FILE "memory.high"
 
+/* The most one memory.reclaim write asks (backends/cgroup2/reclaim.c):
+ * the bound of a write's time and of its over-reclaim. */
+#define MRI_CGROUP2_RECLAIM_CHUNK_BYTES (16ULL << 20)
+
 /* Ancestors of a group the backend reads (limits, protection), at most. */
 #define MRI_CGROUP2_MAX_DEPTH 32
 
@@ -149,6 +153,8 @@ uint32_t mri_cgroup2_top_level(const struct mri_cgroup2 *cg);
 int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 			uint64_t *freed_bytes);
 int mri_cgroup2_set_swappiness(void *priv, int swappiness);
+/* struct mri_backend.read_swap_usage: memory.swap.current (reclaim.c). */
+int mri_cgroup2_read_swap_usage(void *priv, uint64_t *swap_bytes);
 /* Kernels without memory.reclaim: opens the journal and recovers a step
  * left by a dead manager; at close, settles and closes it. */
 int mri_cgroup2_journal_open(struct mri_cgroup2 *cg, const char *state_dir);

@@ -4,8 +4,9 @@
  * mr_memstat and struct mr_events.
  *
  * memory.stat (mm/memcontrol.c, memory_stat_format()) is hierarchical;
- * sizes are printed in bytes, pgscan, pgsteal and workingset_refault_* are
- * counts of pages, pgfault and pgmajfault counts of events. Each key has
+ * sizes are printed in bytes, pgscan, pgsteal, their parts by reclaimer
+ * (pgscan_kswapd, ..._direct, ..._khugepaged, ..._proactive) and
+ * workingset_refault_* are counts of pages, pgfault and pgmajfault counts of events. Each key has
  * three states: present (its bit set), absent (an older kernel does not
  * print it: bit clear, value 0) and error (a known key without a valid
  * value: the whole read fails with -EIO, never a silent zero).
@@ -65,6 +66,19 @@ static const struct stat_key keys[] = {
 	KEY("pgmajfault", PGMAJFAULT, pgmajfault, EVENTS),
 	KEY("pgscan", PGSCAN, pgscan_bytes, PAGES),
 	KEY("pgsteal", PGSTEAL, pgsteal_bytes, PAGES),
+	/* By reclaimer; their sums are the two lines above. */
+	KEY("pgscan_kswapd", PGSCAN_KSWAPD, pgscan_kswapd_bytes, PAGES),
+	KEY("pgscan_direct", PGSCAN_DIRECT, pgscan_direct_bytes, PAGES),
+	KEY("pgscan_khugepaged", PGSCAN_KHUGEPAGED, pgscan_khugepaged_bytes,
+	    PAGES),
+	KEY("pgscan_proactive", PGSCAN_PROACTIVE, pgscan_proactive_bytes,
+	    PAGES),
+	KEY("pgsteal_kswapd", PGSTEAL_KSWAPD, pgsteal_kswapd_bytes, PAGES),
+	KEY("pgsteal_direct", PGSTEAL_DIRECT, pgsteal_direct_bytes, PAGES),
+	KEY("pgsteal_khugepaged", PGSTEAL_KHUGEPAGED,
+	    pgsteal_khugepaged_bytes, PAGES),
+	KEY("pgsteal_proactive", PGSTEAL_PROACTIVE, pgsteal_proactive_bytes,
+	    PAGES),
 	KEY("workingset_refault_anon", WORKINGSET_REFAULT_ANON,
 	    workingset_refault_anon_bytes, PAGES),
 	KEY("workingset_refault_file", WORKINGSET_REFAULT_FILE,

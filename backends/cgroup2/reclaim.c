@@ -7,9 +7,29 @@
  * when it gave up before freeing as much (MAX_RECLAIM_RETRIES steps that
  * freed nothing): less than asked, often most of it, so not an error here.
  * The bytes freed are memory.current before minus after, clamped at 0
- * (charges made meanwhile count against it; 6.1 also overshoots). A
- * request is one batch of the core's (never "the whole usage") and at
- * most the usage.
+ * (charges made meanwhile count against it), never the request: a write
+ * may free far more than it asked. A request is one batch of the core's
+ * (never "the whole usage"), at most the usage, and at most
+ * MRI_CGROUP2_RECLAIM_CHUNK_BYTES (16 MiB).
+ *
+ * Why the chunk. memory_reclaim() loops in the writer's context until it
+ * has reclaimed the request, or MAX_RECLAIM_RETRIES (16) rounds in a row
+ * reclaimed nothing, or a signal is pending; nothing else ends it. Its
+ * rounds asked the whole remainder before Linux 6.6, which reclaimed
+ * 1.7 GiB for a request of 1 GiB on a group of 20 GiB of anonymous
+ * memory (0388536ac291 "mm:vmscan: fix inaccurate reclaim during
+ * proactive reclaim", whose message has the figures; 6.1 freed 11.4 MB
+ * for "8M" here, docs/kernels.md); 6.6 asked SWAP_CLUSTER_MAX per round
+ * and 6.9 a quarter of the remainder (287d5fedb377 "mm: memcg: use
+ * larger batches for proactive reclaim"). A write of 16 MiB therefore
+ * over-reclaims by at most about 11 MiB on the worst of them, and lasts
+ * what the kernel takes to reclaim 16 MiB plus at most 16 empty rounds:
+ * the time of one write is bounded by its size, whatever the caller
+ * asked. A larger batch is written as 16 MiB chunks by the core's loop
+ * (lib/core/reclaim.c), which measures each chunk's fall in usage, asks
+ * the next one only what is still missing (the over-reclaim of one chunk
+ * is carried into the next), and stops at its deadline between two
+ * chunks: a call lasts its deadline plus at most one chunk.
  *
  * `swappiness=N` (Linux 6.11, "mm: add swapiness= arg to memory.reclaim")
  * weighs anonymous against file pages for that call; 0 reclaims page
@@ -193,9 +213,10 @@ int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	if (r < 0)
 		return r;
 	/* Whole pages (the kernel rounds down: a request below a page
-	 * would ask for nothing), at most the usage. */
+	 * would ask for nothing), at most the usage and a chunk. */
 	ask = min_u64((bytes < page ? page : bytes) / page * page,
 		      before / page * page);
+	ask = min_u64(ask, MRI_CGROUP2_RECLAIM_CHUNK_BYTES);
 	if (ask == 0)
 		return -EAGAIN;
 	w = write_reclaim(cg, ask, cg->swappiness);
@@ -219,4 +240,13 @@ int mri_cgroup2_reclaim(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	*asked_bytes = ask;
 	*freed_bytes = before > after ? before - after : 0;
 	return 0;
+}
+
+int mri_cgroup2_read_swap_usage(void *priv, uint64_t *swap_bytes)
+{
+	struct mri_cgroup2 *cg = priv;
+
+	if (!cg->has_swap)
+		return -EOPNOTSUPP;
+	return mri_cgroup2_read_file(cg, "memory.swap.current", swap_bytes);
 }

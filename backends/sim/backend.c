@@ -233,6 +233,16 @@ static int sim_reclaim_op(void *priv, uint64_t bytes, uint64_t *asked_bytes,
 	return 0;
 }
 
+static int sim_read_swap_usage(void *priv, uint64_t *swap_bytes)
+{
+	struct sim_priv *p = priv;
+
+	if (sim_memcg_removed(p->g))
+		return -ENOENT;
+	*swap_bytes = sim_bytes(sim_memcg_swap(p->g));
+	return 0;
+}
+
 /* Effective protection in a reclaim rooted root_level levels above the
  * group (the model's reclaim computes it so too, vmscan.c). */
 static int sim_read_protection(void *priv, uint32_t root_level,
@@ -431,6 +441,7 @@ const struct mri_backend mri_backend_sim = {
 	.event_ack = sim_event_ack,
 	.now_ns = sim_now_op,
 	.thread_cpu_ns = sim_thread_cpu_op,
+	.read_swap_usage = sim_read_swap_usage,
 	.read_events = sim_read_events,
 	.read_pressure = sim_read_pressure,
 	.psi_trigger_open = sim_psi_trigger_open,

@@ -259,6 +259,17 @@ struct mri_backend {
 	 * fails, does not block. */
 	uint64_t (*thread_cpu_ns)(void *priv);
 
+	/* Optional (NULL: the group's swap is not measured). The swap
+	 * charged to the group, in bytes (cgroup2 memory.swap.current, which
+	 * counts zswap's entries too: each holds a swap slot; the
+	 * simulator's swapped pages); -EOPNOTSUPP when the group has none to
+	 * read (no swap accounting). The core reads it before and after each
+	 * run of reclaim() calls (mri_reclaim()) to tell what reclaim moved
+	 * to swap from what it dropped
+	 * (struct mr_reclaim_stats.offloaded_bytes), outside any run
+	 * (struct mri_backend.plan). One read; does not block on anything
+	 * but the file. Serialised with reclaim. */
+	int (*read_swap_usage)(void *priv, uint64_t *swap_bytes);
 	/* Optional (NULL: the core answers -EOPNOTSUPP). Fills the whole
 	 * *out with memory.events, or memory.events.local when `local`;
 	 * -EOPNOTSUPP when the kernel lacks the file. */
@@ -267,6 +278,12 @@ struct mri_backend {
 	/* Optional (NULL: -EOPNOTSUPP). Fills the whole *out with the
 	 * group's memory pressure; -EOPNOTSUPP when PSI is unavailable. */
 	int (*read_pressure)(void *priv, struct mr_pressure *out);
+
+	/* Optional (NULL: -EOPNOTSUPP). Fills the whole *out with the
+	 * group's I/O pressure (io.pressure; on cgroup v1 the twin's);
+	 * -EOPNOTSUPP when unavailable. The proactive controller's I/O
+	 * gate (lib/core/proactive.c). */
+	int (*read_io_pressure)(void *priv, struct mr_pressure *out);
 
 	/* Optional (NULL: -EOPNOTSUPP). Opens a new fd holding a PSI trigger
 	 * on the group's memory pressure, `kind` MR_PSI_SOME or MR_PSI_FULL,

@@ -68,6 +68,8 @@ static void on_fork_child(void)
 			g->be->forget(g->priv);
 			mri_children_forget(g);
 			mri_shrink_forget(&g->shrink);
+			/* The conditions eventfd was tracked: closed. */
+			g->stuck.fd = -1;
 		}
 		c->epfd = c->wakefd = c->tickfd = -1;
 		pthread_mutex_unlock(&c->lock);

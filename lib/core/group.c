@@ -74,6 +74,9 @@ static void group_free(struct mr_group *g)
 	mri_charge_fini(&g->charge);
 	pthread_mutex_destroy(&g->policy_lock);
 	pthread_mutex_destroy(&g->reclaim_lock);
+	pthread_mutex_destroy(&g->psi_lock);
+	mri_stuck_fini(&g->stuck);
+	mri_proactive_destroy(&g->proactive);
 	free(g->policy);
 	free(g->priv);
 	free(g->path);
@@ -113,6 +116,12 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 		return -ENOMEM;
 	pthread_mutex_init(&g->policy_lock, NULL);
 	pthread_mutex_init(&g->reclaim_lock, NULL);
+	pthread_mutex_init(&g->psi_lock, NULL);
+	mri_stuck_init(&g->stuck);
+	for (r = 0; r < MRI_PSI_ARMED_MAX; r++)
+		g->psi_armed[r].fd = -1;
+	r = 0;
+	mri_proactive_init(&g->proactive);
 	g->ctx = ctx;
 	g->be = be;
 	g->event_fd = -1;
@@ -329,6 +338,42 @@ MR_EXPORT int mr_group_read_pressure(mr_group_t *g,
 	return 0;
 }
 
+/* Remembers the trigger `fd` just armed with the stall total of `kind`
+ * now, for mr_group_psi_trigger_confirm(): in the slot of a trigger of the
+ * same fd number (closed since), else in the next slot, forgetting the
+ * oldest. A total that cannot be read leaves the trigger unknown (its
+ * wake-ups are then the kernel's word alone). */
+static void remember_trigger(struct mr_group *g, int fd, int kind,
+			     uint64_t stall_us)
+{
+	struct mr_pressure p = { .size = sizeof(p) };
+	struct mri_psi_armed *a = NULL;
+	bool have;
+	int i;
+
+	/* Read out of the lock: a backend may log, and a log callback may
+	 * confirm a wake-up. */
+	have = g->be->read_pressure && g->be->read_pressure(g->priv, &p) == 0;
+	pthread_mutex_lock(&g->psi_lock);
+	for (i = 0; i < MRI_PSI_ARMED_MAX && !a; i++)
+		if (g->psi_armed[i].fd == fd)
+			a = &g->psi_armed[i];
+	if (!a) {
+		a = &g->psi_armed[g->psi_armed_next];
+		g->psi_armed_next = (g->psi_armed_next + 1) %
+				    MRI_PSI_ARMED_MAX;
+	}
+	a->fd = -1;
+	if (have) {
+		a->fd = fd;
+		a->kind = kind;
+		a->stall_us = stall_us;
+		a->last_total_us = kind == MR_PSI_FULL ? p.full.total_us :
+							  p.some.total_us;
+	}
+	pthread_mutex_unlock(&g->psi_lock);
+}
+
 MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
 					uint64_t stall_ns, uint64_t window_ns)
 {
@@ -347,10 +392,44 @@ MR_EXPORT int mr_group_psi_trigger_open(mr_group_t *g, int kind,
 	r = mri_control_check(g, MR_CONTROL_PSI_TRIGGER);
 	if (r < 0)
 		return r;
-	return mri_control_learn(g, MR_CONTROL_PSI_TRIGGER,
-				 g->be->psi_trigger_open(g->priv, kind,
-							 stall_ns / 1000,
-							 window_ns / 1000));
+	r = mri_control_learn(g, MR_CONTROL_PSI_TRIGGER,
+			      g->be->psi_trigger_open(g->priv, kind,
+						      stall_ns / 1000,
+						      window_ns / 1000));
+	if (r >= 0)
+		remember_trigger(g, r, kind, stall_ns / 1000);
+	return r;
+}
+
+MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *g, int fd)
+{
+	struct mr_pressure p = { .size = sizeof(p) };
+	struct mri_psi_armed *a;
+	uint64_t total;
+	int i, r;
+
+	if (!g || fd < 0)
+		return -EINVAL;
+	r = mri_ctx_check_fork(g->ctx);
+	if (r < 0)
+		return r;
+	/* Read out of the lock (a backend may log, and a log callback may
+	 * confirm a wake-up): a trigger remembered has read_pressure. */
+	r = g->be->read_pressure ? g->be->read_pressure(g->priv, &p) :
+				   -EOPNOTSUPP;
+	pthread_mutex_lock(&g->psi_lock);
+	for (i = 0, a = NULL; i < MRI_PSI_ARMED_MAX && !a; i++)
+		if (g->psi_armed[i].fd == fd)
+			a = &g->psi_armed[i];
+	if (!a) {
+		r = -EBADF;
+	} else if (r == 0) {
+		total = a->kind == MR_PSI_FULL ? p.full.total_us :
+						 p.some.total_us;
+		r = mri_psi_wakeup_real(a, total);
+	}
+	pthread_mutex_unlock(&g->psi_lock);
+	return r;
 }
 
 MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
@@ -368,6 +447,7 @@ MR_EXPORT int mr_group_read_reclaim_stats(mr_group_t *g, int reason,
 	st.asked_bytes = atomic_load(&s->asked_bytes);
 	st.freed_bytes = atomic_load(&s->freed_bytes);
 	st.elapsed_ns = atomic_load(&s->elapsed_ns);
+	st.offloaded_bytes = atomic_load(&s->offloaded_bytes);
 	copy_sized(stats, stats->size, &st, sizeof(st));
 	return 0;
 }

@@ -19,10 +19,13 @@
 #include "log.h"
 #include "memreclaim.h"
 #include "policy.h"
+#include "proactive.h"
+#include "psitrigger.h"
 #include "shrink.h"
+#include "stuckhigh.h"
 
-#define MRI_NREASONS 3
-_Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
+#define MRI_NREASONS 4
+_Static_assert(MRI_NREASONS == MR_REASON_PROACTIVE + 1,
 	       "a statistics slot for each enum mr_reason");
 
 struct mri_reason_stats {
@@ -31,6 +34,7 @@ struct mri_reason_stats {
 	_Atomic uint64_t asked_bytes;
 	_Atomic uint64_t freed_bytes;
 	_Atomic uint64_t elapsed_ns;
+	_Atomic uint64_t offloaded_bytes;
 };
 
 struct mr_group {
@@ -94,8 +98,17 @@ struct mr_group {
 	 * (lib/core/childreclaim.c), under reclaim_lock. */
 	struct mri_children children;
 	struct mri_reason_stats stats[MRI_NREASONS];
+	/* The PSI triggers armed through the group, for
+	 * mr_group_psi_trigger_confirm(); under psi_lock. */
+	pthread_mutex_t psi_lock;
+	struct mri_psi_armed psi_armed[MRI_PSI_ARMED_MAX];
+	unsigned psi_armed_next;          /* the slot the next one takes */
+	/* Stuck at memory.high, sampled by the worker (lib/core/stuckhigh.c) */
+	struct mri_stuck stuck;
 	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
 	struct mri_adaptive adaptive;
+	/* mr_group_set_proactive()'s controller (lib/core/proactive.c) */
+	struct mri_proactive proactive;
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
 	/* mr_group_shrink_fd()'s request (lib/core/shrink.c) */
 	struct mri_shrink shrink;

@@ -53,3 +53,12 @@ int mri_psi_trigger_check(int kind, uint64_t stall_ns, uint64_t window_ns)
 	return 0;
 }
 
+
+bool mri_psi_wakeup_real(struct mri_psi_armed *a, uint64_t total_us)
+{
+	bool real = total_us >= a->last_total_us &&
+		    total_us - a->last_total_us >= a->stall_us;
+
+	a->last_total_us = total_us;
+	return real;
+}

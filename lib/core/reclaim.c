@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "context.h"
 #include "control.h"
+#include "floor.h"
 #include "group.h"
 #include "knobs.h"
 #include "reclaim.h"
@@ -153,6 +154,31 @@ static int cap_step_batch(struct mr_group *g, void *target,
 	return 0;
 }
 
+/*
+ * What reclaim cannot take from the group now: its unevictable and kernel
+ * memory, and the anonymous memory (shmem included) that the swap left to
+ * it cannot hold (mri_floor_bytes() without protections nor a caller's
+ * minimum; lib/core/floor.h). No run goes below it: memory.reclaim
+ * would scan in vain, and the lowering step of a backend without it (v2
+ * memory.high, lib/cgroupfs/lowerstep.h) would set a high below what the
+ * group needs, whose tasks the kernel would then throttle at every return
+ * to user space (mem_cgroup_handle_over_high()): a group stuck at high of
+ * the library's own making (lib/core/stuckhigh.h). 0 when memory.stat
+ * cannot be read (the run is then as before).
+ */
+static uint64_t unreclaimable_floor(struct mr_group *g,
+				    const struct mr_limits *l)
+{
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	struct mri_floor_input fi;
+
+	if (g->be->read_memstat(g->priv, &ms) < 0)
+		return 0;
+	mri_floor_input_of(&ms, l, NULL, atomic_load(&g->reclaim_swappiness),
+			   0, &fi);
+	return mri_floor_bytes(&fi);
+}
+
 static void count(struct mr_group *g, int reason, uint64_t asked,
 		  uint64_t freed, uint64_t ns)
 {
@@ -187,6 +213,8 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	struct mri_policy p;
 	struct step_cache sc = { .target = NULL };
 	uint64_t total = 0, excess, batch, asked, freed, t0;
+	uint64_t swap0 = 0, swap1, caller_floor, own_floor;
+	bool have_swap;
 	/* The previous step of the call (MRI_CAP_STEP_CAN_OOM), 0: none. */
 	uint64_t last_asked = 0, last_freed = 0;
 	void *run = NULL; /* the handle whose run the backend holds */
@@ -208,6 +236,21 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	r = g->be->read_limits(g->priv, &l);
 	if (r < 0)
 		return r;
+	/* A floor the caller did not ask for ends the run with -EAGAIN,
+	 * not as a goal reached. */
+	caller_floor = floor_bytes;
+	/* A MRI_CAP_STEP_CAN_OOM backend's steps are capped at half of
+	 * what reclaim can take (cap_step_batch()), below the floor's
+	 * bound already. */
+	own_floor = g->be->caps & MRI_CAP_STEP_CAN_OOM ? 0 :
+		    unreclaimable_floor(g, &l);
+	if (own_floor > floor_bytes)
+		floor_bytes = own_floor;
+	/* What the run moves to swap (zram and zswap included): the rise
+	 * of the swap charged to the group (its children's included) across
+	 * it, where the backend reads one. */
+	have_swap = g->be->read_swap_usage &&
+		    g->be->read_swap_usage(g->priv, &swap0) == 0;
 
 	for (calls = 0; total < bytes; calls++) {
 		/* The first batch always runs; later ones only in time. */
@@ -221,7 +264,10 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			if (r < 0)
 				break;
 			if (l.usage_bytes <= floor_bytes) {
-				reached = true;
+				if (l.usage_bytes <= caller_floor)
+					reached = true;
+				else
+					r = -EAGAIN;
 				break;
 			}
 			if (l.usage_bytes - floor_bytes < excess)
@@ -303,9 +349,36 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	}
 	*freed_bytes = total;
 	rest(g);
+	if (total && have_swap &&
+	    g->be->read_swap_usage(g->priv, &swap1) == 0 && swap1 > swap0)
+		atomic_fetch_add(&g->stats[reason].offloaded_bytes,
+				 swap1 - swap0);
 	if (total || (reached && r == 0))
 		return 0;
 	return r < 0 ? r : -EAGAIN;
+}
+
+int mri_reclaim_carried(struct mr_group *g, int reason, uint64_t bytes,
+			uint64_t floor_bytes, uint64_t deadline_ns,
+			const atomic_bool *stop, uint64_t *carry_bytes,
+			uint64_t *freed_bytes)
+{
+	uint64_t carry = *carry_bytes, ask, freed = 0;
+	int r;
+
+	*freed_bytes = 0;
+	if (bytes == 0)
+		return 0;
+	if (carry >= bytes) {
+		*carry_bytes = carry - bytes;
+		return 0;
+	}
+	ask = bytes - carry;
+	r = mri_reclaim(g, reason, ask, floor_bytes, deadline_ns, stop,
+			&freed);
+	*carry_bytes = freed > ask ? freed - ask : 0;
+	*freed_bytes = freed;
+	return r;
 }
 
 MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,

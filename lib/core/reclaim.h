@@ -22,4 +22,24 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		uint64_t floor_bytes, uint64_t deadline_ns,
 		const atomic_bool *stop, uint64_t *freed_bytes);
 
+/* One step of a controller that reclaims amounts of its own choosing
+ * (the proactive controller's step, a fraction of what is reclaimable),
+ * with the kernel's over-reclaim carried from one step to the next: a
+ * write may free far more than it asked (before Linux 6.6 a memory.reclaim
+ * of 1 GiB could take 1.7 GiB, backends/cgroup2/reclaim.c), and a
+ * controller that asked its next step in full would take the excess twice.
+ * *carry_bytes is what earlier steps freed beyond their asks: the step
+ * asks `bytes` less it, and when the carry covers the whole step asks
+ * nothing (the carry shrinks by `bytes`, 0 returned, nothing freed).
+ * After a step, *carry_bytes is what it freed beyond its ask (0 when it
+ * freed no more). The caller owns the carry (one per controller and
+ * group) and sets it to 0 to drop it, as when it backs off on pressure:
+ * bytes freed long ago do not stand for the next step. freed is the fall
+ * in usage (mri_reclaim()), never the ask. Otherwise as mri_reclaim();
+ * caller holds g->reclaim_lock. */
+int mri_reclaim_carried(struct mr_group *g, int reason, uint64_t bytes,
+			uint64_t floor_bytes, uint64_t deadline_ns,
+			const atomic_bool *stop, uint64_t *carry_bytes,
+			uint64_t *freed_bytes);
+
 #endif /* MR_RECLAIM_H */

@@ -36,6 +36,7 @@
 #include "shrink.h"
 #include "registry.h"
 #include "policy.h"
+#include "proactive.h"
 #include "worker.h"
 
 /* One margin pass gives the other groups of the context a turn after this
@@ -427,6 +428,8 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event,
 	if (!event || acked != 0)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
 					thread, woke_ns);
+	/* The proactive controller, when its interval is over. */
+	is_gone(g, mri_proactive_pass(g, thread ? &ctx->worker_stop : NULL));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	/* Still above its mark: the next round serves it again. */
 	if (again)
@@ -493,6 +496,18 @@ static bool poll_waiting(mr_ctx_t *ctx, bool thread, uint64_t round_ns)
 	return again;
 }
 
+/* The safety round's sample of the group `id`'s conditions (stuck at
+ * memory.high, lib/core/stuckhigh.c), if it is still open and there. */
+static void sample_conditions(mr_ctx_t *ctx, uint64_t id)
+{
+	struct mr_group *g = mri_ctx_get_group(ctx, id);
+
+	if (!g)
+		return;
+	mri_stuck_sample(g);
+	mri_ctx_put_group(ctx, g);
+}
+
 #define ROUND_EVENTS 32
 
 /* One round of the worker, the thread's and mr_ctx_worker_dispatch()'s
@@ -545,8 +560,10 @@ static int worker_round(mr_ctx_t *ctx, bool all, bool thread)
 		/* Every group is served: the batch is taken with them. */
 		while (mri_ctx_next_pending(ctx, &batch, &id))
 			;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			again |= serve(ctx, ids[i], thread, false, round_ns);
+			sample_conditions(ctx, ids[i]);
+		}
 		free(ids);
 	} else if (all) {
 		/* No memory for the list now: the next round tries again. */
