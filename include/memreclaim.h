@@ -1812,8 +1812,9 @@ struct mr_proactive {
  * the interval (TMO's I/O gate; cgroup v2 io.pressure, the twin's on
  * cgroup v1), and for 8 intervals after the group's own memory.high
  * changed: someone else (kubelet's MemoryQoS, systemd's MemoryHigh=,
- * Senpai) manages it, and the controller, which never writes it, does
- * not fight them; the change is logged and counted. With
+ * Senpai; the caller's own mr_group_set_high() counts too) manages it,
+ * and the controller, which never writes it, does not fight them; the
+ * change is logged and counted. With
  * MR_PROACTIVE_DRY_RUN it reclaims nothing and reports the size it would
  * have taken the group to (mr_proactive_stats.dry_run_bytes: the law
  * applied to that size rather than to usage). Each decision is logged at

@@ -249,6 +249,8 @@ static double mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
+/* now - then, 0 when then is larger (a counter reset, a larger
+ * subtrahend). */
 static uint64_t delta(uint64_t now, uint64_t then)
 {
 	return now > then ? now - then : 0;
@@ -416,10 +418,8 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		/* The law applied to the size it would have reached. */
 		if (p->dry_bytes > usage)
 			p->dry_bytes = usage;
-		x.reclaimable_bytes -= x.reclaimable_bytes >
-				       usage - p->dry_bytes ?
-				       usage - p->dry_bytes :
-				       x.reclaimable_bytes;
+		x.reclaimable_bytes = delta(x.reclaimable_bytes,
+					    usage - p->dry_bytes);
 		x.usage_bytes = p->dry_bytes;
 	}
 	mri_steplaw_update(&p->law, &lp, &x, &d);
