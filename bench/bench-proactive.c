@@ -209,7 +209,10 @@ struct shared {
 struct result {
 	bool ran;
 	double v[NMEASURES];
-	double base_mib, hot_mib, cold_s, final_mib;
+	double base_mib, hot_mib, cold_s;
+	/* At the end of the hot phase: usage, and its page cache,
+	 * anonymous memory and swap. */
+	double final_mib, final_file_mib, final_anon_mib, final_swap_mib;
 };
 
 struct bench {
@@ -964,8 +967,8 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 	const struct arm *arm = &arms[ai];
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct result *r = &b->results[w][ai];
-	struct httpd_counters c0, c1;
-	struct httpd_memory m, m0, m1;
+	struct httpd_counters c0, c1, c2;
+	struct httpd_memory m, m0, m1, m2;
 	struct sample_sums s = { .hot_s = NAN };
 	char name[192], log[PATH_MAX + 96], server[PATH_MAX + 64];
 	uint64_t t_start, t_cold, t0, t, end, passes, busy;
@@ -1032,7 +1035,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 			print_status(arm->name, status, log);
 			goto out;
 		}
-		if (httpd_group_read_memory(&b->group, &m))
+		if (httpd_group_read_usage(&b->group, &m))
 			goto out;
 		cur = m.current_bytes / MIB;
 		total = (m.current_bytes + m.swap_bytes) / MIB;
@@ -1045,6 +1048,10 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 			s.hot_s = (t - t0) / 1e9;
 		sleep_ms(SAMPLE_MS);
 	}
+	/* The end of the hot phase, the workload still running. */
+	if (httpd_group_read(&b->group, &c1) ||
+	    httpd_group_read_memory(&b->group, &m1))
+		goto out;
 	atomic_store(&b->sh->go, P_STOP);
 	t = bench_now_ns();
 	passes = atomic_load(&b->sh->passes);
@@ -1074,9 +1081,10 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 		    (!WIFEXITED(status) || WEXITSTATUS(status)))
 			print_status(arm->name, status, log);
 	}
-	/* After the controller stopped: its CPU time whole. */
-	if (httpd_group_read(&b->group, &c1) ||
-	    httpd_group_read_memory(&b->group, &m1))
+	/* After the controller stopped: its CPU time whole, and every OOM
+	 * kill of the arm. */
+	if (httpd_group_read(&b->group, &c2) ||
+	    httpd_group_read_memory(&b->group, &m2))
 		goto out;
 	r->v[M_MEAN] = s.sum / s.n;
 	r->v[M_PEAK] = s.peak;
@@ -1090,22 +1098,27 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 	r->v[M_REFAULT] = ((c1.refault_pages - c0.refault_pages) +
 			   (m1.refault_anon_pages - m0.refault_anon_pages)) *
 			  (double)page / MIB;
-	r->v[M_OOM] = (double)m1.oom_kills;
+	r->v[M_OOM] = (double)m2.oom_kills;
 	r->v[M_CTL_CPU] = arm->kind == A_NONE ? NAN :
-			  (c1.keeper_cpu_us - c0.keeper_cpu_us) / 1e6;
+			  (c2.keeper_cpu_us - c0.keeper_cpu_us) / 1e6;
 	r->base_mib = base;
 	r->hot_mib = hot;
 	r->cold_s = (t_cold - t_start) / 1e9;
 	r->final_mib = m1.current_bytes / MIB;
+	r->final_file_mib = m1.file_bytes / MIB;
+	r->final_anon_mib = m1.anon_bytes / MIB;
+	r->final_swap_mib = m1.swap_bytes / MIB;
 	r->ran = true;
 	fprintf(stderr, PROG ": %s %s: baseline %.1f MiB, hot set %.1f MiB, "
 		"cold phase %.1f s; mean %.1f peak %.1f MiB (+swap %.1f, "
-		"%.1f), at the end %.1f MiB, hot set %s%.1f s; %.2f passes/s, "
+		"%.1f), at the end %.1f MiB (file %.1f, anon %.1f, swap %.1f), "
+		"hot set %s%.1f s; %.2f passes/s, "
 		"%.1f ms a pass; PSI some %.0f ms (%.1f ms per 6 s), refaults "
 		"%.1f MiB, OOM kills %.0f, controller CPU %.2f s\n",
 		workloads[w].name, arm->name, base, hot, r->cold_s,
 		r->v[M_MEAN], r->v[M_PEAK], r->v[M_MEAN_TOTAL],
-		r->v[M_PEAK_TOTAL], r->final_mib,
+		r->v[M_PEAK_TOTAL], r->final_mib, r->final_file_mib,
+		r->final_anon_mib, r->final_swap_mib,
 		isnan(s.hot_s) ? "not reached in " : "at ",
 		isnan(s.hot_s) ? (t - t0) / 1e9 : s.hot_s, r->v[M_PASSES],
 		r->v[M_PASS_MS], r->v[M_PSI], r->v[M_PSI6], r->v[M_REFAULT],

@@ -48,6 +48,7 @@ static const struct layout_files {
 	const char *current;        /* the usage, in bytes */
 	const char *swap;           /* usage + swap (v1) or swap (v2) */
 	const char *oom, *oom_key;  /* OOM kills: file, key */
+	const char *file_key, *anon_key; /* in memory.stat, bytes */
 } layouts[] = {
 	[HTTPD_HYBRID] = {
 		.limit = "memory.limit_in_bytes",
@@ -58,6 +59,7 @@ static const struct layout_files {
 		.current = "memory.usage_in_bytes",
 		.swap = "memory.memsw.usage_in_bytes",
 		.oom = "memory.oom_control", .oom_key = "oom_kill ",
+		.file_key = "total_cache ", .anon_key = "total_rss ",
 	},
 	[HTTPD_V2] = {
 		.limit = "memory.max",
@@ -68,6 +70,7 @@ static const struct layout_files {
 		.current = "memory.current",
 		.swap = "memory.swap.current",
 		.oom = "memory.events", .oom_key = "oom_kill ",
+		.file_key = "file ", .anon_key = "anon ",
 	},
 };
 
@@ -246,18 +249,15 @@ int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c)
 	return r ? -1 : 0;
 }
 
-int httpd_group_read_memory(const struct httpd_group *g,
-			    struct httpd_memory *m)
+int httpd_group_read_usage(const struct httpd_group *g,
+			   struct httpd_memory *m)
 {
 	const struct layout_files *l = &layouts[g->layout];
 	char path[PATH_MAX + 32];
 	uint64_t swap = 0;
-	int r = 0;
+	int r;
 
-	r |= read_key(g->memory, l->current, "", &m->current_bytes);
-	r |= read_key(g->memory, l->oom, l->oom_key, &m->oom_kills);
-	r |= read_key(g->memory, "memory.stat", l->refault_anon_key,
-		      &m->refault_anon_pages);
+	r = read_key(g->memory, l->current, "", &m->current_bytes);
 	/* Without swap accounting (v1 swapaccount=0, v2 without
 	 * CONFIG_SWAP) the file is absent and nothing is swapped out of
 	 * the group's account. */
@@ -267,6 +267,20 @@ int httpd_group_read_memory(const struct httpd_group *g,
 	if (g->layout == HTTPD_HYBRID)
 		swap = swap > m->current_bytes ? swap - m->current_bytes : 0;
 	m->swap_bytes = swap;
+	return r ? -1 : 0;
+}
+
+int httpd_group_read_memory(const struct httpd_group *g,
+			    struct httpd_memory *m)
+{
+	const struct layout_files *l = &layouts[g->layout];
+	int r = httpd_group_read_usage(g, m);
+
+	r |= read_key(g->memory, l->oom, l->oom_key, &m->oom_kills);
+	r |= read_key(g->memory, "memory.stat", l->refault_anon_key,
+		      &m->refault_anon_pages);
+	r |= read_key(g->memory, "memory.stat", l->file_key, &m->file_bytes);
+	r |= read_key(g->memory, "memory.stat", l->anon_key, &m->anon_bytes);
 	return r ? -1 : 0;
 }
 

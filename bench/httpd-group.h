@@ -69,6 +69,10 @@ struct httpd_memory {
 	uint64_t oom_kills;         /* v1 memory.oom_control oom_kill, v2
 				       memory.events oom_kill */
 	uint64_t refault_anon_pages;/* memory.stat's anonymous refaults */
+	uint64_t file_bytes;        /* memory.stat's page cache (v1
+				       total_cache, v2 file) */
+	uint64_t anon_bytes;        /* and anonymous memory (v1 total_rss,
+				       v2 anon) */
 };
 
 /* The layout of this host in *layout: HTTPD_HYBRID when it has a
@@ -97,10 +101,16 @@ int httpd_group_enter_keeper(const struct httpd_group *g);
 
 int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c);
 
-/* The memory group's usage, swap, OOM kills and anonymous refaults into
- * *m. 0, or -1 (said on stderr). */
+/* The memory group's usage, swap, OOM kills, anonymous refaults, page
+ * cache and anonymous memory into *m. 0, or -1 (said on stderr). */
 int httpd_group_read_memory(const struct httpd_group *g,
 			    struct httpd_memory *m);
+
+/* Only its usage and swap (m's other fields untouched), without reading
+ * memory.stat: cheap enough to sample often. 0, or -1 (said on
+ * stderr). */
+int httpd_group_read_usage(const struct httpd_group *g,
+			   struct httpd_memory *m);
 
 /* What limit_hits counts on the layout, named by the file it comes
  * from: "memory.failcnt" (HTTPD_HYBRID) or "memory.events max"
