@@ -22,6 +22,7 @@ const char *const memreclaimd_config_keys[] = {
 	"daemon.stats-format", "daemon.metrics-file",
 	"daemon.metrics-interval", "daemon.metrics-port", "daemon.hybrid-psi",
 	"group.path", "group.margin", "group.hysteresis", "group.batch",
+	"group.proactive", "group.pressure-target", "group.min-size",
 	NULL,
 };
 
@@ -192,6 +193,9 @@ static void section_free(struct mrd_section *s)
 	value_free(&s->margin);
 	value_free(&s->hysteresis);
 	value_free(&s->batch);
+	value_free(&s->proactive);
+	value_free(&s->pressure_target);
+	value_free(&s->min_size);
 	free(s->policy_key);
 }
 
@@ -298,9 +302,16 @@ static int handler(void *user, const char *section, const char *name,
 		v = &s->hysteresis;
 	else if (strcmp(name, "batch") == 0)
 		v = &s->batch;
+	else if (strcmp(name, "proactive") == 0)
+		v = &s->proactive;
+	else if (strcmp(name, "pressure-target") == 0)
+		v = &s->pressure_target;
+	else if (strcmp(name, "min-size") == 0)
+		v = &s->min_size;
 	else {
 		mrd_log(MR_LOG_ERR, "%s: [group] has no key '%s' (path, "
-			"margin, hysteresis, batch)", where, name);
+			"margin, hysteresis, batch, proactive, "
+			"pressure-target, min-size)", where, name);
 		goto err;
 	}
 	if (value_set(v, value, where) < 0) {
@@ -479,11 +490,30 @@ static int section_finish(struct mrd_section *s)
 		return r;
 	}
 	*p = (struct policy_opts){ 0 };
-	if (s->margin.text)
+	r = 0;
+	if (s->proactive.text)
+		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
+						      s->proactive.where),
+				       "proactive", "proactive",
+				       s->proactive.text, p);
+	if (r == 0 && s->pressure_target.text)
+		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
+						      s->pressure_target.where),
+				       "pressure-target", "pressure-target",
+				       s->pressure_target.text, p);
+	if (r == 0 && s->min_size.text)
+		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
+						      s->min_size.where),
+				       "min-size", "min-size",
+				       s->min_size.text, p);
+	/* The adaptive margin is the default, but for the proactive
+	 * controller alone. */
+	if (r == 0 && s->margin.text)
 		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
 						      s->margin.where),
 				       "margin", "margin", s->margin.text, p);
-	else
+	else if (r == 0 && p->proactive != POLICYOPT_PROACTIVE_ON &&
+		 p->proactive != POLICYOPT_PROACTIVE_DRY_RUN)
 		r = policyopt_parse("", "margin", "auto", p);
 	if (r == 0 && s->hysteresis.text)
 		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
@@ -503,10 +533,14 @@ static int section_finish(struct mrd_section *s)
 	if (r < 0)
 		return r;
 	if (asprintf(&s->policy_key, "path=%s\nmargin=%s\nhysteresis=%s\n"
-		     "batch=%s", s->pattern.text,
-		     s->margin.text ? s->margin.text : "auto",
+		     "batch=%s\nproactive=%s\npressure-target=%s\n"
+		     "min-size=%s", s->pattern.text,
+		     s->margin.text ? s->margin.text : "",
 		     s->hysteresis.text ? s->hysteresis.text : "",
-		     s->batch.text ? s->batch.text : "") < 0) {
+		     s->batch.text ? s->batch.text : "",
+		     s->proactive.text ? s->proactive.text : "",
+		     s->pressure_target.text ? s->pressure_target.text : "",
+		     s->min_size.text ? s->min_size.text : "") < 0) {
 		s->policy_key = NULL;
 		return -ENOMEM;
 	}

@@ -25,6 +25,9 @@
  *   margin = auto|SIZE
  *   hysteresis = SIZE
  *   batch = auto|SIZE
+ *   proactive = on|off|dry-run
+ *   pressure-target = DUR/DUR
+ *   min-size = SIZE
  *
  * (The pattern is a key, not part of the header: libinih cuts section
  * names at 49 bytes.) Loading reports every mistake on stderr, as
@@ -68,6 +71,7 @@ struct mrd_section {
 	char *name;
 	char *where;                       /* its first header: "FILE:LINE" */
 	struct mrd_value path, margin, hysteresis, batch;
+	struct mrd_value proactive, pressure_target, min_size;
 	struct mrd_pattern pattern;        /* parsed from path */
 	struct policy_opts policy;         /* parsed from the values */
 	char *policy_key;                  /* the path and policy values in

@@ -180,18 +180,28 @@ static int configure(struct mrd_groups *gs, mr_group_t *g, const char *path,
 	if (r < 0)
 		return r;
 	/* A batch the section no longer names goes back to the library's
-	 * default, as on a group opened now. */
+	 * default, as on a group opened now; so do a margin and a
+	 * proactive controller it no longer has. */
 	if (reconfigure && !s->policy.batch.set && !s->policy.batch_auto)
 		mr_group_set_batch_fixed(g, MR_SWAP_CLUSTER_MAX_BYTES);
+	if (reconfigure && !b.margin_set)
+		mr_group_set_margin(g, 0, 0, 0);
+	if (reconfigure && !b.proactive)
+		mr_group_set_proactive(g, NULL, 0);
 	if (hits)
 		*hits = lim.limit_hits;
 	if (b.margin_adaptive)
 		mrd_log(MR_LOG_INFO, "%s: adaptive margin ([group %s], %s)",
 			path, s->name, s->where);
-	else
+	else if (b.margin_set)
 		mrd_log(MR_LOG_INFO, "%s: margin %" PRIu64 " bytes, hysteresis "
 			"%" PRIu64 " bytes ([group %s], %s)", path, b.margin,
 			b.hysteresis, s->name, s->where);
+	if (b.proactive)
+		mrd_log(MR_LOG_INFO, "%s: proactive controller%s ([group %s], "
+			"%s)", path, s->policy.proactive ==
+			POLICYOPT_PROACTIVE_DRY_RUN ? " (dry run)" : "",
+			s->name, s->where);
 	return 0;
 }
 

@@ -33,6 +33,10 @@ const char *const mrd_metric_names[] = {
 	P "group_reclaim_asked_bytes_total", P "group_reclaim_freed_bytes_total",
 	P "group_reclaim_seconds_total",
 	P "group_pressure_stalled_seconds_total",
+	P "group_proactive_enabled", P "group_proactive_target_bytes",
+	P "group_proactive_floor_bytes", P "group_proactive_stall_seconds",
+	P "group_proactive_refault_ratio", P "group_proactive_pauses_total",
+	P "group_proactive_external_high_changes_total",
 	NULL,
 };
 
@@ -138,11 +142,59 @@ static void per_group(FILE *f, const struct snap *v, size_t n)
 		sample_u64(f, P "group_charge_rate_bytes_per_second",
 			   v[i].path, v[i].s.ms.charge_bytes_per_s);
 
+	family(f, P "group_proactive_enabled", "gauge",
+	       "The proactive controller: 0 off, 1 on, 2 a dry run.");
+	for (i = 0; i < n; i++)
+		sample_u64(f, P "group_proactive_enabled", v[i].path,
+			   !v[i].s.ps.enabled ? 0 : v[i].s.ps.dry_run ? 2 : 1);
+	family(f, P "group_proactive_target_bytes", "gauge",
+	       "The size the proactive controller aimed at in its last interval (a dry run: the size it would take the group to); 0 when off.");
+	for (i = 0; i < n; i++)
+		sample_u64(f, P "group_proactive_target_bytes", v[i].path,
+			   v[i].s.ps.dry_run ? v[i].s.ps.dry_run_bytes :
+			   v[i].s.ps.target_bytes);
+	family(f, P "group_proactive_floor_bytes", "gauge",
+	       "The floor the proactive controller never goes below: the largest of --min-size, memory.min, the effective memory.low and what reclaim cannot take.");
+	for (i = 0; i < n; i++)
+		sample_u64(f, P "group_proactive_floor_bytes", v[i].path,
+			   v[i].s.ps.floor_bytes);
+	family(f, P "group_proactive_stall_seconds", "gauge",
+	       "PSI some memory stall in the proactive controller's last interval.");
+	for (i = 0; i < n; i++)
+		sample_f(f, P "group_proactive_stall_seconds", v[i].path,
+			 v[i].s.ps.stall_ns / 1e9);
+	family(f, P "group_proactive_refault_ratio", "gauge",
+	       "Refaults over what was reclaimed, in the proactive controller's last interval (0 to 1).");
+	for (i = 0; i < n; i++)
+		sample_f(f, P "group_proactive_refault_ratio", v[i].path,
+			 v[i].s.ps.refault_ratio_ppm / 1e6);
+	family(f, P "group_proactive_pauses_total", "counter",
+	       "Intervals the proactive controller took no step, by reason (pressure, refaults, io, external: memory.high changed by someone else).");
+	for (i = 0; i < n; i++) {
+		const struct mr_proactive_stats *ps = &v[i].s.ps;
+		const char *why[] = { "pressure", "refaults", "io",
+				      "external" };
+		uint64_t cnt[] = { ps->pauses_pressure, ps->pauses_refaults,
+				   ps->pauses_io, ps->pauses_external };
+
+		for (r = 0; r < 4; r++) {
+			sample_start(f, P "group_proactive_pauses_total",
+				     v[i].path);
+			fprintf(f, ",reason=\"%s\"} %" PRIu64 "\n", why[r],
+				cnt[r]);
+		}
+	}
+	family(f, P "group_proactive_external_high_changes_total", "counter",
+	       "Changes of the group's memory.high by someone else seen by the proactive controller.");
+	for (i = 0; i < n; i++)
+		sample_u64(f, P "group_proactive_external_high_changes_total",
+			   v[i].path, v[i].s.ps.external_high_changes);
+
 	static const struct {
 		const char *name, *help;
 	} rec[] = {
 		{ P "group_reclaim_calls_total",
-		  "Reclaim calls made to the kernel, by reason (margin: the worker; requested: mr_group_reclaim; soft: soft-limit order)." },
+		  "Reclaim calls made to the kernel, by reason (margin: the worker; requested: mr_group_reclaim; soft: soft-limit order; proactive: the proactive controller)." },
 		{ P "group_reclaim_empty_calls_total",
 		  "Reclaim calls that freed nothing, by reason." },
 		{ P "group_reclaim_asked_bytes_total",

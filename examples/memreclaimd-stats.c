@@ -16,6 +16,7 @@ const char *const mrd_reason_names[MRD_REASONS] = {
 	[MR_REASON_MARGIN] = "margin",
 	[MR_REASON_REQUESTED] = "requested",
 	[MR_REASON_SOFT] = "soft",
+	[MR_REASON_PROACTIVE] = "proactive",
 };
 
 int mrd_snapshot_read(mr_group_t *g, struct mrd_snapshot *s)
@@ -25,12 +26,16 @@ int mrd_snapshot_read(mr_group_t *g, struct mrd_snapshot *s)
 	*s = (struct mrd_snapshot){
 		.lim = { .size = sizeof(s->lim) },
 		.ms = { .size = sizeof(s->ms) },
+		.ps = { .size = sizeof(s->ps) },
 		.psi = { .size = sizeof(s->psi) },
 	};
 	r = mr_group_read_limits(g, &s->lim);
 	if (r < 0)
 		return r;
 	r = mr_group_read_margin_stats(g, &s->ms);
+	if (r < 0)
+		return r;
+	r = mr_group_read_proactive_stats(g, &s->ps, sizeof(s->ps));
 	if (r < 0)
 		return r;
 	for (i = 0; i < MRD_REASONS; i++) {
@@ -84,6 +89,7 @@ static void print_json(const struct mrd_group *grp, const char *event,
 		       uint64_t user_ns, uint64_t sys_ns)
 {
 	const struct mr_margin_stats *ms = &s->ms;
+	const struct mr_proactive_stats *ps = &s->ps;
 	const struct mr_reclaim_stats *st = &s->rs[MR_REASON_MARGIN];
 	char now[64];
 
@@ -126,6 +132,35 @@ static void print_json(const struct mrd_group *grp, const char *event,
 		       ms->charge_bytes_per_s, ms->reaction_ns,
 		       ms->benefit_ns, ms->cost_ns, ms->intervals,
 		       ms->limit_hits, ms->refault_bytes, ms->worker_cpu_ns);
+	if (ps->enabled)
+		printf(",\"proactive\":%s"
+		       ",\"proactive_intervals\":%" PRIu64
+		       ",\"proactive_target_bytes\":%" PRIu64
+		       ",\"proactive_floor_bytes\":%" PRIu64
+		       ",\"proactive_step_bytes\":%" PRIu64
+		       ",\"proactive_dry_run_bytes\":%" PRIu64
+		       ",\"proactive_reclaimed_bytes\":%" PRIu64
+		       ",\"proactive_stall_ns\":%" PRIu64
+		       ",\"proactive_target_stall_ns\":%" PRIu64
+		       ",\"proactive_io_stall_ns\":%" PRIu64
+		       ",\"proactive_io_gate\":%s"
+		       ",\"proactive_refault_ratio_ppm\":%" PRIu32
+		       ",\"proactive_refault_bytes\":%" PRIu64
+		       ",\"proactive_pauses_pressure\":%" PRIu64
+		       ",\"proactive_pauses_refaults\":%" PRIu64
+		       ",\"proactive_pauses_io\":%" PRIu64
+		       ",\"proactive_pauses_external\":%" PRIu64
+		       ",\"proactive_external_high_changes\":%" PRIu64
+		       ",\"proactive_freed_bytes\":%" PRIu64,
+		       ps->dry_run ? "\"dry-run\"" : "\"on\"",
+		       ps->intervals, ps->target_bytes, ps->floor_bytes,
+		       ps->step_bytes, ps->dry_run_bytes, ps->reclaimed_bytes,
+		       ps->stall_ns, ps->target_stall_ns, ps->io_stall_ns,
+		       ps->io_gate ? "true" : "false", ps->refault_ratio_ppm,
+		       ps->refault_bytes, ps->pauses_pressure,
+		       ps->pauses_refaults, ps->pauses_io,
+		       ps->pauses_external, ps->external_high_changes,
+		       s->rs[MR_REASON_PROACTIVE].freed_bytes);
 	printf("}\n");
 }
 
@@ -134,6 +169,7 @@ static void print_text(const struct mrd_group *grp, const char *event,
 		       uint64_t user_ns, uint64_t sys_ns)
 {
 	const struct mr_margin_stats *ms = &s->ms;
+	const struct mr_proactive_stats *ps = &s->ps;
 	const struct mr_reclaim_stats *st = &s->rs[MR_REASON_MARGIN];
 
 	printf(MRD_PROG ": %s: %s: usage %.1f MiB, limit ", event, grp->path,
@@ -166,6 +202,32 @@ static void print_text(const struct mrd_group *grp, const char *event,
 		       (double)ms->reaction_ns / 1e6,
 		       ms->benefit_ns / 1e6, ms->cost_ns / 1e6,
 		       ms->limit_hits, mib(ms->refault_bytes));
+	if (ps->enabled && ps->dry_run)
+		printf(MRD_PROG ": %s: %s: proactive dry run: would take the "
+		       "group to %.1f MiB (floor %.1f MiB); last interval: "
+		       "stall %.3f ms of %.3f ms allowed, refaults %.1f MiB "
+		       "(%.2f%% of reclaimed)\n", event, grp->path,
+		       mib(ps->dry_run_bytes), mib(ps->floor_bytes),
+		       ps->stall_ns / 1e6, ps->target_stall_ns / 1e6,
+		       mib(ps->refault_bytes), ps->refault_ratio_ppm / 1e4);
+	else if (ps->enabled)
+		printf(MRD_PROG ": %s: %s: proactive: target %.1f MiB (floor "
+		       "%.1f MiB), reclaimed %.1f MiB in %" PRIu64
+		       " intervals; last interval: step %.1f MiB, stall "
+		       "%.3f ms of %.3f ms allowed, io stall %.3f ms%s, "
+		       "refaults %.1f MiB (%.2f%% of reclaimed); paused: %"
+		       PRIu64 " pressure, %" PRIu64 " refaults, %" PRIu64
+		       " io, %" PRIu64 " after %" PRIu64 " changes of "
+		       "memory.high by others\n", event, grp->path,
+		       mib(ps->target_bytes), mib(ps->floor_bytes),
+		       mib(ps->reclaimed_bytes), ps->intervals,
+		       mib(ps->step_bytes), ps->stall_ns / 1e6,
+		       ps->target_stall_ns / 1e6, ps->io_stall_ns / 1e6,
+		       ps->io_gate ? "" : " (no io.pressure: no gate)",
+		       mib(ps->refault_bytes), ps->refault_ratio_ppm / 1e4,
+		       ps->pauses_pressure, ps->pauses_refaults,
+		       ps->pauses_io, ps->pauses_external,
+		       ps->external_high_changes);
 }
 
 int mrd_stats_print(const struct mrd_group *grp, const char *event,

@@ -18,12 +18,13 @@
 #include "memreclaimd-groups.h"
 
 /* The reasons of enum mr_reason, with their names. */
-#define MRD_REASONS 3
+#define MRD_REASONS 4
 extern const char *const mrd_reason_names[MRD_REASONS];
 
 struct mrd_snapshot {
 	struct mr_limits lim;
 	struct mr_margin_stats ms;
+	struct mr_proactive_stats ps;
 	struct mr_reclaim_stats rs[MRD_REASONS];
 	struct mr_pressure psi;
 	bool psi_ok;             /* the group reports pressure */

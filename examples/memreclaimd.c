@@ -10,7 +10,10 @@
  *   memreclaimd --check-config [--config PATH]
  *   memreclaimd --cgroup PATH|--self [--margin auto|sized|SIZE
  *               [--hysteresis SIZE]]
- *               [--batch SIZE|auto] [DAEMON OPTION]...  one group
+ *               [--batch SIZE|auto]
+ *               [--proactive|--proactive-dry-run
+ *                [--pressure-target DUR/DUR] [--min-size SIZE]]
+ *               [DAEMON OPTION]...                      one group
  *   memreclaimd --help | --version
  *
  * The daemon options (--backend, --sched, --stats-interval, --json,
@@ -119,6 +122,13 @@ static void usage(FILE *f)
 		"                          limit - margin (default: the margin, at most half of limit - margin)\n"
 		"  --batch SIZE|auto       (one group) per reclaim call: SIZE (4K multiple; default 128K) or auto\n"
 		"                          (excess/4, <= 64M, <= limit/8)\n"
+		"  --proactive             (one group) shrink the group to what it uses while its memory pressure (PSI)\n"
+		"                          stays under the target, below any limit; without --margin, no margin is kept\n"
+		"  --proactive-dry-run     (one group) instead of --proactive: report the size it would take the group\n"
+		"                          to, reclaiming nothing\n"
+		"  --pressure-target DUR/DUR  with --proactive: at most this much PSI some stall per window\n"
+		"                          (default 10ms/6s; DUR: a whole number with us, ms or s)\n"
+		"  --min-size SIZE         with --proactive: never take the group below SIZE (bytes, K, M or G; default 0)\n"
 		"  --backend auto|cgroup1|cgroup2  auto picks from the path's filesystem; default: MEMRECLAIM_BACKEND, else auto\n"
 		"  --sched idle|nice:N     the worker: idle = SCHED_IDLE, nice:N = SCHED_OTHER at nice N; default nice:0\n"
 		"                          (a starved idle worker misses the margin on busy machines)\n"
@@ -219,6 +229,15 @@ static int check_options(const struct options *o)
 		return -EINVAL;
 	}
 	if (!o->cgroup && !o->self &&
+	    (o->policy.proactive || o->policy.pressure_target_set ||
+	     o->policy.min_size.set)) {
+		mrd_log(MR_LOG_ERR, "--proactive, --proactive-dry-run, "
+			"--pressure-target and --min-size go with --cgroup or "
+			"--self; a configuration gives them in its [group] "
+			"sections");
+		return -EINVAL;
+	}
+	if (!o->cgroup && !o->self &&
 	    (o->policy.hysteresis.set || o->policy.batch.set ||
 	     o->policy.batch_auto)) {
 		mrd_log(MR_LOG_ERR, "--hysteresis and --batch go with --cgroup "
@@ -282,13 +301,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_HYST = 256, OPT_BATCH, OPT_BACKEND, OPT_DURATION,
 	       OPT_INTERVAL, OPT_JSON, OPT_SCHED, OPT_VERSION, OPT_SELF,
 	       OPT_VERBOSE, OPT_CONFIG, OPT_CHECK, OPT_MFILE, OPT_MINTERVAL,
-	       OPT_MPORT, OPT_HYBRID };
+	       OPT_MPORT, OPT_HYBRID, OPT_PROACTIVE, OPT_DRY_RUN,
+	       OPT_PRESSURE, OPT_MIN_SIZE };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "self", no_argument, NULL, OPT_SELF },
 		{ "margin", required_argument, NULL, 'm' },
 		{ "hysteresis", required_argument, NULL, OPT_HYST },
 		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "proactive", no_argument, NULL, OPT_PROACTIVE },
+		{ "proactive-dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "pressure-target", required_argument, NULL, OPT_PRESSURE },
+		{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "stats-interval", required_argument, NULL, OPT_INTERVAL },
@@ -333,9 +357,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_SELF:
 			o->self = true;
 			break;
-		case 'm': case OPT_HYST: case OPT_BATCH:
+		case 'm': case OPT_HYST: case OPT_BATCH: case OPT_PRESSURE:
+		case OPT_MIN_SIZE:
 			r = policyopt_parse(prefix, longopts[i].name, optarg,
 					    &o->policy);
+			break;
+		case OPT_PROACTIVE: case OPT_DRY_RUN:
+			if (o->policy.proactive) {
+				mrd_log(MR_LOG_ERR, "--proactive and "
+					"--proactive-dry-run are mutually "
+					"exclusive");
+				r = -EINVAL;
+				break;
+			}
+			r = policyopt_parse(prefix, "proactive",
+					    c == OPT_PROACTIVE ? "on" :
+					    "dry-run", &o->policy);
 			break;
 		case OPT_BACKEND:
 			o->settings[o->nsettings++] =
@@ -398,8 +435,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		mrd_log(MR_LOG_ERR, "unexpected argument '%s'", argv[optind]);
 		r = -EINVAL;
 	}
-	/* The adaptive margin is the default. */
-	if (r == 0 && (o->cgroup || o->self) && !o->policy.margin.set)
+	/* The adaptive margin is the default, but for the proactive
+	 * controller alone. */
+	if (r == 0 && (o->cgroup || o->self) && !o->policy.margin.set &&
+	    !o->policy.proactive)
 		r = policyopt_parse(prefix, "margin", "auto", &o->policy);
 	if (r == 0)
 		r = check_options(o);
@@ -780,11 +819,19 @@ static int check_config(const struct options *o)
 
 		printf("\n# %s\n[group %s]\npath = %s\nmargin = %s\n",
 		       s->where, s->name, s->pattern.text,
-		       s->margin.text ? s->margin.text : "auto");
+		       s->margin.text ? s->margin.text :
+		       s->policy.margin.set ? "auto" : "(none)");
 		if (s->hysteresis.text)
 			printf("hysteresis = %s\n", s->hysteresis.text);
 		if (s->batch.text)
 			printf("batch = %s\n", s->batch.text);
+		if (s->proactive.text)
+			printf("proactive = %s\n", s->proactive.text);
+		if (s->pressure_target.text)
+			printf("pressure-target = %s\n",
+			       s->pressure_target.text);
+		if (s->min_size.text)
+			printf("min-size = %s\n", s->min_size.text);
 	}
 	if (!cfg.nsections)
 		printf("\n# no [group] sections: nothing to keep\n");
@@ -840,12 +887,25 @@ static int open_single(struct daemon *d, mr_group_t **ret)
 			o->policy.margin_sized ? "kept whole whatever it costs "
 			"(--margin sized)" : "dropped where it costs more than "
 			"the waits it removes");
-	else if (lim.limit_bytes != MR_UNLIMITED)
+	else if (b.margin_set && lim.limit_bytes != MR_UNLIMITED)
 		mrd_log(MR_LOG_INFO, "%s: margin %.1f MiB, hysteresis %.1f MiB: "
 			"each wake-up reclaims down to %.1f MiB below the "
 			"limit", o->cgroup, b.margin / 1048576.0,
 			b.hysteresis / 1048576.0,
 			(b.margin + b.hysteresis) / 1048576.0);
+	if (b.proactive)
+		mrd_log(MR_LOG_INFO, "%s: proactive controller%s: every second, "
+			"a step of up to a tenth of what is reclaimable above "
+			"%.1f MiB while PSI some stays under %.3f ms per %.1f s "
+			"and refaults under 1%% of what it reclaims%s",
+			o->cgroup, o->policy.proactive ==
+			POLICYOPT_PROACTIVE_DRY_RUN ? " (dry run: nothing is "
+			"reclaimed)" : "", o->policy.min_size.bytes / 1048576.0,
+			(o->policy.pressure_target_set ? o->policy.stall_ns :
+			 10000000ULL) / 1e6,
+			(o->policy.pressure_target_set ? o->policy.window_ns :
+			 6000000000ULL) / 1e9,
+			b.margin_set ? ", beside the margin" : "");
 	*ret = g;
 	return 0;
 }

@@ -105,10 +105,54 @@ int policyopt_parse_size(const char *prefix, const char *opt, const char *s,
 	return 0;
 }
 
+/* "10ms" -> 10000000. A whole number with a unit: us, ms or s. */
+static int parse_duration_ns(const char *s, size_t len, uint64_t *ns)
+{
+	uint64_t v = 0, mult;
+	size_t i, digits;
+
+	for (digits = 0; digits < len && s[digits] >= '0' && s[digits] <= '9';
+	     digits++)
+		;
+	if (!digits)
+		return -EINVAL;
+	if (len - digits == 2 && !strncmp(s + digits, "us", 2))
+		mult = 1000ULL;
+	else if (len - digits == 2 && !strncmp(s + digits, "ms", 2))
+		mult = 1000000ULL;
+	else if (len - digits == 1 && s[digits] == 's')
+		mult = 1000000000ULL;
+	else
+		return -EINVAL;
+	for (i = 0; i < digits; i++) {
+		if (v > (UINT64_MAX / mult - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*ns = v * mult;
+	return 0;
+}
+
+/* STALL/WINDOW, as "10ms/6s". */
+static int parse_pressure_target(const char *prefix, const char *opt,
+				 const char *arg, struct policy_opts *p)
+{
+	const char *slash = strchr(arg, '/');
+
+	if (!slash ||
+	    parse_duration_ns(arg, (size_t)(slash - arg), &p->stall_ns) < 0 ||
+	    parse_duration_ns(slash + 1, strlen(slash + 1), &p->window_ns) < 0)
+		return bad_value(prefix, opt, arg,
+				 "not STALL/WINDOW, each a whole number with "
+				 "us, ms or s (10ms/6s)");
+	p->pressure_target_set = true;
+	return 0;
+}
+
 int policyopt_parse(const char *prefix, const char *name, const char *arg,
 		    struct policy_opts *p)
 {
-	char opt[16];
+	char opt[24];
 
 	snprintf(opt, sizeof(opt), "--%s", name);
 	return policyopt_parse_as(prefix, name, opt, arg, p);
@@ -143,6 +187,23 @@ int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
 	if (strcmp(name, "soft-limit") == 0)
 		return policyopt_parse_size(prefix, opt, arg, true,
 					    &p->soft_limit);
+	if (strcmp(name, "proactive") == 0) {
+		if (strcmp(arg, "on") == 0)
+			p->proactive = POLICYOPT_PROACTIVE_ON;
+		else if (strcmp(arg, "off") == 0)
+			p->proactive = POLICYOPT_PROACTIVE_OFF;
+		else if (strcmp(arg, "dry-run") == 0)
+			p->proactive = POLICYOPT_PROACTIVE_DRY_RUN;
+		else
+			return bad_value(prefix, opt, arg,
+					 "expected on, off or dry-run");
+		return 0;
+	}
+	if (strcmp(name, "pressure-target") == 0)
+		return parse_pressure_target(prefix, opt, arg, p);
+	if (strcmp(name, "min-size") == 0)
+		return policyopt_parse_size(prefix, opt, arg, false,
+					    &p->min_size);
 	fprintf(stderr, "%s: %s: not a policy option\n", prefix, opt);
 	return -EINVAL;
 }
@@ -194,6 +255,23 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 		fprintf(stderr,
 			"%s: --batch must be a multiple of 4K from 4K to 1024G\n",
 			prefix);
+		return -EINVAL;
+	}
+	if ((p->pressure_target_set || p->min_size.set) &&
+	    p->proactive != POLICYOPT_PROACTIVE_ON &&
+	    p->proactive != POLICYOPT_PROACTIVE_DRY_RUN) {
+		fprintf(stderr, "%s: --%s goes with the proactive controller "
+			"(--proactive or --proactive-dry-run)\n", prefix,
+			p->pressure_target_set ? "pressure-target" :
+			"min-size");
+		return -EINVAL;
+	}
+	/* mr_group_set_proactive()'s own bounds. */
+	if (p->pressure_target_set &&
+	    (p->window_ns < 1000000000ULL || p->window_ns > 600000000000ULL ||
+	     p->stall_ns < 1000 || p->stall_ns > p->window_ns)) {
+		fprintf(stderr, "%s: --pressure-target: the window must be 1s "
+			"to 600s and the stall 1us to the window\n", prefix);
 		return -EINVAL;
 	}
 	return 0;
@@ -381,6 +459,34 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 				prefix, mr_strerror(r));
 			return r;
 		}
+	}
+	if (p->proactive == POLICYOPT_PROACTIVE_ON ||
+	    p->proactive == POLICYOPT_PROACTIVE_DRY_RUN) {
+		struct mr_proactive pro = {
+			.size = sizeof(pro),
+			.stall_ns = p->stall_ns,
+			.window_ns = p->window_ns,
+			.min_bytes = p->min_size.bytes,
+			.flags = p->proactive == POLICYOPT_PROACTIVE_DRY_RUN ?
+				 MR_PROACTIVE_DRY_RUN : 0,
+		};
+
+		r = mr_group_set_proactive(g, &pro, sizeof(pro));
+		if (r == -EOPNOTSUPP) {
+			fprintf(stderr, "%s: --proactive: %s has no memory "
+				"pressure (PSI) to keep it under: a kernel "
+				"without CONFIG_PSI or booted with psi=0, or "
+				"cgroup v1 without a cgroup2 twin "
+				"(--hybrid-psi, and a group created with it)\n",
+				prefix, name);
+			return r;
+		}
+		if (r < 0) {
+			fprintf(stderr, "%s: setting the proactive controller: "
+				"%s\n", prefix, mr_strerror(r));
+			return r;
+		}
+		b.proactive = true;
 	}
 	if (out)
 		*out = b;

@@ -16,6 +16,14 @@
  *   --batch SIZE|auto     per reclaim call: fixed, or the library's
  *                         proportional defaults (MR_BATCH_DEFAULT_*)
  *   --soft-limit SIZE     mr_group_set_soft_limit() (mrsim only)
+ *   --proactive on|off|dry-run  the proactive controller
+ *                         (mr_group_set_proactive()); memreclaimd spells
+ *                         on as --proactive, dry-run as
+ *                         --proactive-dry-run
+ *   --pressure-target DUR/DUR  its target: PSI some stall per window
+ *                         (default 10ms/6s); DUR is a number with a unit,
+ *                         us, ms or s
+ *   --min-size SIZE       the least size it takes the group to (bytes)
  *
  * SIZE is a number of bytes with an optional K, M or G suffix (powers of
  * 1024), or N% of the group's limit (up to four decimals).
@@ -53,7 +61,17 @@ struct policy_opts {
 	struct size_opt batch;
 	bool batch_auto;
 	struct size_opt soft_limit;
+	/* The proactive controller: POLICYOPT_PROACTIVE_*. */
+	int proactive;
+	bool pressure_target_set;
+	uint64_t stall_ns, window_ns;  /* --pressure-target */
+	struct size_opt min_size;      /* --min-size, bytes */
 };
+
+#define POLICYOPT_PROACTIVE_UNSET 0  /* not given: off */
+#define POLICYOPT_PROACTIVE_OFF 1
+#define POLICYOPT_PROACTIVE_ON 2
+#define POLICYOPT_PROACTIVE_DRY_RUN 3
 
 /* What the options come to for one group's limit, in bytes. */
 struct policy_bytes {
@@ -65,6 +83,7 @@ struct policy_bytes {
 	uint64_t batch;              /* fixed batch; 0: the library's */
 	uint64_t batch_min, batch_max; /* batch_auto: one call's bounds */
 	uint64_t soft_limit;         /* MR_UNLIMITED: none set */
+	bool proactive;              /* the controller was turned on */
 };
 
 /* Parses SIZE for the option opt ("--margin") into *out. allow_percent:
@@ -73,7 +92,8 @@ int policyopt_parse_size(const char *prefix, const char *opt, const char *s,
 			 bool allow_percent, struct size_opt *out);
 
 /* Parses the option --NAME: "margin", "hysteresis", "batch" (SIZE or
- * auto) or "soft-limit" (as getopt_long's table names them) into *p.
+ * auto), "soft-limit", "proactive" (on, off or dry-run),
+ * "pressure-target" (DUR/DUR) or "min-size" (SIZE) into *p.
  * Returns 0, or -EINVAL after saying why. */
 int policyopt_parse(const char *prefix, const char *name, const char *arg,
 		    struct policy_opts *p);
@@ -86,7 +106,9 @@ int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
 /* Checks the options that were given, without a group: a margin above 0
  * and below 100%, and in bytes at least MR_MARGIN_MIN_BYTES (what
  * mr_group_set_margin() takes), a hysteresis below 100%, a batch above 0%
- * or a multiple of 4K from 4K to 1024G. Returns 0, or -EINVAL after
+ * or a multiple of 4K from 4K to 1024G, --pressure-target and --min-size
+ * only with the proactive controller on (or a dry run), a window of 1 s to
+ * 600 s and a stall of 1 us to the window. Returns 0, or -EINVAL after
  * saying why. */
 int policyopt_check(const char *prefix, const struct policy_opts *p);
 
@@ -102,7 +124,9 @@ int policyopt_compute(const char *prefix, const char *name,
 
 /* Applies the options to the group g, shown as name in messages, whose
  * limits were just read into *lim: the margin (with its hysteresis and
- * batch) if one was given, then the soft limit if one was given.
+ * batch) if one was given, then the soft limit if one was given, then the
+ * proactive controller if it was turned on (or to a dry run): a group
+ * without PSI refuses it (-EOPNOTSUPP, said with the reason).
  * Everything is computed before the first setter, so a refused option
  * leaves the group as it was. Stores what was applied in *out (may be
  * NULL). Returns 0, or a negative errno after reporting it: -ERANGE when

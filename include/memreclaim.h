@@ -1266,6 +1266,8 @@ enum mr_reason {
 	MR_REASON_MARGIN = 0,    /* the worker keeping the margin */
 	MR_REASON_REQUESTED = 1, /* mr_group_reclaim() */
 	MR_REASON_SOFT = 2,      /* mr_ctx_reclaim(), in soft-limit order */
+	MR_REASON_PROACTIVE = 3, /* the proactive controller
+				    (mr_group_set_proactive()) */
 };
 
 /* Reclaims up to `bytes` from the group in batches of the group's target
@@ -1516,6 +1518,163 @@ MR_EXPORT int mr_ctx_worker_fd(mr_ctx_t *ctx);
  * a dispatch runs, mr_ctx_worker_start() answers -EBUSY.
  * MT-safe. */
 MR_EXPORT int mr_ctx_worker_dispatch(mr_ctx_t *ctx, unsigned flags);
+
+/* ------------------------------------------------------------------ */
+/* Proactive reclaim                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Flags of struct mr_proactive. */
+#define MR_PROACTIVE_DRY_RUN (1u << 0) /* decide and report, never reclaim */
+
+/* The proactive controller's target and bounds; the caller sets size
+ * (sizeof(struct mr_proactive); later versions accept this size, and a
+ * larger one whose bytes past this size are zero). A field left 0 takes
+ * the default given with it. */
+struct mr_proactive {
+	size_t size;
+	/* How often it measures and steps, in ns (default and minimum
+	 * MR_WORKER_SAFETY_NS, 1 s; at most 60 s). */
+	uint64_t interval_ns;
+	/* The pressure it keeps the group under: at most stall_ns of PSI
+	 * "some" memory stall per window_ns of wall time (default 10 ms
+	 * per 6 s, Senpai's; window_ns 1 s .. 600 s, stall_ns 1 us ..
+	 * window_ns). Scaled to each interval's length. */
+	uint64_t stall_ns;
+	uint64_t window_ns;
+	/* The largest step: the share of what is reclaimable above the
+	 * floor taken in one interval, in ppm (default 100000, a tenth;
+	 * 1 .. 1000000). */
+	uint32_t step_ppm;
+	/* The refault ratio (refaults over reclaimed, in one interval and
+	 * the one before) at which steps stop, in ppm (default 10000:
+	 * Katalyst's accuracy of 0.99; 1 .. 1000000). */
+	uint32_t refault_ppm;
+	/* The I/O gate: no step while the group's io "some" stall is above
+	 * this share of the interval, in ppm (default 50000, 5%; 1 ..
+	 * 1000000). Kernels and backends without io.pressure have no gate
+	 * (struct mr_proactive_stats.io_gate says so). */
+	uint32_t io_stall_ppm;
+	/* The least size it takes the group to, in bytes (default 0;
+	 * 0 .. MR_UNLIMITED). */
+	uint64_t min_bytes;
+	uint32_t flags;      /* MR_PROACTIVE_* */
+};
+
+/* Turns the group's proactive controller on (proactive not NULL: its
+ * target and bounds) or off (NULL). The controller shrinks the group to
+ * the smallest size that does not hurt it, below any limit, while
+ * pressure allows, as Senpai (facebookincubator/senpai) and Meta's TMO
+ * (Weiner et al., "TMO: Transparent Memory Offloading in Datacenters",
+ * ASPLOS '22) do. Every interval it reads the group's memory PSI "some"
+ * total, memory.stat and its limits, and reclaims
+ *
+ *     step = step_ppm x R x max(0, 1 - P) x max(0, 1 - Q)
+ *
+ * where R is what reclaim can take above the floor (page cache, and the
+ * anonymous memory the group may swap out), P the interval's stall over
+ * the target stall of an interval, and Q the interval's refault ratio
+ * (memory.stat workingset_refault_file + _anon over pgsteal of this
+ * interval and the one before; on cgroup v1, which has no pgsteal, over
+ * what the controller itself freed) over refault_ppm; P and Q are held
+ * (each interval at least 3/4 of the one before), so a stall or a
+ * refault burst keeps steps small for a few intervals (the refault check
+ * is ByteDance Katalyst's, 1 - refaults/pgsteal >= 0.99). Far from the
+ * group's working set the steps are a tenth of what is reclaimable per
+ * second by default (a 220 MiB group of 20 MiB hot cache is within 10%
+ * of its hot set in about 22 intervals, where Senpai's 1% per 6 s takes
+ * about 23 minutes); docs/design.md says why it converges without
+ * oscillating.
+ *
+ * The floor: never below min_bytes, the group's memory.min or effective
+ * memory.low (memory.reclaim on a group ignores the group's own
+ * protection, mm/memcontrol.c mem_cgroup_calculate_protection(): the
+ * library keeps it), nor below what reclaim cannot take (unevictable
+ * memory, kernel memory, and anonymous memory and shmem the group's swap
+ * cannot hold).
+ *
+ * It reclaims as mr_group_reclaim() does, with the group's reclaim
+ * swappiness (mr_group_set_reclaim_swappiness(): memory.reclaim's
+ * swappiness= on cgroup v2 from Linux 6.11), counted under
+ * MR_REASON_PROACTIVE: memory.reclaim on cgroup v2, limit steps on cgroup
+ * v1 (each lowers memory.limit_in_bytes for a moment), the model's
+ * reclaim on the simulator. On cgroup v1 PSI comes from the group's
+ * cgroup2 twin (mr_ctx_set_hybrid_psi()).
+ *
+ * It pauses (no step) while the io "some" stall is above io_stall_ppm of
+ * the interval (TMO's I/O gate; cgroup v2 io.pressure, the twin's on
+ * cgroup v1), and for 8 intervals after the group's own memory.high
+ * changed: someone else (kubelet's MemoryQoS, systemd's MemoryHigh=,
+ * Senpai) manages it, and the controller, which never writes it, does
+ * not fight them; the change is logged and counted. With
+ * MR_PROACTIVE_DRY_RUN it reclaims nothing and reports the size it would
+ * have taken the group to (mr_proactive_stats.dry_run_bytes: the law
+ * applied to that size rather than to usage). Each decision is logged at
+ * MR_LOG_DEBUG.
+ *
+ * It runs in the context's worker, beside the margin keeper: the thread
+ * of mr_ctx_worker_start(), or the caller's mr_ctx_worker_dispatch()
+ * with MR_DISPATCH_ALL every MR_WORKER_SAFETY_NS; a group needs no margin
+ * nor limit for it. The first interval only measures. A new call starts
+ * it afresh.
+ *
+ * Errors: -EINVAL (group NULL; size smaller than this struct's; a field
+ * out of its range; unknown flags; the log says which, at debug level),
+ * -E2BIG (size larger than this struct's, with a byte past it set),
+ * -EOPNOTSUPP (the backend cannot reclaim, or the group has no PSI: a
+ * kernel without CONFIG_PSI or booted with psi=0, a cgroup v1 group
+ * without a twin; logged with the reason), -ENOENT (group removed),
+ * -ECHILD. On error nothing changes. MT-safe: the worker picks the
+ * change up at its next pass over the group. */
+MR_EXPORT int mr_group_set_proactive(mr_group_t *group,
+				     const struct mr_proactive *proactive,
+				     size_t size);
+
+/* Values of struct mr_proactive_stats.io_gate. */
+#define MR_PROACTIVE_IO_GATE_NONE 0   /* no io.pressure: no gate */
+#define MR_PROACTIVE_IO_GATE_ON 1     /* gating on the group's io PSI */
+
+/* What the proactive controller measured and decided; the caller sets
+ * size. Totals count since the controller was last turned on. */
+struct mr_proactive_stats {
+	size_t size;
+	int enabled;                   /* 1: on (a dry run included) */
+	int dry_run;                   /* 1: MR_PROACTIVE_DRY_RUN */
+	int io_gate;                   /* MR_PROACTIVE_IO_GATE_* */
+	uint64_t intervals;            /* measured so far */
+	/* The last interval: */
+	uint64_t usage_bytes;          /* usage at its end */
+	uint64_t floor_bytes;          /* the floor (see above) */
+	uint64_t target_bytes;         /* the size it aimed at: usage less
+					  the step (usage when paused) */
+	uint64_t step_bytes;           /* asked of reclaim */
+	uint32_t step_ppm;             /* the step over R */
+	uint64_t stall_ns;             /* PSI some stall in it */
+	uint64_t target_stall_ns;      /* the stall allowed in it */
+	uint64_t io_stall_ns;          /* io some stall in it */
+	uint32_t refault_ratio_ppm;    /* refaults / reclaimed */
+	uint64_t refault_bytes;        /* refaults in it */
+	uint64_t dry_run_bytes;        /* dry run: the size it would have
+					  taken the group to (0: none) */
+	/* Totals: */
+	uint64_t reclaimed_bytes;      /* freed by its steps */
+	uint64_t pauses_pressure;      /* intervals held by the stall */
+	uint64_t pauses_refaults;      /* held by refaults */
+	uint64_t pauses_io;            /* held by the I/O gate */
+	uint64_t pauses_external;      /* held after memory.high changed */
+	uint64_t external_high_changes;/* memory.high changed by others */
+	uint64_t last_external_high_bytes; /* what it was changed to */
+};
+
+/* Reads the group's proactive statistics (see struct mr_proactive_stats)
+ * into *stats, of `size` bytes (sizeof(struct mr_proactive_stats) or
+ * more; fields past this version's are zeroed). Works in a child after
+ * fork() (it reads memory only).
+ * Errors: -EINVAL (NULL, size smaller than this struct's). MT-safe: the
+ * fields are read one by one, so a read racing an interval's end may mix
+ * two intervals. */
+MR_EXPORT int mr_group_read_proactive_stats(mr_group_t *group,
+					    struct mr_proactive_stats *stats,
+					    size_t size);
 
 /* ------------------------------------------------------------------ */
 /* The allocator fast path                                              */

@@ -290,7 +290,8 @@ START_TEST(config_main_and_dropins_merge_in_order)
 	ck_assert_ptr_nonnull(strstr(c.sections[0].where, "m.conf:7"));
 	ck_assert_str_eq(c.sections[1].policy_key,
 			 "path=/m/kubepods/**\nmargin=auto\nhysteresis=\n"
-			 "batch=auto");
+			 "batch=auto\nproactive=\npressure-target=\n"
+			 "min-size=");
 	mrd_config_free(&c);
 }
 END_TEST
@@ -309,6 +310,43 @@ START_TEST(config_default_margin_is_auto)
 	ck_assert(!c.daemon.json);
 	ck_assert_ptr_null(c.daemon.metrics_file.text);
 	ck_assert(!c.daemon.hybrid_psi_on);
+	mrd_config_free(&c);
+}
+END_TEST
+
+/* The proactive controller's keys: alone it keeps no margin, beside a
+ * margin both; its target and minimum size parsed. */
+START_TEST(config_proactive_keys)
+{
+	struct mrd_config c;
+	const char *msgs;
+	const struct policy_opts *p;
+
+	put("m.conf", "[group alone]\npath = /m/a\nproactive = on\n"
+	    "pressure-target = 20ms/10s\nmin-size = 64M\n"
+	    "[group both]\npath = /m/b\nproactive = dry-run\n"
+	    "margin = auto\n"
+	    "[group off]\npath = /m/c\nproactive = off\n");
+	ck_assert_int_eq(load("m.conf", &c, &msgs), 0);
+	ck_assert_str_eq(msgs, "");
+	p = &c.sections[0].policy;
+	ck_assert_int_eq(p->proactive, POLICYOPT_PROACTIVE_ON);
+	ck_assert(!p->margin.set);
+	ck_assert(p->pressure_target_set);
+	ck_assert_uint_eq(p->stall_ns, 20000000ULL);
+	ck_assert_uint_eq(p->window_ns, 10000000000ULL);
+	ck_assert_uint_eq(p->min_size.bytes, 64ULL << 20);
+	p = &c.sections[1].policy;
+	ck_assert_int_eq(p->proactive, POLICYOPT_PROACTIVE_DRY_RUN);
+	ck_assert(p->margin_auto);
+	ck_assert(!p->pressure_target_set);
+	p = &c.sections[2].policy;
+	ck_assert_int_eq(p->proactive, POLICYOPT_PROACTIVE_OFF);
+	ck_assert(p->margin_auto);
+	ck_assert_str_eq(c.sections[0].policy_key,
+			 "path=/m/a\nmargin=\nhysteresis=\nbatch=\n"
+			 "proactive=on\npressure-target=20ms/10s\n"
+			 "min-size=64M");
 	mrd_config_free(&c);
 }
 END_TEST
@@ -346,6 +384,14 @@ START_TEST(config_mistakes_named_by_file_and_line)
 		{ "[daemon]\nstats-format = yaml\n", "expected text or json" },
 		{ "[daemon]\nhybrid-psi = on\n", "m.conf:2: hybrid-psi 'on': expected yes or no" },
 		{ "[daemon]\nno equals sign here\n", "m.conf:2: not a [section], a key = value" },
+		{ "[group a]\npath = /a\nproactive = yes\n", "m.conf:3: proactive 'yes': expected on, off or dry-run" },
+		{ "[group a]\npath = /a\nproactive = on\npressure-target = 10ms\n", "m.conf:4: pressure-target '10ms': not STALL/WINDOW" },
+		{ "[group a]\npath = /a\nproactive = on\npressure-target = 10/6s\n", "not STALL/WINDOW" },
+		{ "[group a]\npath = /a\nproactive = on\npressure-target = 1ms/700s\n", "the window must be 1s to 600s" },
+		{ "[group a]\npath = /a\nproactive = on\npressure-target = 7s/6s\n", "the stall 1us to the window" },
+		{ "[group a]\npath = /a\nmin-size = 64M\n", "--min-size goes with the proactive controller" },
+		{ "[group a]\npath = /a\nproactive = off\npressure-target = 10ms/6s\n", "--pressure-target goes with the proactive controller" },
+		{ "[group a]\npath = /a\nproactive = on\nmin-size = 5%\n", "min-size '5%': not a size (bytes, K, M or G)" },
 	};
 	struct mrd_config c = { .nsections = 12345 };
 	const char *msgs;
@@ -447,6 +493,7 @@ int main(void)
 	tcase_add_checked_fixture(tf, setup, teardown);
 	tcase_add_test(tf, config_main_and_dropins_merge_in_order);
 	tcase_add_test(tf, config_default_margin_is_auto);
+	tcase_add_test(tf, config_proactive_keys);
 	tcase_add_test(tf, config_mistakes_named_by_file_and_line);
 	tcase_add_test(tf, config_mistake_in_a_dropin);
 	tcase_add_test(tf, config_missing_file_and_long_lines);

@@ -71,6 +71,22 @@ expect 2 "--cgroup and --self are mutually exclusive" -- \
 	--self --cgroup /nonexistent/memreclaim-test --margin 1M
 expect 2 "--cgroup and --self are mutually exclusive" -- \
 	--cgroup /nonexistent/memreclaim-test --self --margin 1M
+# The proactive controller's options: with one group, one of the two
+# modes, its target and minimum size with it and well formed.
+expect 2 "--proactive, --proactive-dry-run, --pressure-target and --min-size go with --cgroup or --self" \
+	-- --proactive
+expect 2 "--proactive and --proactive-dry-run are mutually exclusive" -- \
+	--cgroup /nonexistent/memreclaim-test --proactive --proactive-dry-run
+expect 2 "--min-size goes with the proactive controller" -- \
+	--cgroup /nonexistent/memreclaim-test --min-size 64M
+expect 2 "--pressure-target '10ms': not STALL/WINDOW" -- \
+	--cgroup /nonexistent/memreclaim-test --proactive --pressure-target 10ms
+expect 2 "the window must be 1s to 600s" -- \
+	--cgroup /nonexistent/memreclaim-test --proactive \
+	--pressure-target 1ms/500ms
+expect 1 "opening /nonexistent/memreclaim-test" -- \
+	--cgroup /nonexistent/memreclaim-test --proactive \
+	--pressure-target 10ms/6s --min-size 64M
 # Without --cgroup or --self memreclaimd reads a configuration, whose
 # [group] sections give the policy.
 expect 2 "--margin, --hysteresis and --batch go with --cgroup or --self" \

@@ -794,6 +794,7 @@ const struct mri_backend mri_backend_cgroup1 = {
 	.event_ack = mri_cgroup1_event_ack,
 	.read_events = cg1_read_events,
 	.read_pressure = mri_cgroup1_read_pressure,
+	.read_io_pressure = mri_cgroup1_read_io_pressure,
 	.psi_trigger_open = mri_cgroup1_psi_trigger_open,
 	.write_limit = cg1_write_limit,
 	.set_swappiness = cg1_set_swappiness,

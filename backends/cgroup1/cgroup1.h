@@ -126,10 +126,12 @@ int mri_cgroup1_threshold_spare(struct mri_cgroup1 *cg, bool keep);
 int mri_cgroup1_set_usage_threshold(void *priv, uint64_t bytes);
 int mri_cgroup1_event_ack(void *priv);
 
-/* PSI of the group's cgroup2 twin (pressure.c): read_pressure and
- * psi_trigger_open of struct mri_backend; -EOPNOTSUPP while the ctx has
- * hybrid PSI off or the twin does not exist. */
+/* PSI of the group's cgroup2 twin (pressure.c): read_pressure,
+ * read_io_pressure and psi_trigger_open of struct mri_backend;
+ * -EOPNOTSUPP while the ctx has hybrid PSI off or the twin does not
+ * exist. */
 int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out);
+int mri_cgroup1_read_io_pressure(void *priv, struct mr_pressure *out);
 int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 				 uint64_t window_us);
 

@@ -56,16 +56,16 @@ static int open_twin_dir(struct mri_cgroup1 *cg)
 	return r;
 }
 
-/* Opens the twin's memory.pressure: the fd, or what no_twin() answers. */
-static int open_twin_pressure(struct mri_cgroup1 *cg)
+/* Opens the twin's pressure file `name` (memory.pressure, io.pressure):
+ * the fd, or what no_twin() answers. */
+static int open_twin_pressure(struct mri_cgroup1 *cg, const char *name)
 {
 	int dirfd, fd;
 
 	dirfd = open_twin_dir(cg);
 	if (dirfd < 0)
 		return dirfd;
-	fd = mri_openat(dirfd, "memory.pressure", O_RDONLY | O_CLOEXEC,
-			      0);
+	fd = mri_openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	mri_close(dirfd);
 	/* A cgroup2 group without memory.pressure: a kernel without
 	 * CONFIG_PSI (kernel/cgroup/cgroup.c adds the file with PSI). */
@@ -76,14 +76,14 @@ static int open_twin_pressure(struct mri_cgroup1 *cg)
 	return fd;
 }
 
-int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
+static int read_twin_pressure(struct mri_cgroup1 *cg, const char *name,
+			      struct mr_pressure *out)
 {
-	struct mri_cgroup1 *cg = priv;
 	int fd, r;
 
 	if (!mri_hybrid_enabled(cg->hybrid))
 		return -EOPNOTSUPP;
-	fd = open_twin_pressure(cg);
+	fd = open_twin_pressure(cg, name);
 	if (fd < 0)
 		return fd;
 	r = mri_psi_read(fd, out);
@@ -92,6 +92,16 @@ int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
 	if (r == -ENOENT)
 		r = no_twin(cg);
 	return r;
+}
+
+int mri_cgroup1_read_pressure(void *priv, struct mr_pressure *out)
+{
+	return read_twin_pressure(priv, "memory.pressure", out);
+}
+
+int mri_cgroup1_read_io_pressure(void *priv, struct mr_pressure *out)
+{
+	return read_twin_pressure(priv, "io.pressure", out);
 }
 
 int mri_cgroup1_psi_trigger_open(void *priv, int kind, uint64_t stall_us,

@@ -801,6 +801,29 @@ static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 	return r;
 }
 
+/* io.pressure (4.20, CONFIG_PSI: kernel/cgroup/cgroup.c gives every
+ * group the pressure files, whichever controllers it has): absent, empty
+ * or EOPNOTSUPP is -EOPNOTSUPP. */
+static int cg2_read_io_pressure(void *priv, struct mr_pressure *out)
+{
+	struct mri_cgroup2 *cg = priv;
+	int fd, r;
+
+	if (!cg->has_pressure)
+		return -EOPNOTSUPP;
+	fd = mri_cgroup2_open_file(cg, "io.pressure", O_RDONLY);
+	if (fd == -ENOENT) {
+		/* The group itself gone, or no such file. */
+		r = cg2_read_pressure(priv, out);
+		return r == -ENOENT ? r : -EOPNOTSUPP;
+	}
+	if (fd < 0)
+		return fd;
+	r = mri_psi_read(fd, out);
+	mri_close(fd);
+	return r;
+}
+
 /* A trigger needs a file of its own (one trigger per open file,
  * kernel/sched/psi.c psi_trigger_create()): a new fd each time. */
 static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
@@ -838,6 +861,7 @@ const struct mri_backend mri_backend_cgroup2 = {
 	.event_ack = mri_cgroup2_event_ack,
 	.read_events = mri_cgroup2_read_events,
 	.read_pressure = cg2_read_pressure,
+	.read_io_pressure = cg2_read_io_pressure,
 	.psi_trigger_open = cg2_psi_trigger_open,
 	.write_limit = mri_cgroup2_write_limit,
 	.set_swappiness = mri_cgroup2_set_swappiness,

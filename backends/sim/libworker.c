@@ -25,22 +25,31 @@ static void worker(struct sim_task *t, void *arg)
 	struct sim_libworker *w = arg;
 	struct sim_machine *m = w->sim->m;
 	unsigned flags = MR_DISPATCH_ALL;
+	uint64_t last_all_ns = 0;
 	bool woken;
 	int r;
 
 	(void)t;
 	while (!w->stop) {
+		if (flags & MR_DISPATCH_ALL)
+			last_all_ns = sim_now(m);
 		r = mr_ctx_worker_dispatch(w->ctx, flags);
 		if (r == 1 && !w->stop) {
 			/* A group is still above its margin: at once, after
 			 * the events that came meanwhile. */
-			flags = 0;
+			flags = sim_now(m) - last_all_ns >=
+				MR_WORKER_SAFETY_NS ? MR_DISPATCH_ALL : 0;
 			sim_sleep(m, 0);
 			continue;
 		}
 		w->sim->events_pending = 0;
 		woken = sim_wait(m, &w->sim->events, MR_WORKER_SAFETY_NS);
-		flags = woken ? 0 : MR_DISPATCH_ALL;
+		/* The safety round every MR_WORKER_SAFETY_NS, busy or not,
+		 * as the thread's (lib/core/worker.c): steady events must
+		 * not starve it (the proactive controller's intervals
+		 * ride on it). */
+		flags = !woken || sim_now(m) - last_all_ns >=
+				  MR_WORKER_SAFETY_NS ? MR_DISPATCH_ALL : 0;
 		if (woken && !w->stop)
 			sim_sleep(m, sim_machine_costs(m)->worker_wakeup_ns);
 	}

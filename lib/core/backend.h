@@ -268,6 +268,12 @@ struct mri_backend {
 	 * group's memory pressure; -EOPNOTSUPP when PSI is unavailable. */
 	int (*read_pressure)(void *priv, struct mr_pressure *out);
 
+	/* Optional (NULL: -EOPNOTSUPP). Fills the whole *out with the
+	 * group's I/O pressure (io.pressure; on cgroup v1 the twin's);
+	 * -EOPNOTSUPP when unavailable. The proactive controller's I/O
+	 * gate (lib/core/proactive.c). */
+	int (*read_io_pressure)(void *priv, struct mr_pressure *out);
+
 	/* Optional (NULL: -EOPNOTSUPP). Opens a new fd holding a PSI trigger
 	 * on the group's memory pressure, `kind` MR_PSI_SOME or MR_PSI_FULL,
 	 * stall and window in microseconds, already validated by the core

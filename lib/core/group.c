@@ -74,6 +74,7 @@ static void group_free(struct mr_group *g)
 	mri_charge_fini(&g->charge);
 	pthread_mutex_destroy(&g->policy_lock);
 	pthread_mutex_destroy(&g->reclaim_lock);
+	mri_proactive_destroy(&g->proactive);
 	free(g->policy);
 	free(g->priv);
 	free(g->path);
@@ -113,6 +114,7 @@ int mri_group_open(mr_ctx_t *ctx, const char *path,
 		return -ENOMEM;
 	pthread_mutex_init(&g->policy_lock, NULL);
 	pthread_mutex_init(&g->reclaim_lock, NULL);
+	mri_proactive_init(&g->proactive);
 	g->ctx = ctx;
 	g->be = be;
 	g->event_fd = -1;

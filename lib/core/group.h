@@ -19,9 +19,10 @@
 #include "log.h"
 #include "memreclaim.h"
 #include "policy.h"
+#include "proactive.h"
 
-#define MRI_NREASONS 3
-_Static_assert(MRI_NREASONS == MR_REASON_SOFT + 1,
+#define MRI_NREASONS 4
+_Static_assert(MRI_NREASONS == MR_REASON_PROACTIVE + 1,
 	       "a statistics slot for each enum mr_reason");
 
 struct mri_reason_stats {
@@ -95,6 +96,8 @@ struct mr_group {
 	struct mri_reason_stats stats[MRI_NREASONS];
 	/* mr_group_set_margin_adaptive()'s measurements (lib/core/adaptive.c) */
 	struct mri_adaptive adaptive;
+	/* mr_group_set_proactive()'s controller (lib/core/proactive.c) */
+	struct mri_proactive proactive;
 	struct mri_charge charge;         /* the fast path (lib/core/charge.c) */
 };
 

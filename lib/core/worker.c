@@ -35,6 +35,7 @@
 #include "reclaim.h"
 #include "registry.h"
 #include "policy.h"
+#include "proactive.h"
 #include "worker.h"
 
 /* One margin pass gives the other groups of the context a turn after this
@@ -417,6 +418,8 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event,
 	if (!event || acked != 0)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
 					thread, woke_ns);
+	/* The proactive controller, when its interval is over. */
+	is_gone(g, mri_proactive_pass(g, thread ? &ctx->worker_stop : NULL));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	/* Still above its mark: the next round serves it again. */
 	if (again)
