@@ -41,7 +41,11 @@
  * stopped with SIGTERM at the end; a controller that exits before
  * fails the bench. Senpai needs cgroup v2: on cgroup v1 its arms are
  * skipped, as they are when MEMRECLAIM_SENPAI is unset or names no
- * file (said on stderr). Each arm runs once, in the order above.
+ * file (said on stderr). Each arm runs once, in the order above, after
+ * a warm-up of each workload (its no-controller arm with a 5 s hot
+ * phase, not counted: the first arm would otherwise pay alone for what
+ * the first run brings into the caches, Apache's modules and the
+ * programs' pages, over 9p under qemu).
  *
  * Per arm, over the hot phase (DURATION seconds from the controller's
  * start), from samples every 100 ms: the mean and peak of the group's
@@ -61,7 +65,7 @@
  * Options (environment in brackets): --workloads LIST
  * [BENCH_PROACTIVE_WORKLOADS], default cache,anon,httpd; --arms LIST
  * [BENCH_PROACTIVE_ARMS], default none,senpai,senpai-fast,proactive;
- * --duration SECONDS [BENCH_PROACTIVE_DURATION], default 60, the hot
+ * --duration SECONDS [BENCH_PROACTIVE_DURATION], default 45, the hot
  * phase of each arm; --list: prints the arms it would run, one
  * "WORKLOAD ARM" a line, or "WORKLOAD ARM skipped: WHY" where it knows
  * already, and exits without measuring (no root needed). memreclaimd is
@@ -122,6 +126,7 @@
 #define NEAR_HOT 1.10
 #define PSI_TARGET_WINDOW_S 6.0
 #define MAX_DURATION_S 3600
+#define WARMUP_S 5
 /* How long a phase may take to begin or end, and a process to stop. */
 #define PHASE_TIMEOUT_MS 900000
 #define STOP_TIMEOUT_MS 10000
@@ -307,7 +312,7 @@ static void usage(FILE *f)
 		"workloads: cache,anon,httpd (default all); arms: none,"
 		"senpai,senpai-fast,proactive (default all);\n"
 		"duration: the hot phase of each arm, 1 to %d s (default "
-		"60). See the comment of bench/bench-proactive.c.\n",
+		"45). See the comment of bench/bench-proactive.c.\n",
 		MAX_DURATION_S);
 }
 
@@ -325,7 +330,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				"cache,anon,httpd");
 	const char *ar = env_or("BENCH_PROACTIVE_ARMS",
 				"none,senpai,senpai-fast,proactive");
-	const char *du = env_or("BENCH_PROACTIVE_DURATION", "60");
+	const char *du = env_or("BENCH_PROACTIVE_DURATION", "45");
 	unsigned long long v;
 	char *end;
 	int c;
@@ -949,13 +954,13 @@ static void log_path(const struct bench *b, enum workload_id w,
 }
 
 static void arm_cleanup(struct bench *b, enum workload_id w,
-			const struct arm *arm)
+			const char *slug)
 {
 	char log[PATH_MAX + 96], what[64];
 
 	stop_process(&b->controller);
 	stop_process(&b->worker);
-	snprintf(what, sizeof(what), "%s-apache", arm->slug);
+	snprintf(what, sizeof(what), "%s-apache", slug);
 	log_path(b, w, what, log, sizeof(log));
 	httpd_server_stop(&b->server, b->server.dir[0] ? log : NULL);
 	httpd_group_remove(&b->group);
@@ -964,11 +969,19 @@ static void arm_cleanup(struct bench *b, enum workload_id w,
 	b->sh = NULL;
 }
 
-static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
+/* Runs arm ai of workload w; warmup: the no-controller arm for
+ * WARMUP_S, its figures not kept (the first arm of a workload would
+ * otherwise pay alone for what its first run brings into the caches:
+ * Apache's modules, the programs' pages, which under qemu come over
+ * 9p). */
+static int run_arm(struct bench *b, enum workload_id w, unsigned ai,
+		   bool warmup)
 {
 	const struct arm *arm = &arms[ai];
+	const char *slug = warmup ? "warmup" : arm->slug;
+	const char *label = warmup ? "warm-up (not counted)" : arm->name;
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	struct result *r = &b->results[w][ai];
+	struct result scratch, *r = warmup ? &scratch : &b->results[w][ai];
 	struct httpd_counters c0, c1, c2;
 	struct httpd_memory m, m0, m1, m2;
 	struct sample_sums s = { .hot_s = NAN };
@@ -986,7 +999,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 		return -1;
 	}
 	snprintf(name, sizeof(name), "%s/%s-%s", b->parent, workloads[w].name,
-		 arm->slug);
+		 slug);
 	if (httpd_group_create(&b->group, b->layout, name, HTTPD_NO_LIMIT))
 		goto out;
 	if ((w == W_HTTPD && httpd_drop_files(b->web, WEB_FILES)) ||
@@ -994,8 +1007,8 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 			      httpd_drop_files(b->hot, 1))))
 		goto out;
 	if (w == W_HTTPD) {
-		snprintf(server, sizeof(server), "%s/server-%s", b->tmp,
-			 arm->slug);
+		snprintf(server, sizeof(server), "%s/server-%s-%s", b->tmp,
+			 workloads[w].name, slug);
 		if (make_dir(server) ||
 		    httpd_server_start(&b->server, server, b->web, &b->group))
 			goto out;
@@ -1013,12 +1026,12 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 	if (httpd_group_read(&b->group, &c0) ||
 	    httpd_group_read_memory(&b->group, &m0))
 		goto out;
-	log_path(b, w, arm->slug, log, sizeof(log));
+	log_path(b, w, slug, log, sizeof(log));
 	if (arm->kind != A_NONE && controller_start(b, arm, log))
 		goto out;
 	t0 = bench_now_ns();
 	atomic_store(&b->sh->go, P_HOT);
-	end = t0 + b->o.duration_s * 1000000000ULL;
+	end = t0 + (warmup ? WARMUP_S : b->o.duration_s) * 1000000000ULL;
 	for (t = t0; t < end; t = bench_now_ns()) {
 		double cur, total;
 
@@ -1117,7 +1130,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 		"hot set %s%.1f s; %.2f passes/s, "
 		"%.1f ms a pass; PSI some %.0f ms (%.1f ms per 6 s), refaults "
 		"%.1f MiB, OOM kills %.0f, controller CPU %.2f s\n",
-		workloads[w].name, arm->name, base, hot, r->cold_s,
+		workloads[w].name, label, base, hot, r->cold_s,
 		r->v[M_MEAN], r->v[M_PEAK], r->v[M_MEAN_TOTAL],
 		r->v[M_PEAK_TOTAL], r->final_mib, r->final_file_mib,
 		r->final_anon_mib, r->final_swap_mib,
@@ -1127,7 +1140,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai)
 		r->v[M_OOM], isnan(r->v[M_CTL_CPU]) ? 0 : r->v[M_CTL_CPU]);
 	e = 0;
 out:
-	arm_cleanup(b, w, arm);
+	arm_cleanup(b, w, slug);
 	return e;
 }
 
@@ -1292,7 +1305,8 @@ static int run_all(struct bench *b)
 			if (!b->o.workload[w] || !b->o.arm[a] ||
 			    b->skip[w][a])
 				continue;
-			if (run_arm(b, w, a))
+			if ((!any && run_arm(b, w, 0, true)) ||
+			    run_arm(b, w, a, false))
 				return -1;
 			any = true;
 		}
