@@ -37,7 +37,10 @@
  * The arms: no controller; Senpai with its defaults and --min-size
  * MIN_SIZE ("Senpai"); Senpai with --interval 1 --max-probe 0.05 as well
  * ("Senpai fast"); memreclaimd --cgroup G --proactive --min-size
- * MIN_SIZE, its pressure target at its default (10ms/6s). Each
+ * MIN_SIZE, its pressure target at its default (10ms/6s), with
+ * --hybrid-psi on cgroup v1 (the workload's cgroup2 twin is at the path
+ * the library's hybrid PSI reads: the v1 group's, below the cgroup2
+ * mount). Each
  * controller is a fresh process started when the cold phase has ended,
  * in a cgroup2 group of its own beside the workload's (its CPU time, the
  * reclaim its writes run included, from that group's cpu.stat), and
@@ -218,7 +221,7 @@ struct shared {
 struct result {
 	bool ran;
 	double v[NMEASURES];
-	double base_mib, hot_mib, cold_s;
+	double hot_mib, cold_s;
 	/* At the end of the hot phase: usage, and its page cache,
 	 * anonymous memory and swap. */
 	double final_mib, final_file_mib, final_anon_mib, final_swap_mib;
@@ -231,7 +234,6 @@ struct bench {
 	bool made_parent_memory, made_parent_twin;
 	char tmp[PATH_MAX];
 	char cold[PATH_MAX + 8], hot[PATH_MAX + 8], web[PATH_MAX + 8];
-	bool wrote_cold, wrote_hot, wrote_web;
 	struct result results[NWORKLOADS][NARMS];
 	const char *skip[NWORKLOADS][NARMS]; /* why an arm does not run */
 	/* The arm running. */
@@ -570,7 +572,6 @@ static int make_files(struct bench *b)
 				      &stop_signal) ||
 		    httpd_write_files(b->hot, 1, HOT_FILE_BYTES, &stop_signal))
 			return -1;
-		b->wrote_cold = b->wrote_hot = true;
 	}
 	if (web) {
 		fprintf(stderr, PROG ": writing a docroot of %d files of "
@@ -580,7 +581,6 @@ static int make_files(struct bench *b)
 		    httpd_write_files(b->web, WEB_FILES, WEB_FILE_BYTES,
 				      &stop_signal))
 			return -1;
-		b->wrote_web = true;
 	}
 	return 0;
 }
@@ -1125,7 +1125,6 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai,
 	r->v[M_OOM] = (double)m2.oom_kills;
 	r->v[M_CTL_CPU] = arm->kind == A_NONE ? NAN :
 			  (c2.keeper_cpu_us - c0.keeper_cpu_us) / 1e6;
-	r->base_mib = base;
 	r->hot_mib = hot;
 	r->cold_s = (t_cold - t_start) / 1e9;
 	r->final_mib = m1.current_bytes / MIB;
