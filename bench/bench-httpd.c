@@ -382,41 +382,6 @@ static int make_tmp(struct run *r)
 	return 0;
 }
 
-/* Writes the files (each beginning with its tag, httpd-client.h), syncs
- * each and drops it from the page cache. */
-static int write_docroot(struct run *r)
-{
-	char path[PATH_MAX + 32], tag[24];
-	char *buf = malloc(r->file_bytes);
-	uint32_t i;
-	int fd, e = 0;
-
-	if (!buf)
-		return -1;
-	for (i = 0; i < r->file_bytes; i++)
-		buf[i] = (char)('a' + i % 26);
-	for (i = 0; i < r->nfiles && !e && !stop_signal; i++) {
-		snprintf(path, sizeof(path), "%s/" HTTPD_FILE_NAME_FMT,
-			 r->docroot, i);
-		httpd_file_tag(tag, i);
-		memcpy(buf, tag, HTTPD_FILE_TAG_LEN);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			  0644);
-		if (fd < 0 ||
-		    write(fd, buf, r->file_bytes) != (ssize_t)r->file_bytes ||
-		    fsync(fd) ||
-		    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
-			fprintf(stderr, PROG ": writing %s: %s\n", path,
-				strerror(errno));
-			e = -1;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	free(buf);
-	return e || stop_signal ? -1 : 0;
-}
-
 /* ------------------------------------------------------------ keeper */
 
 static void log_path(const struct run *r, const char *label,
@@ -783,7 +748,8 @@ static int run_size(const struct options *o, uint64_t file_bytes)
 		"files, %u rounds\n", r.bench, r.nfiles, file_bytes >> 10,
 		LIMIT_BYTES >> 20, o->requests, CONNECTIONS, r.nfiles / 6.0,
 		o->rounds);
-	if (make_tmp(&r) || write_docroot(&r))
+	if (make_tmp(&r) ||
+	    httpd_write_files(r.docroot, r.nfiles, file_bytes, &stop_signal))
 		goto out;
 	snprintf(name, sizeof(name), GROUP_PREFIX "%d", (int)getpid());
 	if (httpd_group_create(&r.group, o->layout, name, LIMIT_BYTES))

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE /* strncasecmp, memmem */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,6 +42,65 @@ static uint64_t splitmix64(uint64_t *state)
 static double uniform(uint64_t *state)
 {
 	return ((splitmix64(state) >> 11) + 1) * 0x1.0p-53;
+}
+
+int httpd_write_files(const char *dir, uint32_t nfiles, uint64_t file_bytes,
+		      volatile sig_atomic_t *stop)
+{
+	char path[PATH_MAX], tag[24];
+	char *buf = malloc(file_bytes);
+	uint32_t i;
+	uint64_t k;
+	int fd, e = 0;
+
+	if (!buf) {
+		fprintf(stderr, "%s: writing %s: out of memory\n",
+			program_invocation_short_name, dir);
+		return -1;
+	}
+	for (k = 0; k < file_bytes; k++)
+		buf[k] = (char)('a' + k % 26);
+	for (i = 0; i < nfiles && !e && !*stop; i++) {
+		snprintf(path, sizeof(path), "%s/" HTTPD_FILE_NAME_FMT, dir, i);
+		httpd_file_tag(tag, i);
+		memcpy(buf, tag, HTTPD_FILE_TAG_LEN);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  0644);
+		if (fd < 0 ||
+		    write(fd, buf, file_bytes) != (ssize_t)file_bytes ||
+		    fsync(fd) ||
+		    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+			fprintf(stderr, "%s: writing %s: %s\n",
+				program_invocation_short_name, path,
+				strerror(errno));
+			e = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	free(buf);
+	return e || *stop ? -1 : 0;
+}
+
+int httpd_drop_files(const char *dir, uint32_t nfiles)
+{
+	char path[PATH_MAX];
+	uint32_t i;
+	int fd, e = 0;
+
+	for (i = 0; i < nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/" HTTPD_FILE_NAME_FMT, dir, i);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+			fprintf(stderr, "%s: dropping the cache of %s: "
+				"%s\n", program_invocation_short_name, path,
+				strerror(errno));
+			e = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return e;
 }
 
 void httpd_schedule(uint32_t *files, size_t requests, uint32_t nfiles,

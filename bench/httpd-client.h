@@ -28,6 +28,21 @@ static inline void httpd_file_tag(char tag[static 24], uint32_t file)
 	snprintf(tag, 24, HTTPD_FILE_NAME_FMT "\n", file);
 }
 
+/* Writes nfiles files of file_bytes each into dir (an existing
+ * directory on a disk filesystem), named HTTPD_FILE_NAME_FMT, each
+ * beginning with its tag and the rest the letters a to z; each is
+ * fsynced and dropped from the page cache (POSIX_FADV_DONTNEED), so that
+ * its first read comes from the disk. file_bytes is at least
+ * HTTPD_FILE_TAG_LEN; nfiles at most 99999. Stops when *stop becomes
+ * non-zero. 0, or -1 (said on stderr, or stopped). */
+int httpd_write_files(const char *dir, uint32_t nfiles, uint64_t file_bytes,
+		      volatile sig_atomic_t *stop);
+
+/* Drops the clean page cache of the nfiles files httpd_write_files()
+ * wrote into dir (POSIX_FADV_DONTNEED per file), wherever it is charged.
+ * 0, or -1 (said on stderr). */
+int httpd_drop_files(const char *dir, uint32_t nfiles);
+
 /* Fills files[0..requests) with file indexes drawn from a normal
  * distribution of mean (nfiles - 1) / 2 and standard deviation sigma
  * (in files), rounded and clamped to [0, nfiles); the same seed gives the

@@ -44,18 +44,33 @@ static const struct layout_files {
 	const char *hits, *hits_key;/* limit hits: file, key (read_key()) */
 	const char *hits_name;      /* httpd_group_hits_name() */
 	const char *refault_key;    /* file refaults in memory.stat */
+	const char *refault_anon_key;/* anonymous refaults in memory.stat */
+	const char *current;        /* the usage, in bytes */
+	const char *swap;           /* usage + swap (v1) or swap (v2) */
+	const char *oom, *oom_key;  /* OOM kills: file, key */
+	const char *file_key, *anon_key; /* in memory.stat, bytes */
 } layouts[] = {
 	[HTTPD_HYBRID] = {
 		.limit = "memory.limit_in_bytes",
 		.hits = "memory.failcnt", .hits_key = "",
 		.hits_name = "memory.failcnt",
 		.refault_key = "total_workingset_refault_file ",
+		.refault_anon_key = "total_workingset_refault_anon ",
+		.current = "memory.usage_in_bytes",
+		.swap = "memory.memsw.usage_in_bytes",
+		.oom = "memory.oom_control", .oom_key = "oom_kill ",
+		.file_key = "total_cache ", .anon_key = "total_rss ",
 	},
 	[HTTPD_V2] = {
 		.limit = "memory.max",
 		.hits = "memory.events", .hits_key = "max ",
 		.hits_name = "memory.events max",
 		.refault_key = "workingset_refault_file ",
+		.refault_anon_key = "workingset_refault_anon ",
+		.current = "memory.current",
+		.swap = "memory.swap.current",
+		.oom = "memory.events", .oom_key = "oom_kill ",
+		.file_key = "file ", .anon_key = "anon ",
 	},
 };
 
@@ -147,6 +162,8 @@ int httpd_group_create(struct httpd_group *g, enum httpd_layout layout,
 	    (layout == HTTPD_HYBRID && make_dir(g->twin, &g->made_twin)) ||
 	    make_dir(g->keeper, &g->made_keeper))
 		return -1;
+	if (limit_bytes == HTTPD_NO_LIMIT)
+		return 0;
 	snprintf(path, sizeof(path), "%s/%s", g->memory,
 		 layouts[layout].limit);
 	snprintf(val, sizeof(val), "%" PRIu64, limit_bytes);
@@ -229,6 +246,41 @@ int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c)
 	r |= read_key(g->twin, "memory.pressure", "total=", &c->psi_some_us);
 	r |= read_key(g->twin, "cpu.stat", "usage_usec ", &c->server_cpu_us);
 	r |= read_key(g->keeper, "cpu.stat", "usage_usec ", &c->keeper_cpu_us);
+	return r ? -1 : 0;
+}
+
+int httpd_group_read_usage(const struct httpd_group *g,
+			   struct httpd_memory *m)
+{
+	const struct layout_files *l = &layouts[g->layout];
+	char path[PATH_MAX + 32];
+	uint64_t swap = 0;
+	int r;
+
+	r = read_key(g->memory, l->current, "", &m->current_bytes);
+	/* Without swap accounting (v1 swapaccount=0, v2 without
+	 * CONFIG_SWAP) the file is absent and nothing is swapped out of
+	 * the group's account. */
+	snprintf(path, sizeof(path), "%s/%s", g->memory, l->swap);
+	if (access(path, R_OK) == 0)
+		r |= read_key(g->memory, l->swap, "", &swap);
+	if (g->layout == HTTPD_HYBRID)
+		swap = swap > m->current_bytes ? swap - m->current_bytes : 0;
+	m->swap_bytes = swap;
+	return r ? -1 : 0;
+}
+
+int httpd_group_read_memory(const struct httpd_group *g,
+			    struct httpd_memory *m)
+{
+	const struct layout_files *l = &layouts[g->layout];
+	int r = httpd_group_read_usage(g, m);
+
+	r |= read_key(g->memory, l->oom, l->oom_key, &m->oom_kills);
+	r |= read_key(g->memory, "memory.stat", l->refault_anon_key,
+		      &m->refault_anon_pages);
+	r |= read_key(g->memory, "memory.stat", l->file_key, &m->file_bytes);
+	r |= read_key(g->memory, "memory.stat", l->anon_key, &m->anon_bytes);
 	return r ? -1 : 0;
 }
 

@@ -58,6 +58,23 @@ struct httpd_counters {
 	uint64_t keeper_cpu_us;     /* keeper group's cpu.stat usage_usec */
 };
 
+/* What the memory group holds, read at one moment. */
+struct httpd_memory {
+	uint64_t current_bytes;     /* v1 memory.usage_in_bytes, v2
+				       memory.current */
+	uint64_t swap_bytes;        /* v1 memory.memsw.usage_in_bytes less
+				       usage (0 without swap accounting),
+				       v2 memory.swap.current (0 where
+				       absent) */
+	uint64_t oom_kills;         /* v1 memory.oom_control oom_kill, v2
+				       memory.events oom_kill */
+	uint64_t refault_anon_pages;/* memory.stat's anonymous refaults */
+	uint64_t file_bytes;        /* memory.stat's page cache (v1
+				       total_cache, v2 file) */
+	uint64_t anon_bytes;        /* and anonymous memory (v1 total_rss,
+				       v2 anon) */
+};
+
 /* The layout of this host in *layout: HTTPD_HYBRID when it has a
  * writable v1 memory controller and a cgroup2 mount with PSI at
  * HTTPD_V2_HYBRID, HTTPD_V2 when HTTPD_V2_ROOT is a writable cgroup2
@@ -65,8 +82,13 @@ struct httpd_counters {
  * -1 (neither; said on stderr). */
 int httpd_group_probe(enum httpd_layout *layout);
 
-/* Creates the groups of layout named after name and sets the memory
- * group's limit to limit_bytes. 0, or -1 (said on stderr; what was made
+/* limit_bytes of httpd_group_create(): the memory group keeps the
+ * limit a new group has, none. */
+#define HTTPD_NO_LIMIT UINT64_MAX
+
+/* Creates the groups of layout named after name (which may hold a
+ * slash: a group below a parent the caller made on both hierarchies)
+ * and sets the memory group's limit to limit_bytes. 0, or -1 (said on stderr; what was made
  * is in g, for httpd_group_remove()). */
 int httpd_group_create(struct httpd_group *g, enum httpd_layout layout,
 		       const char *name, uint64_t limit_bytes);
@@ -78,6 +100,17 @@ int httpd_group_enter_server(const struct httpd_group *g);
 int httpd_group_enter_keeper(const struct httpd_group *g);
 
 int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c);
+
+/* The memory group's usage, swap, OOM kills, anonymous refaults, page
+ * cache and anonymous memory into *m. 0, or -1 (said on stderr). */
+int httpd_group_read_memory(const struct httpd_group *g,
+			    struct httpd_memory *m);
+
+/* Only its usage and swap (m's other fields untouched), without reading
+ * memory.stat: cheap enough to sample often. 0, or -1 (said on
+ * stderr). */
+int httpd_group_read_usage(const struct httpd_group *g,
+			   struct httpd_memory *m);
 
 /* What limit_hits counts on the layout, named by the file it comes
  * from: "memory.failcnt" (HTTPD_HYBRID) or "memory.events max"
