@@ -88,8 +88,8 @@ static int bad(const char *where, const char *key, const char *value,
 	return -EINVAL;
 }
 
-static int parse_seconds(const char *where, const char *key, const char *s,
-			 uint64_t min, uint64_t *out)
+int mrd_parse_seconds(const char *where, const char *key, const char *s,
+		      uint64_t min, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -147,7 +147,7 @@ int mrd_daemon_set(struct mrd_daemon *d, const char *key, const char *value,
 		}
 		v = &d->worker_sched;
 	} else if (strcmp(key, "stats-interval") == 0) {
-		r = parse_seconds(where, key, value, 0, &d->stats_interval_s);
+		r = mrd_parse_seconds(where, key, value, 0, &d->stats_interval_s);
 		if (r < 0)
 			return r;
 		v = &d->stats_interval;
@@ -163,7 +163,7 @@ int mrd_daemon_set(struct mrd_daemon *d, const char *key, const char *value,
 			return bad(where, key, value, "path too long");
 		v = &d->metrics_file;
 	} else if (strcmp(key, "metrics-interval") == 0) {
-		r = parse_seconds(where, key, value, 1,
+		r = mrd_parse_seconds(where, key, value, 1,
 				  &d->metrics_interval_s);
 		if (r < 0)
 			return r;

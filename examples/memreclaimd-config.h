@@ -96,6 +96,12 @@ struct mrd_config {
 #define MRD_DEFAULT_STATS_INTERVAL_S 10
 #define MRD_DEFAULT_METRICS_INTERVAL_S 10
 #define MRD_MAX_SECONDS (365ULL * 24 * 3600)
+
+/* A whole number of seconds, min to MRD_MAX_SECONDS, into *out. where:
+ * "FILE:LINE" (the message names key) or a command-line option
+ * ("--duration", which the message names alone). 0, or -EINVAL logged. */
+int mrd_parse_seconds(const char *where, const char *key, const char *s,
+		      uint64_t min, uint64_t *out);
 #ifndef MRD_DEFAULT_RUNTIME_DIR
 #define MRD_DEFAULT_RUNTIME_DIR "/run/memreclaim/groups.d"
 #endif

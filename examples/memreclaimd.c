@@ -162,29 +162,6 @@ static void usage(FILE *f)
 		MRD_DEFAULT_STATS_INTERVAL_S, MRD_DEFAULT_METRICS_INTERVAL_S);
 }
 
-static int bad_value(const char *opt, const char *value, const char *why)
-{
-	mrd_log(MR_LOG_ERR, "%s '%s': %s", opt, value, why);
-	return -EINVAL;
-}
-
-static int parse_duration(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		return bad_value("--duration", s, "not a whole number of seconds");
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return bad_value("--duration", s, "not a whole number of seconds");
-	if (v > MRD_MAX_SECONDS)
-		return bad_value("--duration", s, "more than a year");
-	*out = v;
-	return 0;
-}
-
 /* Applies the command line's daemon settings over d. */
 static int apply_settings(const struct options *o, struct mrd_daemon *d)
 {
@@ -416,7 +393,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 				(struct cli_setting){ "runtime-dir", optarg };
 			break;
 		case OPT_DURATION:
-			r = parse_duration(optarg, &o->duration_s);
+			r = mrd_parse_seconds("--duration", "duration", optarg, 0,
+					      &o->duration_s);
 			break;
 		case OPT_VERBOSE:
 			o->verbose = true;

@@ -54,6 +54,13 @@ expect 1 "opening /nonexistent/memreclaim-test" MEMRECLAIM_BACKEND=cgroup1 \
 expect 1 "opening /nonexistent/memreclaim-test" MEMRECLAIM_BACKEND= -- \
 	--cgroup /nonexistent/memreclaim-test --margin 1M
 
+# --duration: whole seconds up to a year (one parser with the
+# configuration's intervals).
+expect 2 "--duration '5x': not a whole number of seconds" -- \
+	--cgroup /nonexistent/memreclaim-test --duration 5x
+expect 2 "--duration '31536001': more than a year" -- \
+	--cgroup /nonexistent/memreclaim-test --duration 31536001
+
 # Where the library can answer only "invalid argument", the daemon says
 # what is wrong and names the value, before touching anything.
 expect 2 "MEMRECLAIM_STATE_DIR='relative/dir': the state directory must be an absolute path" \
