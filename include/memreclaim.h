@@ -663,7 +663,9 @@ MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
  * (mr_group_conditions_fd()), as bits of struct mr_conditions.active. */
 /* Stuck at memory.high: no usable swap, what reclaim cannot take
  * (anonymous memory the swap cannot hold, unevictable and kernel memory)
- * fills at least 90 % of the memory.high that binds the group, and over
+ * fills at least 90 % of the memory.high that binds the group, its usage
+ * is at or above that high when sampled (held there, not brought back
+ * under by reclaim at high), and over
  * the worker's last safety interval memory.events `high` rose (at least
  * once a second: a few times a second for each throttled task, thousands
  * for a group of many threads) while max, oom and oom_kill did not, and

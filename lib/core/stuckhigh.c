@@ -47,6 +47,7 @@ bool mri_stuck_high(const struct mri_stuck_input *in,
 		f.full_ppm >= MRI_STUCK_FULL_PPM &&
 		!in->swap_usable &&
 		in->high_bytes != MR_UNLIMITED &&
+		in->usage_bytes >= in->high_bytes &&
 		f.fill_ppm >= MRI_STUCK_FILL_PPM;
 	if (fig)
 		*fig = f;
