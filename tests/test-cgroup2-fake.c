@@ -72,6 +72,7 @@ static struct fake {
 	char vanish_sibling[16];  /* removed once its memory.current read */
 	int pressure_err;         /* pread of memory.pressure fails */
 	int max_reads;            /* preads of g's memory.max */
+	int pressure_reads;       /* preads of g's memory.pressure */
 	bool limits_ro;           /* g's memory.max/high refuse O_RDWR */
 	/* g's anonymous memory, which memory.reclaim swaps out after the
 	 * cache when `swap` (the fake's swap device has room) and the
@@ -213,6 +214,7 @@ static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
 		if (fk.pressure_err && is_g_file(p, "memory.pressure"))
 			return -fk.pressure_err;
 		fk.max_reads += is_g_file(p, "memory.max");
+		fk.pressure_reads += is_g_file(p, "memory.pressure");
 	}
 	return mri_file_ops_real.pread(fd, buf, len, off);
 }
@@ -1626,9 +1628,26 @@ START_TEST(stuck_at_high_detected)
 	getf("a/g", "memory.high", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "52428800\n");
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* While high stands still, memory.events alone is read: no
+	 * memory.pressure (each read of it sums per-CPU times in the
+	 * kernel, for every group every second). */
+	fk.pressure_reads = 0;
+	usleep(600000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(fk.pressure_reads, 0);
 	/* Half a second later (the rule's shortest interval): a million
 	 * high events and as much full stall as time, whatever the
-	 * machine's pace. */
+	 * machine's pace. The first interval of the rise reads the PSI
+	 * base: not judged yet, nothing signalled. */
+	usleep(600000);
+	events_and_full(500000, 0, 500000000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_gt(fk.pressure_reads, 0);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, 0);
+	/* The second in a row: judged, stuck. */
 	usleep(600000);
 	events_and_full(1000000, 0, 1000000000);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
@@ -1637,7 +1656,6 @@ START_TEST(stuck_at_high_detected)
 	ck_assert_msg(strstr(logbuf, "stuck at memory.high"), "%s", logbuf);
 	ck_assert(log_fd_readable);
 	ck_assert_uint_eq(log_c.active, MR_CONDITION_STUCK_HIGH);
-	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
 	log_group = NULL;
 	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);

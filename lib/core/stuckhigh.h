@@ -16,8 +16,10 @@
  * throttle's sleep, both memstalls).
  *
  * The worker samples every group of its context at its safety round
- * (MR_WORKER_SAFETY_NS): memory.events and memory.pressure while `high`
- * stands still, and memory.stat and the limits too while it rises.
+ * (MR_WORKER_SAFETY_NS): memory.events alone while `high` stands still,
+ * and memory.pressure, memory.stat and the limits too while it rises
+ * (the stall's growth is weighed from the previous sample's PSI total,
+ * so a group is judged once `high` rose in two intervals in a row).
  * Entering and leaving the condition make the group's conditions fd
  * readable (mr_group_conditions_fd()).
  */
