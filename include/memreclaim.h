@@ -454,6 +454,7 @@ enum mr_memstat_field {
 	MR_MEMSTAT_PGSTEAL_DIRECT,
 	MR_MEMSTAT_PGSTEAL_KHUGEPAGED,
 	MR_MEMSTAT_PGSTEAL_PROACTIVE,
+	MR_MEMSTAT_SLAB_RECLAIMABLE,
 };
 
 /* memory.stat mapped onto one set of names for every backend, counted over
@@ -512,6 +513,12 @@ struct mr_memstat {
 	uint64_t pgsteal_direct_bytes;
 	uint64_t pgsteal_khugepaged_bytes;
 	uint64_t pgsteal_proactive_bytes;
+	/* The part of kernel_bytes in slab caches with a shrinker (v2
+	 * slab_reclaimable: dentries, inodes; absent on v1 and on the
+	 * simulator). Reclaim takes it: memory.reclaim and a lowered high
+	 * or limit shrink the group's slab with its LRUs (mm/vmscan.c,
+	 * shrink_node_memcgs() calls shrink_slab() for each group). */
+	uint64_t slab_reclaimable_bytes;
 };
 
 /* Reads memory.stat into *stat (see struct mr_memstat).
@@ -662,8 +669,8 @@ MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
 /* Conditions of a group the library detects and the caller polls for
  * (mr_group_conditions_fd()), as bits of struct mr_conditions.active. */
 /* Stuck at memory.high: no usable swap, what reclaim cannot take
- * (anonymous memory the swap cannot hold, unevictable and kernel memory)
- * fills at least 90 % of the memory.high that binds the group, its usage
+ * (anonymous memory the swap cannot hold, unevictable memory and kernel
+ * memory but its reclaimable slab) fills at least 90 % of the memory.high that binds the group, its usage
  * is at or above that high when sampled (held there, not brought back
  * under by reclaim at high), memory.events `high` rose over the worker's
  * last two safety intervals (at least once a second in each: a few times
@@ -1495,8 +1502,10 @@ enum mr_reason {
  * between chunks: a call lasts at most timeout_ns plus one chunk's
  * reclaim.
  *
- * No call brings usage below what reclaim cannot take: unevictable and
- * kernel memory, and the anonymous memory (shmem included) that the swap
+ * No call brings usage below what reclaim cannot take: unevictable
+ * memory, kernel memory but its reclaimable slab (struct mr_memstat
+ * slab_reclaimable_bytes, which reclaim shrinks), and the anonymous
+ * memory (shmem included) that the swap
  * left to the group cannot hold (none with memory.swap.max 0, no swap
  * device or swappiness 0). There memory.reclaim would scan in vain, and
  * the memory.high step of kernels without it would throttle the group's

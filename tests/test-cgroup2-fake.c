@@ -1561,6 +1561,50 @@ START_TEST(fallback_high_floored)
 }
 END_TEST
 
+/* A group of dentries and inodes: 80 MiB of kernel memory, 76 MiB of it
+ * reclaimable slab, 20 MiB of anon without swap. The slab is not a floor:
+ * memory.reclaim shrinks it (shrink_slab() with the LRUs), so
+ * mr_group_reclaim() writes memory.reclaim (before, the 100 MiB counted as
+ * unreclaimable ended the call with -EAGAIN and no write), down to anon +
+ * unevictable + the rest of kernel memory. */
+START_TEST(reclaimable_slab_reclaimed)
+{
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	uint64_t freed;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	fk.usage = 100 * MiB;
+	fk.cache = 76 * MiB; /* what the fake's memory.reclaim frees */
+	sync_usage();
+	put("a/g", "memory.stat", "anon 20971520\nfile 0\nkernel 83886080\n"
+	    "slab 81788928\nslab_reclaimable 79691776\n"
+	    "slab_unreclaimable 2097152\ninactive_anon 20971520\n"
+	    "active_anon 0\ninactive_file 0\nactive_file 0\n"
+	    "unevictable 0\n");
+	host_swap(0, 60);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_read_memstat(g, &ms), 0);
+	ck_assert(ms.present & (1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE));
+	ck_assert_uint_eq(ms.slab_reclaimable_bytes, 76 * MiB);
+	ck_assert_uint_eq(ms.kernel_bytes, 80 * MiB);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 16 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_str_eq(fk.reclaim_writes[0], "16777216");
+	ck_assert_uint_eq(freed, 16 * MiB);
+	/* Down to 20 MiB of anon and 4 MiB of other kernel memory, no
+	 * further: 76 MiB asked, 60 MiB more freed. */
+	ck_assert_int_eq(mr_group_reclaim(g, 76 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 60 * MiB);
+	ck_assert_uint_eq(fk.usage, 24 * MiB);
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, &freed), -EAGAIN);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* memory.events and memory.pressure of g with these counters. */
 static void events_and_full(uint64_t high, uint64_t max, uint64_t full_us)
 {
@@ -2404,6 +2448,7 @@ int main(void)
 	tcase_add_test(tc, fallback_high_step);
 	tcase_add_test(tc, fallback_crash_recovery);
 	tcase_add_test(tc, fallback_high_floored);
+	tcase_add_test(tc, reclaimable_slab_reclaimed);
 	tcase_add_test(tc, stuck_at_high_detected);
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);

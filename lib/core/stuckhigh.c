@@ -13,8 +13,8 @@
 #include "clock.h"
 #include "context.h"
 #include "fds.h"
-#include "floor.h"
 #include "group.h"
+#include "reclaim.h"
 #include "reclaimcount.h"
 #include "stuckhigh.h"
 
@@ -84,27 +84,18 @@ static void signal_fd(struct mri_stuck *s)
 	}
 }
 
-/* What reclaim cannot take from g now, and whether it may swap all its
- * anon: the floor without protections nor a caller's minimum; *ms
- * receives the memory.stat read for it. */
+/* What reclaim cannot take from g now (mri_unreclaimable()), with the
+ * limits it weighs the swap room against read first into *l. */
 static int unreclaimable(struct mr_group *g, struct mr_limits *l,
 			 struct mr_memstat *ms, uint64_t *bytes,
 			 bool *swap_usable)
 {
-	struct mri_floor_input fi;
 	int r;
 
 	r = g->be->read_limits(g->priv, l);
 	if (r < 0)
 		return r;
-	r = g->be->read_memstat(g->priv, ms);
-	if (r < 0)
-		return r;
-	mri_floor_input_of(ms, l, NULL, atomic_load(&g->reclaim_swappiness),
-			   0, &fi);
-	*bytes = mri_floor_bytes(&fi);
-	*swap_usable = fi.swap_usable;
-	return 0;
+	return mri_unreclaimable(g, l, ms, bytes, swap_usable);
 }
 
 /* What the library's reclaim of g freed since it was opened, every
