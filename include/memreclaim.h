@@ -670,13 +670,14 @@ MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
  * (mr_group_conditions_fd()), as bits of struct mr_conditions.active. */
 /* Stuck at memory.high: no usable swap, what reclaim cannot take
  * (anonymous memory the swap cannot hold, unevictable memory and kernel
- * memory but its reclaimable slab) fills at least 90 % of the memory.high that binds the group, its usage
- * is at or above that high when sampled (held there, not brought back
- * under by reclaim at high), memory.events `high` rose over the worker's
- * last two safety intervals (at least once a second in each: a few times
- * a second for each throttled task, thousands for a group of many
- * threads) and max, oom and oom_kill did not over the last, and all its
- * tasks stalled (PSI full) at least 10 % of the last. The kernel then neither
+ * memory but its reclaimable slab) fills at least 90 % of the memory.high
+ * that binds the group, its usage is at or above that high when sampled
+ * (held there, not brought back under by reclaim at high),
+ * memory.events `high` rose over the worker's last two safety intervals
+ * (at least once a second in each: a few times a second for each
+ * throttled task, thousands for a group of many threads) and max, oom
+ * and oom_kill did not over the last, and all its tasks stalled (PSI
+ * full) at least 10 % of the last. The kernel then neither
  * fails the group's charges nor OOM-kills it: it throttles every task
  * returning to user space over high (mm/memcontrol.c,
  * mem_cgroup_handle_over_high(), up to 2 s per return), for as long as

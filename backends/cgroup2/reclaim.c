@@ -28,11 +28,11 @@
  * and its overshoot, plus at most 16 rounds that reclaim nothing, each
  * of which may scan the group's whole LRUs (priorities down to 0): its
  * time is bounded by the chunk and the group's size, no longer by what
- * the caller asked. A larger batch is written as 16 MiB chunks by the core's loop
- * (lib/core/reclaim.c), which measures each chunk's fall in usage, asks
- * the next one only what is still missing (the over-reclaim of one chunk
- * is carried into the next), and stops at its deadline between two
- * chunks: a call lasts its deadline plus at most one chunk.
+ * the caller asked. A larger batch is written as 16 MiB chunks by the
+ * core's loop (lib/core/reclaim.c), which measures each chunk's fall in
+ * usage, asks the next one only what is still missing (the over-reclaim
+ * of one chunk is carried into the next), and stops at its deadline
+ * between two chunks: a call lasts its deadline plus at most one chunk.
  *
  * `swappiness=N` (Linux 6.11, "mm: add swapiness= arg to memory.reclaim")
  * weighs anonymous against file pages for that call; 0 reclaims page
