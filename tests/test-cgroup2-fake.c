@@ -1746,11 +1746,17 @@ START_TEST(stuck_at_high_detected)
 	ck_assert_uint_eq(c.active, 0);
 	ck_assert_uint_eq(c.stuck_high_entered, 1);
 	/* A max event alongside is no longer "stuck at high" but a limit
-	 * met (the kernel reclaims or OOM-kills there). */
+	 * met (the kernel reclaims or OOM-kills there): judged (the PSI
+	 * base read at the first interval of the rise, full weighed at the
+	 * second) and not stuck. */
 	usleep(600000);
-	events_and_full(4000000, 5, 4000000000ULL);
+	events_and_full(4000000, 0, 4000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	usleep(600000);
+	events_and_full(5000000, 5, 5000000000ULL);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
 	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.full_ppm, 1000000);
 	ck_assert_uint_eq(c.active, 0);
 	ck_assert_int_eq(mr_group_conditions_fd(NULL), -EINVAL);
 	ck_assert_int_eq(mr_group_read_conditions(g, NULL), -EINVAL);
