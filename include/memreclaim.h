@@ -454,6 +454,7 @@ enum mr_memstat_field {
 	MR_MEMSTAT_PGSTEAL_DIRECT,
 	MR_MEMSTAT_PGSTEAL_KHUGEPAGED,
 	MR_MEMSTAT_PGSTEAL_PROACTIVE,
+	MR_MEMSTAT_SLAB_RECLAIMABLE,
 };
 
 /* memory.stat mapped onto one set of names for every backend, counted over
@@ -512,6 +513,12 @@ struct mr_memstat {
 	uint64_t pgsteal_direct_bytes;
 	uint64_t pgsteal_khugepaged_bytes;
 	uint64_t pgsteal_proactive_bytes;
+	/* The part of kernel_bytes in slab caches with a shrinker (v2
+	 * slab_reclaimable: dentries, inodes; absent on v1 and on the
+	 * simulator). Reclaim takes it: memory.reclaim and a lowered high
+	 * or limit shrink the group's slab with its LRUs (mm/vmscan.c,
+	 * shrink_node_memcgs() calls shrink_slab() for each group). */
+	uint64_t slab_reclaimable_bytes;
 };
 
 /* Reads memory.stat into *stat (see struct mr_memstat).
@@ -662,12 +669,15 @@ MR_EXPORT int mr_group_psi_trigger_confirm(mr_group_t *group, int fd);
 /* Conditions of a group the library detects and the caller polls for
  * (mr_group_conditions_fd()), as bits of struct mr_conditions.active. */
 /* Stuck at memory.high: no usable swap, what reclaim cannot take
- * (anonymous memory the swap cannot hold, unevictable and kernel memory)
- * fills at least 90 % of the memory.high that binds the group, and over
- * the worker's last safety interval memory.events `high` rose (at least
- * once a second: a few times a second for each throttled task, thousands
- * for a group of many threads) while max, oom and oom_kill did not, and
- * all its tasks stalled (PSI full) at least 10 % of the time. The kernel then neither
+ * (anonymous memory the swap cannot hold, unevictable memory and kernel
+ * memory but its reclaimable slab) fills at least 90 % of the memory.high
+ * that binds the group, its usage is at or above that high when sampled
+ * (held there, not brought back under by reclaim at high),
+ * memory.events `high` rose over the worker's last two safety intervals
+ * (at least once a second in each: a few times a second for each
+ * throttled task, thousands for a group of many threads) and max, oom
+ * and oom_kill did not over the last, and all its tasks stalled (PSI
+ * full) at least 10 % of the last. The kernel then neither
  * fails the group's charges nor OOM-kills it: it throttles every task
  * returning to user space over high (mm/memcontrol.c,
  * mem_cgroup_handle_over_high(), up to 2 s per return), for as long as
@@ -686,8 +696,9 @@ struct mr_conditions {
 	uint32_t active;              /* MR_CONDITION_* in force now */
 	uint64_t stuck_high_entered;  /* times MR_CONDITION_STUCK_HIGH began */
 	/* The worker's last sample: memory.events `high` per second over
-	 * its interval, PSI full in ppm of the interval (0 when `high` did
-	 * not rise, and the rest was not read), what reclaim cannot take
+	 * its interval, PSI full in ppm of the interval (0 unless `high`
+	 * rose in it and in the one before: PSI is read only while `high`
+	 * rises), what reclaim cannot take
 	 * and the high that binds (MR_UNLIMITED: none), in bytes, as last
 	 * read. */
 	uint64_t high_events_per_s;
@@ -717,8 +728,8 @@ struct mr_conditions {
  * mr_ctx_worker_start(), or mr_ctx_worker_dispatch() with
  * MR_DISPATCH_ALL), for every group of the context whose backend reports
  * memory.events (cgroup v2, the simulator; v1 has no memory.high): a read
- * of memory.events and one of memory.pressure per group per second, and
- * of memory.stat and the limits while `high` rises.
+ * of memory.events per group per second, and of memory.pressure,
+ * memory.stat and the limits while `high` rises.
  * Errors: -EINVAL (NULL), -ECHILD, -EMFILE/-ENFILE/-ENOMEM (eventfd(2)).
  * MT-safe. */
 MR_EXPORT int mr_group_conditions_fd(mr_group_t *group);
@@ -1492,8 +1503,10 @@ enum mr_reason {
  * between chunks: a call lasts at most timeout_ns plus one chunk's
  * reclaim.
  *
- * No call brings usage below what reclaim cannot take: unevictable and
- * kernel memory, and the anonymous memory (shmem included) that the swap
+ * No call brings usage below what reclaim cannot take: unevictable
+ * memory, kernel memory but its reclaimable slab (struct mr_memstat
+ * slab_reclaimable_bytes, which reclaim shrinks), and the anonymous
+ * memory (shmem included) that the swap
  * left to the group cannot hold (none with memory.swap.max 0, no swap
  * device or swappiness 0). There memory.reclaim would scan in vain, and
  * the memory.high step of kernels without it would throttle the group's

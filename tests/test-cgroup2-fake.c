@@ -72,6 +72,7 @@ static struct fake {
 	char vanish_sibling[16];  /* removed once its memory.current read */
 	int pressure_err;         /* pread of memory.pressure fails */
 	int max_reads;            /* preads of g's memory.max */
+	int pressure_reads;       /* preads of g's memory.pressure */
 	bool limits_ro;           /* g's memory.max/high refuse O_RDWR */
 	/* g's anonymous memory, which memory.reclaim swaps out after the
 	 * cache when `swap` (the fake's swap device has room) and the
@@ -213,6 +214,7 @@ static ssize_t h_pread(int fd, void *buf, size_t len, off_t off)
 		if (fk.pressure_err && is_g_file(p, "memory.pressure"))
 			return -fk.pressure_err;
 		fk.max_reads += is_g_file(p, "memory.max");
+		fk.pressure_reads += is_g_file(p, "memory.pressure");
 	}
 	return mri_file_ops_real.pread(fd, buf, len, off);
 }
@@ -1559,6 +1561,50 @@ START_TEST(fallback_high_floored)
 }
 END_TEST
 
+/* A group of dentries and inodes: 80 MiB of kernel memory, 76 MiB of it
+ * reclaimable slab, 20 MiB of anon without swap. The slab is not a floor:
+ * memory.reclaim shrinks it (shrink_slab() with the LRUs), so
+ * mr_group_reclaim() writes memory.reclaim (before, the 100 MiB counted as
+ * unreclaimable ended the call with -EAGAIN and no write), down to anon +
+ * unevictable + the rest of kernel memory. */
+START_TEST(reclaimable_slab_reclaimed)
+{
+	struct mr_memstat ms = { .size = sizeof(ms) };
+	uint64_t freed;
+	mr_ctx_t *ctx;
+	mr_group_t *g;
+
+	fk.usage = 100 * MiB;
+	fk.cache = 76 * MiB; /* what the fake's memory.reclaim frees */
+	sync_usage();
+	put("a/g", "memory.stat", "anon 20971520\nfile 0\nkernel 83886080\n"
+	    "slab 81788928\nslab_reclaimable 79691776\n"
+	    "slab_unreclaimable 2097152\ninactive_anon 20971520\n"
+	    "active_anon 0\ninactive_file 0\nactive_file 0\n"
+	    "unevictable 0\n");
+	host_swap(0, 60);
+	ck_assert_int_eq(setenv("MEMRECLAIM_STATE_DIR", state, 1), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_group_open(ctx, grp, "cgroup2", &g), 0);
+	ck_assert_int_eq(mr_group_read_memstat(g, &ms), 0);
+	ck_assert(ms.present & (1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE));
+	ck_assert_uint_eq(ms.slab_reclaimable_bytes, 76 * MiB);
+	ck_assert_uint_eq(ms.kernel_bytes, 80 * MiB);
+	ck_assert_int_eq(mr_group_set_batch_fixed(g, 16 * MiB), 0);
+	ck_assert_int_eq(mr_group_reclaim(g, 16 * MiB, 0, &freed), 0);
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_str_eq(fk.reclaim_writes[0], "16777216");
+	ck_assert_uint_eq(freed, 16 * MiB);
+	/* Down to 20 MiB of anon and 4 MiB of other kernel memory, no
+	 * further: 76 MiB asked, 60 MiB more freed. */
+	ck_assert_int_eq(mr_group_reclaim(g, 76 * MiB, 0, &freed), 0);
+	ck_assert_uint_eq(freed, 60 * MiB);
+	ck_assert_uint_eq(fk.usage, 24 * MiB);
+	ck_assert_int_eq(mr_group_reclaim(g, 8 * MiB, 0, &freed), -EAGAIN);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* memory.events and memory.pressure of g with these counters. */
 static void events_and_full(uint64_t high, uint64_t max, uint64_t full_us)
 {
@@ -1626,9 +1672,26 @@ START_TEST(stuck_at_high_detected)
 	getf("a/g", "memory.high", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "52428800\n");
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	/* While high stands still, memory.events alone is read: no
+	 * memory.pressure (each read of it sums per-CPU times in the
+	 * kernel, for every group every second). */
+	fk.pressure_reads = 0;
+	usleep(600000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_eq(fk.pressure_reads, 0);
 	/* Half a second later (the rule's shortest interval): a million
 	 * high events and as much full stall as time, whatever the
-	 * machine's pace. */
+	 * machine's pace. The first interval of the rise reads the PSI
+	 * base: not judged yet, nothing signalled. */
+	usleep(600000);
+	events_and_full(500000, 0, 500000000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_int_gt(fk.pressure_reads, 0);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.active, 0);
+	/* The second in a row: judged, stuck. */
 	usleep(600000);
 	events_and_full(1000000, 0, 1000000000);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
@@ -1637,7 +1700,6 @@ START_TEST(stuck_at_high_detected)
 	ck_assert_msg(strstr(logbuf, "stuck at memory.high"), "%s", logbuf);
 	ck_assert(log_fd_readable);
 	ck_assert_uint_eq(log_c.active, MR_CONDITION_STUCK_HIGH);
-	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
 	log_group = NULL;
 	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
@@ -1684,11 +1746,17 @@ START_TEST(stuck_at_high_detected)
 	ck_assert_uint_eq(c.active, 0);
 	ck_assert_uint_eq(c.stuck_high_entered, 1);
 	/* A max event alongside is no longer "stuck at high" but a limit
-	 * met (the kernel reclaims or OOM-kills there). */
+	 * met (the kernel reclaims or OOM-kills there): judged (the PSI
+	 * base read at the first interval of the rise, full weighed at the
+	 * second) and not stuck. */
 	usleep(600000);
-	events_and_full(4000000, 5, 4000000000ULL);
+	events_and_full(4000000, 0, 4000000000ULL);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	usleep(600000);
+	events_and_full(5000000, 5, 5000000000ULL);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
 	ck_assert_int_eq(mr_group_read_conditions(g, &c), 0);
+	ck_assert_uint_eq(c.full_ppm, 1000000);
 	ck_assert_uint_eq(c.active, 0);
 	ck_assert_int_eq(mr_group_conditions_fd(NULL), -EINVAL);
 	ck_assert_int_eq(mr_group_read_conditions(g, NULL), -EINVAL);
@@ -2386,6 +2454,7 @@ int main(void)
 	tcase_add_test(tc, fallback_high_step);
 	tcase_add_test(tc, fallback_crash_recovery);
 	tcase_add_test(tc, fallback_high_floored);
+	tcase_add_test(tc, reclaimable_slab_reclaimed);
 	tcase_add_test(tc, stuck_at_high_detected);
 	tcase_add_test(tc, set_limit_reclaims_first);
 	tcase_add_test(tc, threshold_ticks);

@@ -16,6 +16,8 @@
  * sec_pagetables (6.2), percpu, sock, vmalloc and slab (or
  * slab_reclaimable + slab_unreclaimable where `slab` is missing, before
  * 5.9), whichever of them the kernel prints; absent when it prints none.
+ * slab_reclaimable is also kept on its own (the part of `kernel` that
+ * reclaim shrinks).
  */
 #include "config.h"
 
@@ -166,6 +168,10 @@ int mri_cgroup2_parse_memstat(const char *buf, uint64_t page_size,
 	if (!(out->present & (1ULL << MR_MEMSTAT_KERNEL)) &&
 	    kernel_from_parts(part, seen, &out->kernel_bytes))
 		out->present |= 1ULL << MR_MEMSTAT_KERNEL;
+	if (seen & (1u << P_SLAB_RECLAIMABLE)) {
+		out->slab_reclaimable_bytes = part[P_SLAB_RECLAIMABLE];
+		out->present |= 1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE;
+	}
 	return 0;
 }
 

@@ -154,29 +154,38 @@ static int cap_step_batch(struct mr_group *g, void *target,
 	return 0;
 }
 
-/*
- * What reclaim cannot take from the group now: its unevictable and kernel
- * memory, and the anonymous memory (shmem included) that the swap left to
- * it cannot hold (mri_floor_bytes() without protections nor a caller's
- * minimum; lib/core/floor.h). No run goes below it: memory.reclaim
- * would scan in vain, and the lowering step of a backend without it (v2
- * memory.high, lib/cgroupfs/lowerstep.h) would set a high below what the
- * group needs, whose tasks the kernel would then throttle at every return
- * to user space (mem_cgroup_handle_over_high()): a group stuck at high of
- * the library's own making (lib/core/stuckhigh.h). 0 when memory.stat
- * cannot be read (the run is then as before).
- */
+int mri_unreclaimable(struct mr_group *g, const struct mr_limits *l,
+		      struct mr_memstat *ms, uint64_t *bytes, bool *swap_usable)
+{
+	struct mri_floor_input fi;
+	int r;
+
+	ms->size = sizeof(*ms);
+	r = g->be->read_memstat(g->priv, ms);
+	if (r < 0)
+		return r;
+	mri_floor_input_of(ms, l, NULL, atomic_load(&g->reclaim_swappiness),
+			   0, &fi);
+	/* Kernel memory less what its shrinkers give back. */
+	if (ms->present & (1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE))
+		fi.kernel_bytes -= ms->slab_reclaimable_bytes <
+				   fi.kernel_bytes ?
+				   ms->slab_reclaimable_bytes : fi.kernel_bytes;
+	*bytes = mri_floor_bytes(&fi);
+	if (swap_usable)
+		*swap_usable = fi.swap_usable;
+	return 0;
+}
+
+/* The floor of a run of the library's own (mri_unreclaimable()): 0 when
+ * memory.stat cannot be read (the run is then as before). */
 static uint64_t unreclaimable_floor(struct mr_group *g,
 				    const struct mr_limits *l)
 {
-	struct mr_memstat ms = { .size = sizeof(ms) };
-	struct mri_floor_input fi;
+	struct mr_memstat ms;
+	uint64_t bytes;
 
-	if (g->be->read_memstat(g->priv, &ms) < 0)
-		return 0;
-	mri_floor_input_of(&ms, l, NULL, atomic_load(&g->reclaim_swappiness),
-			   0, &fi);
-	return mri_floor_bytes(&fi);
+	return mri_unreclaimable(g, l, &ms, &bytes, NULL) < 0 ? 0 : bytes;
 }
 
 static void count(struct mr_group *g, int reason, uint64_t asked,

@@ -4,7 +4,10 @@
 #define MR_RECLAIM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "memreclaim.h"
 
 struct mr_group;
 
@@ -21,6 +24,29 @@ struct mr_group;
 int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		uint64_t floor_bytes, uint64_t deadline_ns,
 		const atomic_bool *stop, uint64_t *freed_bytes);
+
+/*
+ * What reclaim cannot take from the group now, in *bytes: its unevictable
+ * memory, its kernel memory less the reclaimable slab (dentries, inodes:
+ * memory.reclaim and a lowered high or limit shrink it, mm/vmscan.c
+ * shrink_node_memcgs() and shrink_slab()), and the anonymous memory
+ * (shmem included) that the swap left to it cannot hold
+ * (mri_floor_bytes() of lib/core/floor.h without protections nor a
+ * caller's minimum). No run of mri_reclaim() goes below it: memory.reclaim
+ * would scan in vain, and the lowering step of a backend without it (v2
+ * memory.high, lib/cgroupfs/lowerstep.h) would set a high below what the
+ * group needs, whose tasks the kernel would then throttle at every return
+ * to user space (mem_cgroup_handle_over_high()): a group stuck at high of
+ * the library's own making (lib/core/stuckhigh.h). l is the group's
+ * limits snapshot (for its swap room; NULL: none); *ms receives the
+ * memory.stat read for it; *swap_usable (may be NULL) whether the group
+ * may swap all of its anonymous memory out. Returns 0 or read_memstat()'s
+ * error. Reads files (a backend may log): the worker's stuck-at-high
+ * sample calls it with no lock held, mri_reclaim() under reclaim_lock.
+ */
+int mri_unreclaimable(struct mr_group *g, const struct mr_limits *l,
+		      struct mr_memstat *ms, uint64_t *bytes,
+		      bool *swap_usable);
 
 /* One step of a controller that reclaims amounts of its own choosing
  * (the proactive controller's step, a fraction of what is reclaimable),

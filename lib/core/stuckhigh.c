@@ -13,8 +13,8 @@
 #include "clock.h"
 #include "context.h"
 #include "fds.h"
-#include "floor.h"
 #include "group.h"
+#include "reclaim.h"
 #include "reclaimcount.h"
 #include "stuckhigh.h"
 
@@ -47,6 +47,7 @@ bool mri_stuck_high(const struct mri_stuck_input *in,
 		f.full_ppm >= MRI_STUCK_FULL_PPM &&
 		!in->swap_usable &&
 		in->high_bytes != MR_UNLIMITED &&
+		in->usage_bytes >= in->high_bytes &&
 		f.fill_ppm >= MRI_STUCK_FILL_PPM;
 	if (fig)
 		*fig = f;
@@ -83,27 +84,18 @@ static void signal_fd(struct mri_stuck *s)
 	}
 }
 
-/* What reclaim cannot take from g now, and whether it may swap all its
- * anon: the floor without protections nor a caller's minimum; *ms
- * receives the memory.stat read for it. */
+/* What reclaim cannot take from g now (mri_unreclaimable()), with the
+ * limits it weighs the swap room against read first into *l. */
 static int unreclaimable(struct mr_group *g, struct mr_limits *l,
 			 struct mr_memstat *ms, uint64_t *bytes,
 			 bool *swap_usable)
 {
-	struct mri_floor_input fi;
 	int r;
 
 	r = g->be->read_limits(g->priv, l);
 	if (r < 0)
 		return r;
-	r = g->be->read_memstat(g->priv, ms);
-	if (r < 0)
-		return r;
-	mri_floor_input_of(ms, l, NULL, atomic_load(&g->reclaim_swappiness),
-			   0, &fi);
-	*bytes = mri_floor_bytes(&fi);
-	*swap_usable = fi.swap_usable;
-	return 0;
+	return mri_unreclaimable(g, l, ms, bytes, swap_usable);
 }
 
 /* What the library's reclaim of g freed since it was opened, every
@@ -154,7 +146,7 @@ void mri_stuck_sample(struct mr_group *g)
 	struct mri_stuck_input in = { 0 };
 	struct mri_stuck_figures fig;
 	uint64_t now = mri_group_now_ns(g), maxes, own = own_freed(g);
-	bool has_full, stuck = false, judged = false, warn = false;
+	bool rising, has_full, stuck = false, judged = false, warn = false;
 
 	/* The sampler's own fields (the worker's alone: one per context)
 	 * are read and written without the lock; the files are read
@@ -171,15 +163,21 @@ void mri_stuck_sample(struct mr_group *g)
 	in.interval_ns = s->sampled ? now - s->last_ns : 0;
 	in.high_events = s->sampled ? grew(s->last_high, ev.high) : 0;
 	in.max_events = s->sampled ? grew(s->last_max, maxes) : 0;
-	if (!g->be->read_pressure || g->be->read_pressure(g->priv, &pr) < 0)
+	rising = in.interval_ns >= MRI_STUCK_MIN_INTERVAL_NS &&
+		 (unsigned __int128)in.high_events * 1000000000ULL >=
+		 (unsigned __int128)MRI_STUCK_HIGH_EVENTS_PER_S *
+		 in.interval_ns;
+	/* memory.pressure, memory.stat and the limits only while high
+	 * rises: a group whose high stands still costs one read a round.
+	 * PSI full's growth is weighed from the last sample's total, so the
+	 * first interval of a rise reads its base, and a group is judged
+	 * from the second interval in a row on. */
+	if (!rising || !g->be->read_pressure ||
+	    g->be->read_pressure(g->priv, &pr) < 0)
 		pr.present = 0;
 	has_full = s->has_full && (pr.present & MR_PRESSURE_FULL);
-	/* memory.stat and the limits only when high rises. */
-	if (in.interval_ns >= MRI_STUCK_MIN_INTERVAL_NS &&
-	    (unsigned __int128)in.high_events * 1000000000ULL >=
-	    (unsigned __int128)MRI_STUCK_HIGH_EVENTS_PER_S * in.interval_ns &&
-	    unreclaimable(g, &l, &ms, &in.unreclaimable_bytes,
-			  &in.swap_usable) == 0) {
+	if (rising && unreclaimable(g, &l, &ms, &in.unreclaimable_bytes,
+				    &in.swap_usable) == 0) {
 		in.full_stall_ns = has_full ?
 			grew(s->last_full_us, pr.full.total_us) * 1000 : 0;
 		in.high_bytes = (l.present & MR_LIMITS_HAS_HIGH) ?

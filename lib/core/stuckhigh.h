@@ -16,8 +16,10 @@
  * throttle's sleep, both memstalls).
  *
  * The worker samples every group of its context at its safety round
- * (MR_WORKER_SAFETY_NS): memory.events and memory.pressure while `high`
- * stands still, and memory.stat and the limits too while it rises.
+ * (MR_WORKER_SAFETY_NS): memory.events alone while `high` stands still,
+ * and memory.pressure, memory.stat and the limits too while it rises
+ * (the stall's growth is weighed from the previous sample's PSI total,
+ * so a group is judged once `high` rose in two intervals in a row).
  * Entering and leaving the condition make the group's conditions fd
  * readable (mr_group_conditions_fd()).
  */
@@ -54,7 +56,7 @@ struct mri_stuck_input {
 	uint64_t max_events;        /* max, oom and oom_kill together */
 	uint64_t full_stall_ns;     /* growth of PSI full's total */
 	uint64_t high_bytes;        /* the high that binds (lowest up) */
-	uint64_t usage_bytes;
+	uint64_t usage_bytes;       /* usage at the sample */
 	/* What reclaim cannot take now (mri_floor_bytes() without the
 	 * protections and the caller's minimum: unevictable, kernel
 	 * memory, and the anon the group's swap room cannot hold), and
@@ -73,9 +75,15 @@ struct mri_stuck_figures {
 /* Whether the interval shows a group stuck at memory.high: high events
  * at MRI_STUCK_HIGH_EVENTS_PER_S or more, no max, oom nor oom_kill,
  * full stall at MRI_STUCK_FULL_PPM of the interval or more, no usable
- * swap, a high set (not MR_UNLIMITED) and what reclaim cannot take at
- * MRI_STUCK_FILL_PPM of it or more. *fig (may be NULL) receives the
- * figures. Pure. */
+ * swap, a high set (not MR_UNLIMITED), usage at or above it at the
+ * sample and what reclaim cannot take at MRI_STUCK_FILL_PPM of it or
+ * more. The usage tells a group held over high (the throttled tasks
+ * sleep with their memory charged: mem_cgroup_handle_over_high() sleeps
+ * while the group is still over high after its reclaim) from one whose
+ * reclaim at high keeps bringing it back under, as a group of 90 %
+ * anonymous memory that streams file I/O through its last 10 % (high
+ * events and stall every second, but the cache is reclaimed and the
+ * tasks go on). *fig (may be NULL) receives the figures. Pure. */
 bool mri_stuck_high(const struct mri_stuck_input *in,
 		    struct mri_stuck_figures *fig);
 
