@@ -284,8 +284,8 @@ static int read_counters(struct mr_group *g, struct mri_proactive_counters *c,
 	r = g->be->read_memstat(g->priv, ms);
 	if (r < 0)
 		return r;
-	c->refault_bytes = ms->workingset_refault_file_bytes +
-			   ms->workingset_refault_anon_bytes;
+	c->refault_file_bytes = ms->workingset_refault_file_bytes;
+	c->refault_anon_bytes = ms->workingset_refault_anon_bytes;
 	c->has_pgsteal = ms->present & (1ULL << MR_MEMSTAT_PGSTEAL);
 	c->pgsteal_bytes = ms->pgsteal_bytes;
 	r = g->be->read_limits(g->priv, l);
@@ -407,19 +407,29 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		lp.target_stall_ns = 1;
 	x.usage_bytes = usage;
 	x.floor_bytes = mri_floor_bytes(&fi);
-	x.reclaimable_bytes = rc.file_bytes + rc.swappable_bytes;
+	x.file_bytes = rc.file_bytes;
+	x.anon_bytes = rc.swappable_bytes;
 	x.stall_ns = delta(c.stall_us, p->start.stall_us) * 1000;
-	x.refault_bytes = delta(c.refault_bytes, p->start.refault_bytes);
+	x.refault_file_bytes = delta(c.refault_file_bytes,
+				     p->start.refault_file_bytes);
+	x.refault_anon_bytes = delta(c.refault_anon_bytes,
+				     p->start.refault_anon_bytes);
 	/* cgroup v1 has no pgsteal: the controller's own reclaim. */
 	x.steal_bytes = c.has_pgsteal && p->start.has_pgsteal ?
 			delta(c.pgsteal_bytes, p->start.pgsteal_bytes) :
 			p->own_freed_bytes;
 	if (dry) {
-		/* The law applied to the size it would have reached. */
+		/* The law applied to the size it would have reached, what
+		 * it would have reclaimed taken from the page cache first,
+		 * as the kernel's LRU would (the cold cache is inactive). */
+		uint64_t gone, file;
+
 		if (p->dry_bytes > usage)
 			p->dry_bytes = usage;
-		x.reclaimable_bytes = delta(x.reclaimable_bytes,
-					    usage - p->dry_bytes);
+		gone = usage - p->dry_bytes;
+		file = gone < x.file_bytes ? gone : x.file_bytes;
+		x.file_bytes -= file;
+		x.anon_bytes = delta(x.anon_bytes, gone - file);
 		x.usage_bytes = p->dry_bytes;
 	}
 	mri_steplaw_update(&p->law, &lp, &x, &d);
@@ -470,16 +480,19 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	atomic_store(&st->target_stall_ns, lp.target_stall_ns);
 	atomic_store(&st->io_stall_ns, io_ns);
 	atomic_store(&st->refault_ratio_ppm, d.refault_ratio_ppm);
-	atomic_store(&st->refault_bytes, x.refault_bytes);
+	atomic_store(&st->refault_bytes, x.refault_file_bytes +
+					 x.refault_anon_bytes);
 	mri_log(&g->ctx->log, MR_LOG_DEBUG,
 		"%s: proactive%s: %.1f s: usage %.2f MiB, floor %.2f MiB, "
-		"reclaimable %.2f MiB, stall %.3f/%.3f ms, io %.3f ms, "
-		"refaults %.2f MiB over %.2f MiB reclaimed (%u ppm): %s "
-		"%.2f MiB (%u ppm) to %.2f MiB", g->path, dry ? " (dry run)" : "",
+		"reclaimable %.2f MiB file + %.2f MiB anon, stall %.3f/%.3f "
+		"ms, io %.3f ms, refaults %.2f MiB file + %.2f MiB anon over "
+		"%.2f MiB reclaimed (%u ppm): %s %.2f MiB (%u ppm) to %.2f "
+		"MiB", g->path, dry ? " (dry run)" : "",
 		(double)elapsed_ns / 1e9, mib(x.usage_bytes),
-		mib(x.floor_bytes), mib(x.reclaimable_bytes),
+		mib(x.floor_bytes), mib(x.file_bytes), mib(x.anon_bytes),
 		(double)x.stall_ns / 1e6, (double)lp.target_stall_ns / 1e6,
-		(double)io_ns / 1e6, mib(x.refault_bytes), mib(x.steal_bytes),
+		(double)io_ns / 1e6, mib(x.refault_file_bytes),
+		mib(x.refault_anon_bytes), mib(x.steal_bytes),
 		d.refault_ratio_ppm, why ? why : hold_name(d.hold),
 		mib(d.step_bytes), d.step_ppm, mib(d.target_bytes));
 
