@@ -592,9 +592,10 @@ struct mr_pressure {
  * ignored; a missing `full` line leaves MR_PRESSURE_FULL clear.
  * Errors: -EINVAL (NULL, size smaller than its size and present fields),
  * -EOPNOTSUPP (PSI unavailable: a kernel without CONFIG_PSI or booted
- * with psi=0, whose file fails with EOPNOTSUPP or reads empty; a cgroup
- * v1 group without a twin nor a cgroup2 group of its tasks alone),
- * -ENOENT, -EIO (unparsable), -ECHILD.
+ * with psi=0, whose file fails with EOPNOTSUPP or reads empty; from
+ * Linux 6.2 a cgroup v2 group whose cgroup.pressure is 0, which hides
+ * the file; a cgroup v1 group without a twin nor a cgroup2 group of its
+ * tasks alone), -ENOENT (group removed), -EIO (unparsable), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_read_pressure(mr_group_t *group,
 				     struct mr_pressure *pressure);

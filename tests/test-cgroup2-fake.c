@@ -2337,6 +2337,44 @@ START_TEST(proactive_without_psi)
 }
 END_TEST
 
+/* From Linux 6.2 a group's cgroup.pressure set to 0 hides its pressure
+ * files (cgroup_pressure_write() -> cgroup_file_show()): the group lives
+ * and has no PSI. The reads and the trigger answer -EOPNOTSUPP, not
+ * -ENOENT (a group gone, which the worker would give up), and the
+ * controller keeps the group: once the files are back it steps. */
+START_TEST(proactive_pressure_files_hidden)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	struct mr_pressure pr = { .size = sizeof(pr) };
+	char p[PATH_MAX];
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+
+	snprintf(p, sizeof(p), "%s/memory.pressure", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/io.pressure", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mr_group_read_pressure(g, &pr), -EOPNOTSUPP);
+	ck_assert_int_eq(mr_group_psi_trigger_open(g, MR_PRESSURE_SOME,
+						   150000000, 2000000000),
+			 -EOPNOTSUPP);
+	usleep(1100000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "proactive: reading the group: "
+				     "the backend cannot do this"));
+	ck_assert_uint_eq(proactive_calls(g), 0);
+
+	put_psi("memory.pressure", 1000);
+	put_psi("io.pressure", 0);
+	usleep(1100000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.step_bytes, 10 * MiB);
+	ck_assert_uint_gt(proactive_calls(g), 0);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(set_high_without_high)
 {
 	mr_ctx_t *ctx;
@@ -2401,6 +2439,7 @@ int main(void)
 	tcase_add_test(tc, proactive_floor_and_pressure);
 	tcase_add_test(tc, proactive_without_psi);
 	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
+	tcase_add_test(tc, proactive_pressure_files_hidden);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
