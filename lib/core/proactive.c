@@ -293,6 +293,8 @@ static int read_counters(struct mr_group *g, struct mri_proactive_counters *c,
 		return r;
 	c->has_high = l->present & MR_LIMITS_HAS_HIGH;
 	c->own_high_bytes = l->own_high_bytes;
+	c->has_swap = l->present & MR_LIMITS_HAS_SWAP;
+	c->swap_bytes = l->swap_usage_bytes;
 	return 0;
 }
 
@@ -332,7 +334,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	struct mri_reclaimable rc;
 	struct mri_floor_input fi;
 	struct mri_steplaw_params lp;
-	struct mri_steplaw_sample x;
+	struct mri_steplaw_sample x = { 0 };
 	struct mri_steplaw_decision d;
 	struct mr_proactive cfg;
 	uint64_t now_ns, elapsed_ns = 0, gen, io_ns, usage, freed = 0;
@@ -418,6 +420,9 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	x.steal_bytes = c.has_pgsteal && p->start.has_pgsteal ?
 			delta(c.pgsteal_bytes, p->start.pgsteal_bytes) :
 			p->own_freed_bytes;
+	x.anon_steal_known = c.has_swap && p->start.has_swap;
+	x.anon_steal_bytes = x.anon_steal_known ?
+			     delta(c.swap_bytes, p->start.swap_bytes) : 0;
 	if (dry) {
 		/* The law applied to the size it would have reached, what
 		 * it would have reclaimed taken from the page cache first,

@@ -49,7 +49,7 @@ void mri_steplaw_update(struct mri_steplaw *s,
 			struct mri_steplaw_decision *d)
 {
 	uint64_t room, steal = x->steal_bytes + s->prev_steal_bytes;
-	uint64_t reclaimable = x->file_bytes + x->anon_bytes;
+	uint64_t reclaimable = x->file_bytes + x->anon_bytes, anon_refaults;
 	double ppm = 1e6 / p->refault_ppm, weight, step;
 
 	memset(d, 0, sizeof(*d));
@@ -57,14 +57,22 @@ void mri_steplaw_update(struct mri_steplaw *s,
 						   x->refault_anon_bytes,
 						   steal, x->usage_bytes) *
 					  1e6 + 0.5);
+	/* Steps that took no anonymous memory: the anonymous share is
+	 * judged by every refault they bought (steplaw.h). */
+	anon_refaults = x->refault_anon_bytes;
+	if (x->anon_steal_known && steal &&
+	    !x->anon_steal_bytes && !s->prev_anon_steal_bytes)
+		anon_refaults += x->refault_file_bytes;
 	s->prev_steal_bytes = x->steal_bytes;
+	s->prev_anon_steal_bytes = x->anon_steal_known ?
+				   x->anon_steal_bytes : 0;
 	s->pressure = hold(s->pressure, (double)x->stall_ns /
 				       (double)p->target_stall_ns);
 	s->refaults_file = hold(s->refaults_file,
 				ratio_of(x->refault_file_bytes, steal,
 					 x->usage_bytes) * ppm);
 	s->refaults_anon = hold(s->refaults_anon,
-				ratio_of(x->refault_anon_bytes, steal,
+				ratio_of(anon_refaults, steal,
 					 x->usage_bytes) * ppm);
 
 	room = x->usage_bytes > x->floor_bytes ?

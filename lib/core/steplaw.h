@@ -30,7 +30,13 @@
  *    anonymous ones; mm/vmscan.c get_scan_count() then turns to anon as
  *    the file refaults raise the file LRU's cost). W weighs each kind's
  *    room by its own hold, so steps go on, sized from the kind still
- *    quiet, and stop only when every kind with room is held.
+ *    quiet, and stop only when every kind with room is held. A kind is
+ *    judged by what reclaim took of it: when the steps of this interval
+ *    and the one before took no anonymous memory at all (the group's
+ *    swap did not grow), the anonymous share bought nothing but the
+ *    file refaults, and Qa weighs every refault (a group whose anonymous
+ *    memory is all hot, a server's heap, is otherwise probed every
+ *    interval through its hot file, held by the stall alone).
  *
  * The form is TMO's (Weiner et al., "TMO: Transparent Memory Offloading
  * in Datacenters", ASPLOS '22: reclaim usage x ratio x max(0, 1 -
@@ -81,6 +87,10 @@ struct mri_steplaw_sample {
 	uint64_t refault_file_bytes; /* workingset refaults in it, file */
 	uint64_t refault_anon_bytes; /* and anonymous */
 	uint64_t steal_bytes;       /* reclaimed from the group in it */
+	/* What reclaim took of the anonymous memory in it: the growth of
+	 * the group's swap (zswap and zram included). */
+	uint64_t anon_steal_bytes;
+	bool anon_steal_known;      /* false: the backend reads no swap */
 };
 
 struct mri_steplaw {
@@ -88,6 +98,7 @@ struct mri_steplaw {
 	double refaults_file;       /* Qf held */
 	double refaults_anon;       /* Qa held */
 	uint64_t prev_steal_bytes;  /* steal of the interval before */
+	uint64_t prev_anon_steal_bytes; /* and its anonymous part */
 };
 
 struct mri_steplaw_decision {
