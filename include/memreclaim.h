@@ -1824,8 +1824,10 @@ struct mr_proactive {
  * change is logged and counted. With
  * MR_PROACTIVE_DRY_RUN it reclaims nothing and reports the size it would
  * have taken the group to (mr_proactive_stats.dry_run_bytes: the law
- * applied to that size rather than to usage). Each decision is logged at
- * MR_LOG_DEBUG.
+ * applied to that size rather than to usage; without the refaults and
+ * stall its own steps would have caused, so past the working set it goes
+ * on towards the floor: a lower bound of where a real run settles). Each
+ * decision is logged at MR_LOG_DEBUG.
  *
  * It runs in the context's worker, beside the margin keeper: the thread
  * of mr_ctx_worker_start(), or the caller's mr_ctx_worker_dispatch()
