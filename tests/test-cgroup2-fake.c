@@ -2377,6 +2377,38 @@ START_TEST(proactive_pressure_files_hidden)
 }
 END_TEST
 
+/* PSI totals that jump by more than the interval, or fall, are another
+ * group's (on cgroup v1, the cgroup2 group of tasks that moved): the
+ * interval restarts, and the next steps in full, where the difference
+ * taken as a stall (50 s against 1.7 ms allowed) would have held every
+ * step for about 40 intervals. */
+START_TEST(proactive_psi_source_changed)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+
+	put_psi("memory.pressure", 1000 + 50000000);
+	next_interval(ctx, g, &st);
+	ck_assert_ptr_nonnull(strstr(logbuf, "another group's; interval "
+				     "restarts"));
+	ck_assert_uint_eq(st.intervals, 1);
+	ck_assert_uint_eq(st.pauses_pressure, 0);
+	ck_assert_uint_eq(st.step_bytes, 10 * MiB);
+
+	/* A total that fell: the same. */
+	logbuf[0] = '\0';
+	put_psi("memory.pressure", 500);
+	next_interval(ctx, g, &st);
+	ck_assert_ptr_nonnull(strstr(logbuf, "another group's; interval "
+				     "restarts"));
+	ck_assert_uint_eq(st.intervals, 2);
+	ck_assert_uint_eq(st.pauses_pressure, 0);
+	ck_assert_uint_gt(st.step_bytes, 0);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(set_high_without_high)
 {
 	mr_ctx_t *ctx;
@@ -2442,6 +2474,7 @@ int main(void)
 	tcase_add_test(tc, proactive_without_psi);
 	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
 	tcase_add_test(tc, proactive_pressure_files_hidden);
+	tcase_add_test(tc, proactive_psi_source_changed);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

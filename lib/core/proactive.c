@@ -256,6 +256,14 @@ static uint64_t delta(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
+/* Whether a PSI total that was then_us an interval of elapsed_ns ago and
+ * is now_us now can be the same group's (mri_proactive_pass()). */
+static bool psi_source_changed(uint64_t now_us, uint64_t then_us,
+			       uint64_t elapsed_ns)
+{
+	return now_us < then_us || (now_us - then_us) / 2 > elapsed_ns / 1000;
+}
+
 /* Reads the counters, the memory.stat and the limits of g. 0, or the
  * negative errno of the first read that failed (-EOPNOTSUPP: no memory
  * PSI). */
@@ -386,6 +394,28 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	atomic_store(&st->io_gate, c.has_io ? MR_PROACTIVE_IO_GATE_ON :
 					       MR_PROACTIVE_IO_GATE_NONE);
 	if (!p->started) {
+		start(p, now_ns, &c);
+		return 0;
+	}
+
+	/* PSI totals only grow, and a group's some total at most as fast
+	 * as the wall clock (kernel/sched/psi.c: the time at least one task
+	 * stalled). A total that fell, or grew by more than twice the
+	 * interval, is another group's: on cgroup v1 without a twin, the
+	 * cgroup2 group of the tasks changed as they moved
+	 * (lib/cgroupfs/tasks2.h). Its difference would be a stall of the
+	 * second group's whole history, holding steps for dozens of
+	 * intervals: the interval restarts instead, nothing decided on it. */
+	if (psi_source_changed(c.stall_us, p->start.stall_us, elapsed_ns) ||
+	    (c.has_io && p->start.has_io &&
+	     psi_source_changed(c.io_stall_us, p->start.io_stall_us,
+				elapsed_ns))) {
+		mri_log(&g->ctx->log, MR_LOG_INFO, "%s: proactive: the PSI "
+			"totals moved by more than the interval's %.1f s "
+			"(some %.3f -> %.3f s): another group's; interval "
+			"restarts", g->path, (double)elapsed_ns / 1e9,
+			(double)p->start.stall_us / 1e6,
+			(double)c.stall_us / 1e6);
 		start(p, now_ns, &c);
 		return 0;
 	}
