@@ -599,9 +599,10 @@ struct mr_pressure {
  * ignored; a missing `full` line leaves MR_PRESSURE_FULL clear.
  * Errors: -EINVAL (NULL, size smaller than its size and present fields),
  * -EOPNOTSUPP (PSI unavailable: a kernel without CONFIG_PSI or booted
- * with psi=0, whose file fails with EOPNOTSUPP or reads empty; a cgroup
- * v1 group without a twin nor a cgroup2 group of its tasks alone),
- * -ENOENT, -EIO (unparsable), -ECHILD.
+ * with psi=0, whose file fails with EOPNOTSUPP or reads empty; from
+ * Linux 6.2 a cgroup v2 group whose cgroup.pressure is 0, which hides
+ * the file; a cgroup v1 group without a twin nor a cgroup2 group of its
+ * tasks alone), -ENOENT (group removed), -EIO (unparsable), -ECHILD.
  * MT-safe. */
 MR_EXPORT int mr_group_read_pressure(mr_group_t *group,
 				     struct mr_pressure *pressure);
@@ -1764,8 +1765,9 @@ struct mr_proactive {
 	 * floor taken in one interval, in ppm (default 100000, a tenth;
 	 * 1 .. 1000000). */
 	uint32_t step_ppm;
-	/* The refault ratio (refaults over reclaimed, in one interval and
-	 * the one before) at which steps stop, in ppm (default 10000:
+	/* The refault ratio (refaults of one kind, file or anonymous, over
+	 * reclaimed, in one interval and the one before) at which that
+	 * kind's share of the steps stops, in ppm (default 10000:
 	 * Katalyst's accuracy of 0.99; 1 .. 1000000). */
 	uint32_t refault_ppm;
 	/* The I/O gate: no step while the group's io "some" stall is above
@@ -1787,15 +1789,20 @@ struct mr_proactive {
  * ASPLOS '22) do. Every interval it reads the group's memory PSI "some"
  * total, memory.stat and its limits, and reclaims
  *
- *     step = step_ppm x R x max(0, 1 - P) x max(0, 1 - Q)
+ *     step = step_ppm x R x max(0, 1 - P) x W
+ *     W = (Rf x max(0, 1 - Qf) + Ra x max(0, 1 - Qa)) / (Rf + Ra)
  *
- * where R is what reclaim can take above the floor (page cache, and the
- * anonymous memory the group may swap out), P the interval's stall over
- * the target stall of an interval, and Q the interval's refault ratio
- * (memory.stat workingset_refault_file + _anon over pgsteal of this
- * interval and the one before; on cgroup v1, which has no pgsteal, over
- * what the controller itself freed; with nothing reclaimed, over the
- * group's usage) over refault_ppm; P and Q are held
+ * where R is what reclaim can take above the floor (Rf page cache, Ra
+ * the anonymous memory the group may swap out), P the interval's stall
+ * over the target stall of an interval, and Qf, Qa the interval's
+ * refault ratio of each kind (memory.stat workingset_refault_file, and
+ * _anon, over pgsteal of this interval and the one before; on cgroup v1,
+ * which has no pgsteal, over what the controller itself freed; with
+ * nothing reclaimed, over the group's usage) over refault_ppm. Each
+ * kind's refaults hold that kind's share of the step only: memory.reclaim
+ * before Linux 6.11 cannot be told which kind to take, and hot file
+ * pages coming back leave the cold anonymous memory still to be taken.
+ * P, Qf and Qa are held
  * (each interval at least 3/4 of the one before), so a stall or a
  * refault burst keeps steps small for a few intervals (the refault check
  * is ByteDance Katalyst's, 1 - refaults/pgsteal >= 0.99). Far from the
@@ -1830,8 +1837,10 @@ struct mr_proactive {
  * change is logged and counted. With
  * MR_PROACTIVE_DRY_RUN it reclaims nothing and reports the size it would
  * have taken the group to (mr_proactive_stats.dry_run_bytes: the law
- * applied to that size rather than to usage). Each decision is logged at
- * MR_LOG_DEBUG.
+ * applied to that size rather than to usage; without the refaults and
+ * stall its own steps would have caused, so past the working set it goes
+ * on towards the floor: a lower bound of where a real run settles). Each
+ * decision is logged at MR_LOG_DEBUG.
  *
  * It runs in the context's worker, beside the margin keeper: the thread
  * of mr_ctx_worker_start(), or the caller's mr_ctx_worker_dispatch()
@@ -1876,8 +1885,9 @@ struct mr_proactive_stats {
 	uint64_t stall_ns;             /* PSI some stall in it */
 	uint64_t target_stall_ns;      /* the stall allowed in it */
 	uint64_t io_stall_ns;          /* io some stall in it */
-	uint32_t refault_ratio_ppm;    /* refaults / reclaimed */
-	uint64_t refault_bytes;        /* refaults in it */
+	uint32_t refault_ratio_ppm;    /* refaults / reclaimed, both
+					  kinds */
+	uint64_t refault_bytes;        /* refaults in it, both kinds */
 	uint64_t dry_run_bytes;        /* dry run: the size it would have
 					  taken the group to (0: none) */
 	/* Totals: */

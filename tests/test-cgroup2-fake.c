@@ -2233,8 +2233,8 @@ static void put_psi(const char *file, uint64_t total_us)
 }
 
 /* g with 100 MiB of page cache, PSI at rest, the controller on with its
- * defaults (4 MiB batches: the fake records 64 writes), its first
- * interval started. */
+ * defaults (the group's batches 4 MiB: a proactive step is asked whole
+ * all the same), its first interval started. */
 static mr_group_t *proactive_group(mr_ctx_t **ctx)
 {
 	struct mr_proactive pro = { .size = sizeof(pro) };
@@ -2288,8 +2288,8 @@ static uint64_t proactive_calls(mr_group_t *g)
 
 /* The I/O gate holds a step while io.pressure's some stall is above 5%
  * of the interval; then a step of a tenth of the cache goes through
- * memory.reclaim; then memory.high written by someone else holds it,
- * counted and logged. */
+ * memory.reclaim, in one write; then memory.high written by someone else
+ * holds it, counted and logged. */
 START_TEST(proactive_io_gate_and_external_high)
 {
 	struct mr_proactive_stats st = { .size = sizeof(st) };
@@ -2312,7 +2312,9 @@ START_TEST(proactive_io_gate_and_external_high)
 	ck_assert_uint_le(fk.usage, 90 * MiB);
 	ck_assert_uint_ge(fk.usage, 86 * MiB);
 	ck_assert_uint_eq(st.reclaimed_bytes, 100 * MiB - fk.usage);
-	ck_assert_ptr_nonnull(strstr(fk.reclaim_writes[0], "4194304"));
+	/* The step in one write, not in the group's 4 MiB batches. */
+	ck_assert_int_eq(fk.nreclaim_writes, 1);
+	ck_assert_str_eq(fk.reclaim_writes[0], "10485760");
 
 	putu("a/g", "memory.high", 200 * MiB);
 	next_interval(ctx, g, &st);
@@ -2405,6 +2407,76 @@ START_TEST(proactive_without_psi)
 }
 END_TEST
 
+/* From Linux 6.2 a group's cgroup.pressure set to 0 hides its pressure
+ * files (cgroup_pressure_write() -> cgroup_file_show()): the group lives
+ * and has no PSI. The reads and the trigger answer -EOPNOTSUPP, not
+ * -ENOENT (a group gone, which the worker would give up), and the
+ * controller keeps the group: once the files are back it steps. */
+START_TEST(proactive_pressure_files_hidden)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	struct mr_pressure pr = { .size = sizeof(pr) };
+	char p[PATH_MAX];
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+
+	snprintf(p, sizeof(p), "%s/memory.pressure", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/io.pressure", grp);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mr_group_read_pressure(g, &pr), -EOPNOTSUPP);
+	ck_assert_int_eq(mr_group_psi_trigger_open(g, MR_PRESSURE_SOME,
+						   150000000, 2000000000),
+			 -EOPNOTSUPP);
+	usleep(1100000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "proactive: reading the group: "
+				     "the backend cannot do this"));
+	ck_assert_uint_eq(proactive_calls(g), 0);
+
+	put_psi("memory.pressure", 1000);
+	put_psi("io.pressure", 0);
+	usleep(1100000);
+	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
+	next_interval(ctx, g, &st);
+	ck_assert_uint_eq(st.step_bytes, 10 * MiB);
+	ck_assert_uint_gt(proactive_calls(g), 0);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
+/* PSI totals that jump by more than the interval, or fall, are another
+ * group's (on cgroup v1, the cgroup2 group of tasks that moved): the
+ * interval restarts, and the next steps in full, where the difference
+ * taken as a stall (50 s against 1.7 ms allowed) would have held every
+ * step for about 40 intervals. */
+START_TEST(proactive_psi_source_changed)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+
+	put_psi("memory.pressure", 1000 + 50000000);
+	next_interval(ctx, g, &st);
+	ck_assert_ptr_nonnull(strstr(logbuf, "another group's; interval "
+				     "restarts"));
+	ck_assert_uint_eq(st.intervals, 1);
+	ck_assert_uint_eq(st.pauses_pressure, 0);
+	ck_assert_uint_eq(st.step_bytes, 10 * MiB);
+
+	/* A total that fell: the same. */
+	logbuf[0] = '\0';
+	put_psi("memory.pressure", 500);
+	next_interval(ctx, g, &st);
+	ck_assert_ptr_nonnull(strstr(logbuf, "another group's; interval "
+				     "restarts"));
+	ck_assert_uint_eq(st.intervals, 2);
+	ck_assert_uint_eq(st.pauses_pressure, 0);
+	ck_assert_uint_gt(st.step_bytes, 0);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(set_high_without_high)
 {
 	mr_ctx_t *ctx;
@@ -2470,6 +2542,8 @@ int main(void)
 	tcase_add_test(tc, proactive_floor_and_pressure);
 	tcase_add_test(tc, proactive_without_psi);
 	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
+	tcase_add_test(tc, proactive_pressure_files_hidden);
+	tcase_add_test(tc, proactive_psi_source_changed);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

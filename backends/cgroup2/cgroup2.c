@@ -784,16 +784,35 @@ static int cg2_claim_keeper(void *priv, bool claim)
 	return r == -EWOULDBLOCK ? -EBUSY : r;
 }
 
-/* memory.pressure (4.20, CONFIG_PSI): absent, empty or EOPNOTSUPP is
- * -EOPNOTSUPP (lib/cgroupfs/psi.h). */
-static int cg2_read_pressure(void *priv, struct mr_pressure *out)
+/* What a pressure file that cannot be found means: -ENOENT when the group
+ * is gone, else -EOPNOTSUPP. A living group lacks them on a kernel
+ * without CONFIG_PSI, and, from Linux 6.2, while its cgroup.pressure is 0
+ * (kernel/cgroup/cgroup.c, cgroup_pressure_write() hides the group's
+ * pressure files with cgroup_file_show()): no PSI, not a group gone. */
+static int pressure_absent(struct mri_cgroup2 *cg)
 {
-	struct mri_cgroup2 *cg = priv;
+	int dirfd = mri_cgroup2_dir(cg);
+
+	if (dirfd < 0)
+		return dirfd;
+	mri_close(dirfd);
+	return -EOPNOTSUPP;
+}
+
+/* Reads the group's pressure file `name` (memory.pressure, io.pressure;
+ * 4.20, CONFIG_PSI: kernel/cgroup/cgroup.c gives every group the
+ * pressure files, whichever controllers it has): absent, empty or
+ * EOPNOTSUPP is -EOPNOTSUPP (lib/cgroupfs/psi.h, pressure_absent()). */
+static int read_pressure_file(struct mri_cgroup2 *cg, const char *name,
+			      struct mr_pressure *out)
+{
 	int fd, r;
 
 	if (!cg->has_pressure)
 		return -EOPNOTSUPP;
-	fd = mri_cgroup2_open_file(cg, "memory.pressure", O_RDONLY);
+	fd = mri_cgroup2_open_file(cg, name, O_RDONLY);
+	if (fd == -ENOENT)
+		return pressure_absent(cg);
 	if (fd < 0)
 		return fd;
 	r = mri_psi_read(fd, out);
@@ -801,27 +820,14 @@ static int cg2_read_pressure(void *priv, struct mr_pressure *out)
 	return r;
 }
 
-/* io.pressure (4.20, CONFIG_PSI: kernel/cgroup/cgroup.c gives every
- * group the pressure files, whichever controllers it has): absent, empty
- * or EOPNOTSUPP is -EOPNOTSUPP. */
+static int cg2_read_pressure(void *priv, struct mr_pressure *out)
+{
+	return read_pressure_file(priv, "memory.pressure", out);
+}
+
 static int cg2_read_io_pressure(void *priv, struct mr_pressure *out)
 {
-	struct mri_cgroup2 *cg = priv;
-	int fd, r;
-
-	if (!cg->has_pressure)
-		return -EOPNOTSUPP;
-	fd = mri_cgroup2_open_file(cg, "io.pressure", O_RDONLY);
-	if (fd == -ENOENT) {
-		/* The group itself gone, or no such file. */
-		r = cg2_read_pressure(priv, out);
-		return r == -ENOENT ? r : -EOPNOTSUPP;
-	}
-	if (fd < 0)
-		return fd;
-	r = mri_psi_read(fd, out);
-	mri_close(fd);
-	return r;
+	return read_pressure_file(priv, "io.pressure", out);
 }
 
 /* A trigger needs a file of its own (one trigger per open file,
@@ -840,6 +846,8 @@ static int cg2_psi_trigger_open(void *priv, int kind, uint64_t stall_us,
 	r = mri_psi_trigger_open(dirfd, "memory.pressure", kind, stall_us,
 				 window_us);
 	mri_close(dirfd);
+	if (r == -ENOENT)
+		return pressure_absent(cg);
 	return r;
 }
 

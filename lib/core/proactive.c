@@ -256,6 +256,14 @@ static uint64_t delta(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
+/* Whether a PSI total that was then_us an interval of elapsed_ns ago and
+ * is now_us now can be the same group's (mri_proactive_pass()). */
+static bool psi_source_changed(uint64_t now_us, uint64_t then_us,
+			       uint64_t elapsed_ns)
+{
+	return now_us < then_us || (now_us - then_us) / 2 > elapsed_ns / 1000;
+}
+
 /* Reads the counters, the memory.stat and the limits of g. 0, or the
  * negative errno of the first read that failed (-EOPNOTSUPP: no memory
  * PSI). */
@@ -284,8 +292,8 @@ static int read_counters(struct mr_group *g, struct mri_proactive_counters *c,
 	r = g->be->read_memstat(g->priv, ms);
 	if (r < 0)
 		return r;
-	c->refault_bytes = ms->workingset_refault_file_bytes +
-			   ms->workingset_refault_anon_bytes;
+	c->refault_file_bytes = ms->workingset_refault_file_bytes;
+	c->refault_anon_bytes = ms->workingset_refault_anon_bytes;
 	c->has_pgsteal = ms->present & (1ULL << MR_MEMSTAT_PGSTEAL);
 	c->pgsteal_bytes = ms->pgsteal_bytes;
 	r = g->be->read_limits(g->priv, l);
@@ -293,6 +301,8 @@ static int read_counters(struct mr_group *g, struct mri_proactive_counters *c,
 		return r;
 	c->has_high = l->present & MR_LIMITS_HAS_HIGH;
 	c->own_high_bytes = l->own_high_bytes;
+	c->has_swap = l->present & MR_LIMITS_HAS_SWAP;
+	c->swap_bytes = l->swap_usage_bytes;
 	return 0;
 }
 
@@ -332,7 +342,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	struct mri_reclaimable rc;
 	struct mri_floor_input fi;
 	struct mri_steplaw_params lp;
-	struct mri_steplaw_sample x;
+	struct mri_steplaw_sample x = { 0 };
 	struct mri_steplaw_decision d;
 	struct mr_proactive cfg;
 	uint64_t now_ns, elapsed_ns = 0, gen, io_ns, usage, freed = 0;
@@ -388,6 +398,28 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		return 0;
 	}
 
+	/* PSI totals only grow, and a group's some total at most as fast
+	 * as the wall clock (kernel/sched/psi.c: the time at least one task
+	 * stalled). A total that fell, or grew by more than twice the
+	 * interval, is another group's: on cgroup v1 without a twin, the
+	 * cgroup2 group of the tasks changed as they moved
+	 * (lib/cgroupfs/tasks2.h). Its difference would be a stall of the
+	 * second group's whole history, holding steps for dozens of
+	 * intervals: the interval restarts instead, nothing decided on it. */
+	if (psi_source_changed(c.stall_us, p->start.stall_us, elapsed_ns) ||
+	    (c.has_io && p->start.has_io &&
+	     psi_source_changed(c.io_stall_us, p->start.io_stall_us,
+				elapsed_ns))) {
+		mri_log(&g->ctx->log, MR_LOG_INFO, "%s: proactive: the PSI "
+			"totals moved by more than the interval's %.1f s "
+			"(some %.3f -> %.3f s): another group's; interval "
+			"restarts", g->path, (double)elapsed_ns / 1e9,
+			(double)p->start.stall_us / 1e6,
+			(double)c.stall_us / 1e6);
+		start(p, now_ns, &c);
+		return 0;
+	}
+
 	/* The interval's figures. */
 	usage = l.usage_bytes;
 	swappiness = atomic_load(&g->reclaim_swappiness);
@@ -407,19 +439,32 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		lp.target_stall_ns = 1;
 	x.usage_bytes = usage;
 	x.floor_bytes = mri_floor_bytes(&fi);
-	x.reclaimable_bytes = rc.file_bytes + rc.swappable_bytes;
+	x.file_bytes = rc.file_bytes;
+	x.anon_bytes = rc.swappable_bytes;
 	x.stall_ns = delta(c.stall_us, p->start.stall_us) * 1000;
-	x.refault_bytes = delta(c.refault_bytes, p->start.refault_bytes);
+	x.refault_file_bytes = delta(c.refault_file_bytes,
+				     p->start.refault_file_bytes);
+	x.refault_anon_bytes = delta(c.refault_anon_bytes,
+				     p->start.refault_anon_bytes);
 	/* cgroup v1 has no pgsteal: the controller's own reclaim. */
 	x.steal_bytes = c.has_pgsteal && p->start.has_pgsteal ?
 			delta(c.pgsteal_bytes, p->start.pgsteal_bytes) :
 			p->own_freed_bytes;
+	x.anon_steal_known = c.has_swap && p->start.has_swap;
+	x.anon_steal_bytes = x.anon_steal_known ?
+			     delta(c.swap_bytes, p->start.swap_bytes) : 0;
 	if (dry) {
-		/* The law applied to the size it would have reached. */
+		/* The law applied to the size it would have reached, what
+		 * it would have reclaimed taken from the page cache first,
+		 * as the kernel's LRU would (the cold cache is inactive). */
+		uint64_t gone, file;
+
 		if (p->dry_bytes > usage)
 			p->dry_bytes = usage;
-		x.reclaimable_bytes = delta(x.reclaimable_bytes,
-					    usage - p->dry_bytes);
+		gone = usage - p->dry_bytes;
+		file = gone < x.file_bytes ? gone : x.file_bytes;
+		x.file_bytes -= file;
+		x.anon_bytes = delta(x.anon_bytes, gone - file);
 		x.usage_bytes = p->dry_bytes;
 	}
 	mri_steplaw_update(&p->law, &lp, &x, &d);
@@ -470,16 +515,19 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	atomic_store(&st->target_stall_ns, lp.target_stall_ns);
 	atomic_store(&st->io_stall_ns, io_ns);
 	atomic_store(&st->refault_ratio_ppm, d.refault_ratio_ppm);
-	atomic_store(&st->refault_bytes, x.refault_bytes);
+	atomic_store(&st->refault_bytes, x.refault_file_bytes +
+					 x.refault_anon_bytes);
 	mri_log(&g->ctx->log, MR_LOG_DEBUG,
 		"%s: proactive%s: %.1f s: usage %.2f MiB, floor %.2f MiB, "
-		"reclaimable %.2f MiB, stall %.3f/%.3f ms, io %.3f ms, "
-		"refaults %.2f MiB over %.2f MiB reclaimed (%u ppm): %s "
-		"%.2f MiB (%u ppm) to %.2f MiB", g->path, dry ? " (dry run)" : "",
+		"reclaimable %.2f MiB file + %.2f MiB anon, stall %.3f/%.3f "
+		"ms, io %.3f ms, refaults %.2f MiB file + %.2f MiB anon over "
+		"%.2f MiB reclaimed (%u ppm): %s %.2f MiB (%u ppm) to %.2f "
+		"MiB", g->path, dry ? " (dry run)" : "",
 		(double)elapsed_ns / 1e9, mib(x.usage_bytes),
-		mib(x.floor_bytes), mib(x.reclaimable_bytes),
+		mib(x.floor_bytes), mib(x.file_bytes), mib(x.anon_bytes),
 		(double)x.stall_ns / 1e6, (double)lp.target_stall_ns / 1e6,
-		(double)io_ns / 1e6, mib(x.refault_bytes), mib(x.steal_bytes),
+		(double)io_ns / 1e6, mib(x.refault_file_bytes),
+		mib(x.refault_anon_bytes), mib(x.steal_bytes),
 		d.refault_ratio_ppm, why ? why : hold_name(d.hold),
 		mib(d.step_bytes), d.step_ppm, mib(d.target_bytes));
 

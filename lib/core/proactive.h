@@ -36,9 +36,10 @@ struct mri_proactive_stats {
  * the backend has). */
 struct mri_proactive_counters {
 	uint64_t stall_us, io_stall_us;
-	uint64_t refault_bytes, pgsteal_bytes;
+	uint64_t refault_file_bytes, refault_anon_bytes, pgsteal_bytes;
 	uint64_t own_high_bytes;
-	bool has_io, has_pgsteal, has_high;
+	uint64_t swap_bytes;        /* swap charged to the group */
+	bool has_io, has_pgsteal, has_high, has_swap;
 };
 
 struct mri_proactive {

@@ -33,6 +33,23 @@
 #include "reclaim.h"
 #include "policy.h"
 
+/* The batch of a step the proactive controller sized itself, on a
+ * backend whose step cannot OOM-kill (memory.reclaim, the simulator): the
+ * whole
+ * of what the call still lacks, at most MRI_RECLAIM_STEP_BATCH_BYTES, at
+ * least the group's batch. The group's batch is the margin keeper's unit,
+ * small so that a pass near a limit does not overshoot; a proactive step
+ * has its size already, and cut into the default 128 KiB batches a step
+ * of 199 MiB was 1111 memory.reclaim writes, each with its two reads of
+ * memory.current (the benchmark's run under qemu). */
+static uint64_t step_batch_bytes(uint64_t excess, uint64_t batch)
+{
+	uint64_t whole = excess < MRI_RECLAIM_STEP_BATCH_BYTES ? excess :
+			 MRI_RECLAIM_STEP_BATCH_BYTES;
+
+	return whole > batch ? whole : batch;
+}
+
 static uint64_t batch_bytes(const struct mri_policy *p, uint64_t excess,
 			    uint64_t limit)
 {
@@ -285,6 +302,11 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		batch = last_asked ?
 			later_step_bytes(excess, last_asked, last_freed) :
 			batch_bytes(&p, excess, l.limit_bytes);
+		/* A MRI_CAP_STEP_CAN_OOM backend's later steps ask the
+		 * whole excess already (later_step_bytes()). */
+		if (reason == MR_REASON_PROACTIVE &&
+		    !(g->be->caps & MRI_CAP_STEP_CAN_OOM))
+			batch = step_batch_bytes(excess, batch);
 		asked = freed = 0;
 		/* The group's own reclaim control, or, once the kernel
 		 * refused it, its children the caller owns, in turn. */

@@ -11,9 +11,19 @@
 
 struct mr_group;
 
+/* The largest batch of a proactive step (MR_REASON_PROACTIVE), whose
+ * size the controller chose: asked whole up to this, not in the group's
+ * batches. The bound of one write's over-reclaim and time, as the
+ * cgroup2 backend's bound on a memory.reclaim write
+ * (MRI_CGROUP2_RECLAIM_CHUNK_BYTES), and of how far the fallback of
+ * kernels without memory.reclaim lowers memory.high at once. */
+#define MRI_RECLAIM_STEP_BATCH_BYTES (16ULL << 20)
+
 /* The reclaim loop (lib/core/reclaim.c). Frees up to `bytes`, or down to a
  * usage of floor_bytes, whichever comes first, in batches of the group's
- * policy; stops at deadline_ns (the group's clock, 0: none), after
+ * policy (a proactive step's, where the backend's step cannot OOM-kill:
+ * up to MRI_RECLAIM_STEP_BATCH_BYTES); stops at
+ * deadline_ns (the group's clock, 0: none), after
  * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
  * nothing reclaimable, or when *stop becomes true (stop may be NULL).
  * A batch of a MRI_CAP_STEP_CAN_OOM backend asks at most half of what
