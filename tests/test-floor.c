@@ -166,6 +166,26 @@ START_TEST(input_without_lrus_or_kernel)
 }
 END_TEST
 
+/* Reclaimable slab (dentries, inodes) is kernel memory reclaim takes:
+ * the floor counts the rest (a group of cached dentries is not held at
+ * its slab; more slab than kernel memory, as a racy read may give,
+ * leaves 0). */
+START_TEST(input_reclaimable_slab_is_reclaimable)
+{
+	struct mr_memstat ms = stat_of(8 * MiB, 12 * MiB);
+	struct mri_floor_input in;
+
+	ms.present |= 1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE;
+	ms.kernel_bytes = 80 * MiB;
+	ms.slab_reclaimable_bytes = 76 * MiB;
+	mri_floor_input_of(&ms, NULL, NULL, -1, 0, &in);
+	ck_assert_uint_eq(in.kernel_bytes, 4 * MiB);
+	ms.slab_reclaimable_bytes = 81 * MiB;
+	mri_floor_input_of(&ms, NULL, NULL, -1, 0, &in);
+	ck_assert_uint_eq(in.kernel_bytes, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("floor");
@@ -178,6 +198,7 @@ int main(void)
 	tcase_add_test(tc, input_without_swap_counts_all_anon);
 	tcase_add_test(tc, input_with_swap_room);
 	tcase_add_test(tc, input_without_lrus_or_kernel);
+	tcase_add_test(tc, input_reclaimable_slab_is_reclaimable);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -64,4 +64,12 @@ void mri_floor_input_of(const struct mr_memstat *ms,
 		out->unevictable_bytes = ms->unevictable_bytes;
 	if (ms->present & (1ULL << MR_MEMSTAT_KERNEL))
 		out->kernel_bytes = ms->kernel_bytes;
+	/* Kernel memory less what its shrinkers give back: reclaim rooted
+	 * at the group shrinks its reclaimable slab (dentries, inodes) too,
+	 * mm/vmscan.c shrink_node_memcgs() -> shrink_slab(). */
+	if (ms->present & (1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE))
+		out->kernel_bytes -= ms->slab_reclaimable_bytes <
+				     out->kernel_bytes ?
+				     ms->slab_reclaimable_bytes :
+				     out->kernel_bytes;
 }

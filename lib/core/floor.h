@@ -67,8 +67,9 @@ uint64_t mri_floor_bytes(const struct mri_floor_input *in);
  * shmem_bytes where they are absent) that the swap left to the group
  * cannot hold (lib/core/policy.h, mri_swap_anon_reclaimable()), and
  * swap_usable is true when that part is 0. kernel_bytes is memory.stat's
- * `kernel` where present (cgroup v2), else 0 (cgroup v1 reports none in
- * memory.stat). Pure, MT-safe. */
+ * `kernel` where present (cgroup v2), less its `slab_reclaimable` (which
+ * reclaim shrinks), else 0 (cgroup v1 reports none in memory.stat).
+ * Pure, MT-safe. */
 void mri_floor_input_of(const struct mr_memstat *ms,
 			const struct mr_limits *l,
 			const struct mr_protection *prot,

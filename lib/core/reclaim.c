@@ -183,11 +183,6 @@ int mri_unreclaimable(struct mr_group *g, const struct mr_limits *l,
 		return r;
 	mri_floor_input_of(ms, l, NULL, atomic_load(&g->reclaim_swappiness),
 			   0, &fi);
-	/* Kernel memory less what its shrinkers give back. */
-	if (ms->present & (1ULL << MR_MEMSTAT_SLAB_RECLAIMABLE))
-		fi.kernel_bytes -= ms->slab_reclaimable_bytes <
-				   fi.kernel_bytes ?
-				   ms->slab_reclaimable_bytes : fi.kernel_bytes;
 	*bytes = mri_floor_bytes(&fi);
 	if (swap_usable)
 		*swap_usable = fi.swap_usable;
