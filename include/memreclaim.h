@@ -1831,7 +1831,11 @@ struct mr_proactive {
  * MR_PROACTIVE_DRY_RUN it reclaims nothing and reports the size it would
  * have taken the group to (mr_proactive_stats.dry_run_bytes: the law
  * applied to that size rather than to usage). Each decision is logged at
- * MR_LOG_DEBUG.
+ * MR_LOG_DEBUG. Where the group's pressure or statistics can no longer
+ * be read while it runs (a cgroup v1 group's twin removed, its tasks no
+ * longer alone in one cgroup2 group), it takes no step and counts no
+ * interval, tries again every interval, and says so once at
+ * MR_LOG_WARNING, and at MR_LOG_INFO when a read works again.
  *
  * It runs in the context's worker, beside the margin keeper: the thread
  * of mr_ctx_worker_start(), or the caller's mr_ctx_worker_dispatch()
