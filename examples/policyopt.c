@@ -473,11 +473,16 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 
 		r = mr_group_set_proactive(g, &pro, sizeof(pro));
 		if (r == -EOPNOTSUPP) {
-			fprintf(stderr, "%s: --proactive: %s has no memory "
+			/* Said for --proactive and the proactive key
+			 * alike: each way to hybrid PSI is named. */
+			fprintf(stderr, "%s: proactive: %s has no memory "
 				"pressure (PSI) to keep it under: a kernel "
 				"without CONFIG_PSI or booted with psi=0, or "
-				"cgroup v1 without --hybrid-psi or without a "
-				"cgroup2 group holding its tasks alone\n",
+				"cgroup v1 without hybrid PSI (--hybrid-psi, "
+				"or hybrid-psi = yes in [daemon]) or with "
+				"neither a cgroup2 twin (the same path "
+				"beneath the cgroup2 mount) nor a cgroup2 "
+				"group holding its tasks alone\n",
 				prefix, name);
 			return r;
 		}

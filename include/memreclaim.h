@@ -1840,7 +1840,11 @@ struct mr_proactive {
  * applied to that size rather than to usage; without the refaults and
  * stall its own steps would have caused, so past the working set it goes
  * on towards the floor: a lower bound of where a real run settles). Each
- * decision is logged at MR_LOG_DEBUG.
+ * decision is logged at MR_LOG_DEBUG. Where the group's pressure or
+ * statistics can no longer be read while it runs (a cgroup v1 group's
+ * twin removed, its tasks no longer alone in one cgroup2 group), it takes
+ * no step and counts no interval, tries again every interval, and says so
+ * once at MR_LOG_WARNING, and at MR_LOG_INFO when a read works again.
  *
  * It runs in the context's worker, beside the margin keeper: the thread
  * of mr_ctx_worker_start(), or the caller's mr_ctx_worker_dispatch()

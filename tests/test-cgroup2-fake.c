@@ -2388,6 +2388,62 @@ START_TEST(proactive_failed_read_waits_an_interval)
 }
 END_TEST
 
+/* The count of lines at `level` in the log that hold `text`. */
+static int log_count(int level, const char *text)
+{
+	char head[16];
+	const char *line;
+	int n = 0;
+
+	snprintf(head, sizeof(head), "%d ", level);
+	for (line = logbuf; *line; line = strchr(line, '\n') + 1) {
+		const char *end = strchr(line, '\n');
+
+		if (!strncmp(line, head, strlen(head)) &&
+		    memmem(line, (size_t)(end - line), text, strlen(text)))
+			n++;
+	}
+	return n;
+}
+
+/* Pressure that becomes unreadable under a running controller (a cgroup
+ * v1 group's twin removed, psi switched off) is a warning once, not at
+ * each retry, and its return is said: the controller takes no step in
+ * between and its interval count stops, which alone went unnoticed
+ * (regression from a fresh user's trial: memreclaimd --proactive said
+ * nothing when the twin was removed). */
+START_TEST(proactive_lost_pressure_warned_once)
+{
+	struct mr_proactive_stats st = { .size = sizeof(st) };
+	mr_ctx_t *ctx;
+	mr_group_t *g = proactive_group(&ctx);
+	int i;
+
+	fk.pressure_err = EOPNOTSUPP;
+	for (i = 0; i < 100; i++) {
+		if (log_count(MR_LOG_DEBUG, "proactive: reading the group"))
+			break;
+		usleep(100000);
+		ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL),
+				 0);
+	}
+	/* Two failed reads at least: the first warned, the next not. */
+	ck_assert_int_eq(log_count(MR_LOG_WARNING,
+				   "proactive: reading the group"), 1);
+	ck_assert_int_ge(log_count(MR_LOG_DEBUG,
+				   "proactive: reading the group"), 1);
+	ck_assert_int_eq(log_count(MR_LOG_INFO, "reads again"), 0);
+	ck_assert_uint_eq(proactive_calls(g), 0);
+
+	fk.pressure_err = 0;
+	next_interval(ctx, g, &st);
+	ck_assert_int_eq(log_count(MR_LOG_INFO, "proactive: the group reads "
+				   "again; intervals resume"), 1);
+	ck_assert_uint_eq(st.intervals, 1);
+	mr_ctx_free(ctx);
+}
+END_TEST
+
 /* No PSI (psi=0: the pressure file reads empty): refused, said why. */
 START_TEST(proactive_without_psi)
 {
@@ -2431,7 +2487,8 @@ START_TEST(proactive_pressure_files_hidden)
 	usleep(1100000);
 	ck_assert_int_ge(mr_ctx_worker_dispatch(ctx, MR_DISPATCH_ALL), 0);
 	ck_assert_ptr_nonnull(strstr(logbuf, "proactive: reading the group: "
-				     "the backend cannot do this"));
+				     "no memory PSI (psi=0, or its pressure "
+				     "files hidden by cgroup.pressure"));
 	ck_assert_uint_eq(proactive_calls(g), 0);
 
 	put_psi("memory.pressure", 1000);
@@ -2544,6 +2601,7 @@ int main(void)
 	tcase_add_test(tc, proactive_failed_read_waits_an_interval);
 	tcase_add_test(tc, proactive_pressure_files_hidden);
 	tcase_add_test(tc, proactive_psi_source_changed);
+	tcase_add_test(tc, proactive_lost_pressure_warned_once);
 	tcase_add_test(tc, delegated_read_only_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -360,6 +360,7 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		p->seen_gen = gen;
 		p->started = false;
 		p->retry_ns = 0;
+		p->read_failing = false;
 		p->external_hold = 0;
 		p->carry_bytes = 0;
 		p->dry_bytes = MR_UNLIMITED;
@@ -382,14 +383,30 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	if (r == -ENOENT)
 		return r;
 	if (r < 0) {
-		/* Tried again an interval later, not at every round. */
-		mri_log(&g->ctx->log, MR_LOG_DEBUG,
-			"%s: proactive: reading the group: %s; interval "
-			"restarts", g->path, mr_strerror(r));
+		/* Tried again an interval later, not at every round. The
+		 * first failure is a warning: the controller takes no step
+		 * until a read works again (a cgroup v1 group whose twin
+		 * was removed, psi switched off), and its statistics stop
+		 * counting intervals, which alone would go unnoticed. */
+		mri_log(&g->ctx->log, p->read_failing ? MR_LOG_DEBUG :
+			MR_LOG_WARNING, "%s: proactive: reading the group: "
+			"%s; interval restarts%s", g->path,
+			r == -EOPNOTSUPP ? "no memory PSI (psi=0, or its "
+			"pressure files hidden by cgroup.pressure; on cgroup "
+			"v1: no cgroup2 twin, nor a cgroup2 group of its tasks "
+			"alone)" : mr_strerror(r),
+			p->read_failing ? "" : " (no step until a read works; "
+			"tried again every interval)");
+		p->read_failing = true;
 		p->started = false;
 		p->retry_ns = now_ns + cfg.interval_ns -
 			      cfg.interval_ns / INTERVAL_SLACK_DIV;
 		return 0;
+	}
+	if (p->read_failing) {
+		mri_log(&g->ctx->log, MR_LOG_INFO, "%s: proactive: the group "
+			"reads again; intervals resume", g->path);
+		p->read_failing = false;
 	}
 	atomic_store(&st->io_gate, c.has_io ? MR_PROACTIVE_IO_GATE_ON :
 					       MR_PROACTIVE_IO_GATE_NONE);

@@ -53,6 +53,7 @@ struct mri_proactive {
 	uint64_t seen_gen;
 	bool started;                /* an interval runs */
 	uint64_t retry_ns;           /* not started: no read before this */
+	bool read_failing;           /* the last read failed (logged once) */
 	uint64_t start_ns;           /* its start, in the group's clock */
 	struct mri_proactive_counters start;
 	uint64_t own_freed_bytes;    /* the controller's reclaim in it */
