@@ -68,7 +68,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -91,6 +90,7 @@
 #include "httpd-client.h"
 #include "httpd-group.h"
 #include "httpd-server.h"
+#include "scratch.h"
 
 #define PROG "bench-httpd"
 #define MIB (1024.0 * 1024.0)
@@ -312,45 +312,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* ------------------------------------------------------------ docroot */
 
-static int remove_entry(const char *path, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	if (remove(path))
-		fprintf(stderr, PROG ": removing %s: %s\n", path,
-			strerror(errno));
-	return 0;
-}
-
 static void remove_tree(char *path)
 {
-	if (path[0])
-		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(path);
 	path[0] = '\0';
-}
-
-static int make_dir(const char *path)
-{
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		fprintf(stderr, PROG ": creating %s: %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* path and the directories above it that are missing. */
-static int make_dirs(const char *path)
-{
-	char buf[PATH_MAX], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = strchr(buf + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (make_dir(buf))
-			return -1;
-		*p = '/';
-	}
-	return make_dir(buf);
 }
 
 /* The private directory on a disk filesystem: docroot/ and server/. */
@@ -377,7 +342,7 @@ static int make_tmp(struct run *r)
 	/* Apache's workers (www-data) read the docroot. */
 	snprintf(r->docroot, sizeof(r->docroot), "%s/docroot", r->tmp);
 	snprintf(server, sizeof(server), "%s/server", r->tmp);
-	if (chmod(r->tmp, 0755) || make_dir(r->docroot) || make_dir(server))
+	if (chmod(r->tmp, 0755) || scratch_mkdir(r->docroot) || scratch_mkdir(server))
 		return -1;
 	return 0;
 }
@@ -797,7 +762,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	if (make_dirs(o.logs))
+	if (scratch_mkdirs(o.logs))
 		return 1;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

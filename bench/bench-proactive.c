@@ -85,7 +85,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -111,6 +110,7 @@
 #include "httpd-client.h"
 #include "httpd-group.h"
 #include "httpd-server.h"
+#include "scratch.h"
 
 #define PROG "bench-proactive"
 #define MIB (1024.0 * 1024.0)
@@ -491,40 +491,6 @@ static void print_list(const struct bench *b)
 
 /* ------------------------------------------------------------ files */
 
-static int remove_entry(const char *path, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	if (remove(path))
-		fprintf(stderr, PROG ": removing %s: %s\n", path,
-			strerror(errno));
-	return 0;
-}
-
-static int make_dir(const char *path)
-{
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		fprintf(stderr, PROG ": creating %s: %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* path and the directories above it that are missing. */
-static int make_dirs(const char *path)
-{
-	char buf[PATH_MAX], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = strchr(buf + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (make_dir(buf))
-			return -1;
-		*p = '/';
-	}
-	return make_dir(buf);
-}
-
 /* The private directory on a disk filesystem, and the files of the
  * chosen workloads in it. */
 static int make_files(struct bench *b)
@@ -567,7 +533,7 @@ static int make_files(struct bench *b)
 		fprintf(stderr, PROG ": writing %d MiB of cold files and a "
 			"%llu MiB hot file in %s\n", COLD_FILES,
 			HOT_FILE_BYTES >> 20, b->tmp);
-		if (make_dir(b->cold) || make_dir(b->hot) ||
+		if (scratch_mkdir(b->cold) || scratch_mkdir(b->hot) ||
 		    httpd_write_files(b->cold, COLD_FILES, COLD_FILE_BYTES,
 				      &stop_signal) ||
 		    httpd_write_files(b->hot, 1, HOT_FILE_BYTES, &stop_signal))
@@ -577,7 +543,7 @@ static int make_files(struct bench *b)
 		fprintf(stderr, PROG ": writing a docroot of %d files of "
 			"%llu KiB in %s\n", WEB_FILES, WEB_FILE_BYTES >> 10,
 			b->web);
-		if (make_dir(b->web) ||
+		if (scratch_mkdir(b->web) ||
 		    httpd_write_files(b->web, WEB_FILES, WEB_FILE_BYTES,
 				      &stop_signal))
 			return -1;
@@ -1013,7 +979,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai,
 	if (w == W_HTTPD) {
 		snprintf(server, sizeof(server), "%s/server-%s-%s", b->tmp,
 			 workloads[w].name, slug);
-		if (make_dir(server) ||
+		if (scratch_mkdir(server) ||
 		    httpd_server_start(&b->server, server, b->web, &b->group))
 			goto out;
 	}
@@ -1281,8 +1247,7 @@ static void print_tables(const struct bench *b, enum workload_id w)
 static void cleanup(struct bench *b)
 {
 	parent_remove(b);
-	if (b->tmp[0])
-		nftw(b->tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(b->tmp);
 	b->tmp[0] = '\0';
 }
 
@@ -1347,7 +1312,7 @@ int main(int argc, char **argv)
 	if (httpd_group_probe(&b.layout))
 		return 77;
 	plan(&b, true);
-	if (make_dirs(b.o.logs))
+	if (scratch_mkdirs(b.o.logs))
 		return 1;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
