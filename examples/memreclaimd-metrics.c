@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,16 +86,99 @@ struct snap {
 	struct mrd_snapshot s;
 };
 
+/* How a group family's value is stored in struct mrd_snapshot, and how
+ * it is shown. */
+enum field_kind {
+	FIELD_U64,        /* uint64_t, shown as is */
+	FIELD_PPM_RATIO,  /* uint32_t in ppm, shown as 0 to 1 */
+	FIELD_NS_SECONDS, /* uint64_t in ns, shown in seconds */
+};
+
+/* A member's offset in struct mrd_snapshot, which fails to compile
+ * unless the member has the size its kind reads. */
+#define AT(member, size) \
+	(offsetof(struct mrd_snapshot, member) + \
+	 0 * sizeof(char[sizeof(((struct mrd_snapshot *)0)->member) == (size) ? \
+			 1 : -1]))
+#define U64_AT(member) AT(member, sizeof(uint64_t))
+#define U32_AT(member) AT(member, sizeof(uint32_t))
+
+/* The families of one value a group, read from the snapshot at off. */
+static const struct group_field {
+	const char *name, *type, *help;
+	size_t off;
+	enum field_kind kind;
+} group_fields[] = {
+	{ P "group_usage_bytes", "gauge",
+	  "Memory charged to the group (v1 memory.usage_in_bytes, v2 memory.current).",
+	  U64_AT(lim.usage_bytes), FIELD_U64 },
+	{ P "group_limit_hits_total", "counter",
+	  "Charges that met the limit (v1 memory.failcnt, v2 memory.events max).",
+	  U64_AT(lim.limit_hits), FIELD_U64 },
+	{ P "group_margin_bytes", "gauge",
+	  "The margin in force between usage and the limit; 0 when none.",
+	  U64_AT(ms.margin_bytes), FIELD_U64 },
+	{ P "group_hysteresis_bytes", "gauge",
+	  "How far below limit - margin each wake-up reclaims.",
+	  U64_AT(ms.hysteresis_bytes), FIELD_U64 },
+	{ P "group_margin_sized_bytes", "gauge",
+	  "The adaptive margin as sized from charge rate x reaction x safety, before its strength; 0 when fixed.",
+	  U64_AT(ms.sized_bytes), FIELD_U64 },
+	{ P "group_margin_strength_ratio", "gauge",
+	  "The adaptive margin's strength, 0 to 1 (benefit against cost); 0 when fixed.",
+	  U32_AT(ms.strength_ppm), FIELD_PPM_RATIO },
+	{ P "group_charge_rate_bytes_per_second", "gauge",
+	  "The adaptive margin's smoothed charge rate (a lower bound on cgroup v1); 0 when fixed.",
+	  U64_AT(ms.charge_bytes_per_s), FIELD_U64 },
+	{ P "group_proactive_floor_bytes", "gauge",
+	  "The floor the proactive controller never goes below: the largest of --min-size, memory.min, the effective memory.low and what reclaim cannot take.",
+	  U64_AT(ps.floor_bytes), FIELD_U64 },
+	{ P "group_proactive_stall_seconds", "gauge",
+	  "PSI some memory stall in the proactive controller's last interval.",
+	  U64_AT(ps.stall_ns), FIELD_NS_SECONDS },
+	{ P "group_proactive_refault_ratio", "gauge",
+	  "Refaults over what was reclaimed, in the proactive controller's last interval (0 to 1).",
+	  U32_AT(ps.refault_ratio_ppm), FIELD_PPM_RATIO },
+	{ P "group_proactive_external_high_changes_total", "counter",
+	  "Changes of the group's memory.high by someone else seen by the proactive controller.",
+	  U64_AT(ps.external_high_changes), FIELD_U64 },
+};
+
+static void group_field(FILE *f, const struct group_field *fd,
+			const struct snap *v, size_t n)
+{
+	const char *base;
+	uint64_t u64;
+	uint32_t u32;
+	size_t i;
+
+	family(f, fd->name, fd->type, fd->help);
+	for (i = 0; i < n; i++) {
+		base = (const char *)&v[i].s + fd->off;
+		switch (fd->kind) {
+		case FIELD_U64:
+			memcpy(&u64, base, sizeof(u64));
+			sample_u64(f, fd->name, v[i].path, u64);
+			break;
+		case FIELD_PPM_RATIO:
+			memcpy(&u32, base, sizeof(u32));
+			sample_f(f, fd->name, v[i].path, u32 / 1e6);
+			break;
+		case FIELD_NS_SECONDS:
+			memcpy(&u64, base, sizeof(u64));
+			sample_f(f, fd->name, v[i].path, u64 / 1e9);
+			break;
+		}
+	}
+}
+
 static void per_group(FILE *f, const struct snap *v, size_t n)
 {
 	size_t i;
 	int r;
 
-	family(f, P "group_usage_bytes", "gauge",
-	       "Memory charged to the group (v1 memory.usage_in_bytes, v2 memory.current).");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_usage_bytes", v[i].path,
-			   v[i].s.lim.usage_bytes);
+	for (i = 0; i < sizeof(group_fields) / sizeof(group_fields[0]); i++)
+		group_field(f, &group_fields[i], v, n);
 	family(f, P "group_limit_bytes", "gauge",
 	       "The group's binding limit (its own or an ancestor's); +Inf when none.");
 	for (i = 0; i < n; i++) {
@@ -106,42 +190,11 @@ static void per_group(FILE *f, const struct snap *v, size_t n)
 				   v[i].s.lim.limit_bytes);
 		}
 	}
-	family(f, P "group_limit_hits_total", "counter",
-	       "Charges that met the limit (v1 memory.failcnt, v2 memory.events max).");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_limit_hits_total", v[i].path,
-			   v[i].s.lim.limit_hits);
-	family(f, P "group_margin_bytes", "gauge",
-	       "The margin in force between usage and the limit; 0 when none.");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_margin_bytes", v[i].path,
-			   v[i].s.ms.margin_bytes);
-	family(f, P "group_hysteresis_bytes", "gauge",
-	       "How far below limit - margin each wake-up reclaims.");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_hysteresis_bytes", v[i].path,
-			   v[i].s.ms.hysteresis_bytes);
 	family(f, P "group_margin_adaptive", "gauge",
 	       "1 when the margin is adaptive, 0 when fixed.");
 	for (i = 0; i < n; i++)
 		sample_u64(f, P "group_margin_adaptive", v[i].path,
 			   v[i].s.ms.adaptive ? 1 : 0);
-	family(f, P "group_margin_sized_bytes", "gauge",
-	       "The adaptive margin as sized from charge rate x reaction x safety, before its strength; 0 when fixed.");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_margin_sized_bytes", v[i].path,
-			   v[i].s.ms.sized_bytes);
-	family(f, P "group_margin_strength_ratio", "gauge",
-	       "The adaptive margin's strength, 0 to 1 (benefit against cost); 0 when fixed.");
-	for (i = 0; i < n; i++)
-		sample_f(f, P "group_margin_strength_ratio", v[i].path,
-			 v[i].s.ms.strength_ppm / 1e6);
-	family(f, P "group_charge_rate_bytes_per_second", "gauge",
-	       "The adaptive margin's smoothed charge rate (a lower bound on cgroup v1); 0 when fixed.");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_charge_rate_bytes_per_second",
-			   v[i].path, v[i].s.ms.charge_bytes_per_s);
-
 	family(f, P "group_proactive_enabled", "gauge",
 	       "The proactive controller: 0 off, 1 on, 2 a dry run.");
 	for (i = 0; i < n; i++)
@@ -153,21 +206,6 @@ static void per_group(FILE *f, const struct snap *v, size_t n)
 		sample_u64(f, P "group_proactive_target_bytes", v[i].path,
 			   v[i].s.ps.dry_run ? v[i].s.ps.dry_run_bytes :
 			   v[i].s.ps.target_bytes);
-	family(f, P "group_proactive_floor_bytes", "gauge",
-	       "The floor the proactive controller never goes below: the largest of --min-size, memory.min, the effective memory.low and what reclaim cannot take.");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_proactive_floor_bytes", v[i].path,
-			   v[i].s.ps.floor_bytes);
-	family(f, P "group_proactive_stall_seconds", "gauge",
-	       "PSI some memory stall in the proactive controller's last interval.");
-	for (i = 0; i < n; i++)
-		sample_f(f, P "group_proactive_stall_seconds", v[i].path,
-			 v[i].s.ps.stall_ns / 1e9);
-	family(f, P "group_proactive_refault_ratio", "gauge",
-	       "Refaults over what was reclaimed, in the proactive controller's last interval (0 to 1).");
-	for (i = 0; i < n; i++)
-		sample_f(f, P "group_proactive_refault_ratio", v[i].path,
-			 v[i].s.ps.refault_ratio_ppm / 1e6);
 	family(f, P "group_proactive_pauses_total", "counter",
 	       "Intervals the proactive controller took no step, by reason (pressure, refaults, io, external: memory.high changed by someone else).");
 	for (i = 0; i < n; i++) {
@@ -184,11 +222,6 @@ static void per_group(FILE *f, const struct snap *v, size_t n)
 				cnt[r]);
 		}
 	}
-	family(f, P "group_proactive_external_high_changes_total", "counter",
-	       "Changes of the group's memory.high by someone else seen by the proactive controller.");
-	for (i = 0; i < n; i++)
-		sample_u64(f, P "group_proactive_external_high_changes_total",
-			   v[i].path, v[i].s.ps.external_high_changes);
 
 	static const struct {
 		const char *name, *help;
