@@ -118,6 +118,12 @@ int rc_find_places(const char *tag)
 	mr_ctx_t *c;
 	int r;
 
+	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
+		printf("SKIP: real-kernel tests disabled "
+		       "(--disable-real-kernel-tests, as make distcheck does)\n");
+		return 77;
+	}
+
 	if (p && *p) {
 		fmt(parent, sizeof(parent), "%s", p);
 	} else {
@@ -322,4 +328,16 @@ void rc_remove_state_dir(void)
 	if (d)
 		closedir(d);
 	rmdir(state_dir);
+}
+
+int rc_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rc_remove_state_dir();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #ifndef MEMRECLAIM_TESTS_REALCG_H
 #define MEMRECLAIM_TESTS_REALCG_H
 
+#include <check.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,7 +43,9 @@ void rc_drop_cache(const char *path);
  * real-kernel test that cannot run must not pass silently. */
 int rc_skip(const char *why);
 
-/* Finds the parent (MEMRECLAIM_TEST_PARENT, else the v1 memory mount),
+/* 77 (skip, even under CI) when MEMRECLAIM_SKIP_REAL_KERNEL is set (the
+ * builds of --disable-real-kernel-tests, as make distcheck's); else finds
+ * the parent (MEMRECLAIM_TEST_PARENT, else the v1 memory mount),
  * the data directory (MEMRECLAIM_TEST_DATA_DIR, else /var/tmp; not tmpfs)
  * and names the state directory /tmp/memreclaim-test<tag>-state-<pid>;
  * probes that a group can be created (and removed) in the parent.
@@ -71,5 +74,9 @@ bool rc_twin_parent(char *out, size_t len);
 
 /* Removes the state directory and what the library left in it. */
 void rc_remove_state_dir(void);
+
+/* Runs the suite s (freed), then rc_remove_state_dir(); EXIT_SUCCESS when
+ * every test passed, else EXIT_FAILURE. */
+int rc_run(Suite *s);
 
 #endif

@@ -362,14 +362,8 @@ int main(void)
 {
 	Suite *s = suite_create("real-adaptive");
 	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
-	int failed, r;
+	int r;
 
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
 	r = rc_find_places("-adaptive");
 	if (r)
 		return r;
@@ -378,10 +372,5 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, adaptive_margin_on_dirty_cache);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rc_remove_state_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc_run(s);
 }

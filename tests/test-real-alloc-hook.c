@@ -522,14 +522,8 @@ int main(void)
 {
 	Suite *s = suite_create("real-alloc-hook");
 	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
-	int failed, r;
+	int r;
 
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
 	r = find_places();
 	if (r)
 		return r;
@@ -543,10 +537,5 @@ int main(void)
 	tcase_add_test(tc, throttled_above_high_sleeps);
 	tcase_add_test(tc, lowered_limit_seen_by_the_periodic_refresh);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rc_remove_state_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc_run(s);
 }

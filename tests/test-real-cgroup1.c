@@ -1985,13 +1985,7 @@ int main(void)
 {
 	Suite *s = suite_create("real-cgroup1");
 	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
-	int failed, r;
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
+	int r;
 	r = rc_find_places("");
 	if (r)
 		return r;
@@ -2033,10 +2027,5 @@ int main(void)
 	tcase_add_test(tc, write_limit_through_the_backend);
 	tcase_add_test(tc, worker_margin_survives_forking_children);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rc_remove_state_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc_run(s);
 }

@@ -188,14 +188,8 @@ int main(void)
 {
 	Suite *s = suite_create("real-jemalloc");
 	TCase *tc = tcase_create("extents");
-	SRunner *sr;
-	int failed, r;
+	int r;
 
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
 	r = rc_find_places("-jemalloc");
 	if (r)
 		return r;
@@ -205,10 +199,5 @@ int main(void)
 	tcase_add_test(tc, extents_charged_purged_and_refused);
 	tcase_add_test(tc, late_answer_burst_again);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rc_remove_state_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc_run(s);
 }

@@ -447,14 +447,8 @@ int main(void)
 {
 	Suite *s = suite_create("real-memreclaimd");
 	TCase *tc = tcase_create("config");
-	SRunner *sr;
-	int failed, r;
+	int r;
 
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
 	r = rc_find_places("-memreclaimd");
 	if (r)
 		return r;
@@ -465,10 +459,5 @@ int main(void)
 	tcase_add_test(tc, reload_keeps_changes_and_refuses);
 	tcase_add_test(tc, metrics_parse_with_prometheus_client);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rc_remove_state_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc_run(s);
 }

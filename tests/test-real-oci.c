@@ -1020,11 +1020,6 @@ int main(void)
 	size_t n;
 	int failed, r;
 
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
 	run_pid = (int)getpid();
 	r = rc_find_places("-oci");
 	if (r)

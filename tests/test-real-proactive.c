@@ -401,15 +401,9 @@ int main(void)
 {
 	Suite *s = suite_create("real-proactive");
 	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
 	mr_ctx_t *c;
-	int failed, r;
+	int r;
 
-	if (getenv("MEMRECLAIM_SKIP_REAL_KERNEL")) {
-		printf("SKIP: real-kernel tests disabled "
-		       "(--disable-real-kernel-tests, as make distcheck does)\n");
-		return 77;
-	}
 	r = rc_find_places("-proactive");
 	if (r)
 		return r;
@@ -430,10 +424,5 @@ int main(void)
 	tcase_add_test(tc, no_psi_refused);
 	tcase_add_test(tc, tasks_own_cgroup2_group);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rc_remove_state_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc_run(s);
 }
