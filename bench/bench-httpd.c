@@ -181,19 +181,6 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static const char *env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : dflt;
-}
-
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ .tv_sec = ms / 1000,
-				      .tv_nsec = ms % 1000 * 1000000 }, NULL);
-}
-
 /* A measure's name in figures and its column in the tables. Limit hits
  * are named after the file they come from on this host
  * (httpd_group_hits_name()): "memory.failcnt growth" and "failcnt" on
@@ -262,9 +249,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *rounds = env_or("BENCH_HTTPD_ROUNDS", "5");
-	const char *requests = env_or("BENCH_HTTPD_REQUESTS", "40960");
-	const char *sizes = env_or("BENCH_HTTPD_FILE_SIZES", "1M,256K");
+	const char *rounds = bench_env_or("BENCH_HTTPD_ROUNDS", "5");
+	const char *requests = bench_env_or("BENCH_HTTPD_REQUESTS", "40960");
+	const char *sizes = bench_env_or("BENCH_HTTPD_FILE_SIZES", "1M,256K");
 	uint64_t v;
 	int c;
 
@@ -303,9 +290,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->requests = (size_t)v;
 	if (parse_sizes(sizes, o))
 		return -1;
-	o->dir = env_or("BENCH_HTTPD_DIR", "/var/tmp");
-	o->logs = env_or("BENCH_HTTPD_LOGS", "bench/httpd-logs");
-	o->memreclaimd = env_or("MEMRECLAIM_BENCH_MEMRECLAIMD",
+	o->dir = bench_env_or("BENCH_HTTPD_DIR", "/var/tmp");
+	o->logs = bench_env_or("BENCH_HTTPD_LOGS", "bench/httpd-logs");
+	o->memreclaimd = bench_env_or("MEMRECLAIM_BENCH_MEMRECLAIMD",
 				"examples/memreclaimd");
 	return 0;
 }
@@ -410,7 +397,7 @@ static int keeper_stop(struct run *r)
 	while (!keeper_exited(r, &status)) {
 		if ((waited += 10) == KEEPER_STOP_MS)
 			kill(r->keeper, SIGKILL);
-		sleep_ms(10);
+		bench_sleep_ms(10);
 	}
 	return status;
 }
@@ -455,7 +442,7 @@ static int run_pass(struct run *r, const struct arm *arm, const char *label,
 	if (arm->margin) {
 		if (keeper_start(r, arm->margin, log))
 			return -1;
-		sleep_ms(SETTLE_MS);
+		bench_sleep_ms(SETTLE_MS);
 		if (keeper_exited(r, &status)) {
 			print_status("memreclaimd, before the pass,", status,
 				     log);

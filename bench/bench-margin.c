@@ -74,19 +74,12 @@ struct pair {
 	double stall_removed_ms;     /* PSI some, without - with */
 };
 
-static const char *env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : dflt;
-}
-
 /* Runs mr-demo once; its stdout (one JSON object) into out. Returns 0,
  * 77 (it ran on the simulator: no real group here) or -1. */
 static int run_demo(char *out, size_t len)
 {
-	const char *demo = env_or("MEMRECLAIM_BENCH_DEMO", "examples/mr-demo");
-	const char *daemon = env_or("MEMRECLAIM_BENCH_MEMRECLAIMD",
+	const char *demo = bench_env_or("MEMRECLAIM_BENCH_DEMO", "examples/mr-demo");
+	const char *daemon = bench_env_or("MEMRECLAIM_BENCH_MEMRECLAIMD",
 				    "examples/memreclaimd");
 	size_t n = 0;
 	ssize_t k;

@@ -250,19 +250,6 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static const char *env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : dflt;
-}
-
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ .tv_sec = ms / 1000,
-				      .tv_nsec = ms % 1000 * 1000000 }, NULL);
-}
-
 /* ------------------------------------------------------------ options */
 
 /* A comma-separated list of names from names[0..n) into chosen. */
@@ -332,11 +319,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *wl = env_or("BENCH_PROACTIVE_WORKLOADS",
+	const char *wl = bench_env_or("BENCH_PROACTIVE_WORKLOADS",
 				"cache,anon,httpd");
-	const char *ar = env_or("BENCH_PROACTIVE_ARMS",
+	const char *ar = bench_env_or("BENCH_PROACTIVE_ARMS",
 				"none,senpai,senpai-fast,proactive");
-	const char *du = env_or("BENCH_PROACTIVE_DURATION", "45");
+	const char *du = bench_env_or("BENCH_PROACTIVE_DURATION", "45");
 	unsigned long long v;
 	char *end;
 	int c;
@@ -382,9 +369,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return -1;
 	}
 	o->duration_s = (unsigned)v;
-	o->dir = env_or("BENCH_PROACTIVE_DIR", "/var/tmp");
-	o->logs = env_or("BENCH_PROACTIVE_LOGS", "bench/proactive-logs");
-	o->memreclaimd = env_or("MEMRECLAIM_BENCH_MEMRECLAIMD",
+	o->dir = bench_env_or("BENCH_PROACTIVE_DIR", "/var/tmp");
+	o->logs = bench_env_or("BENCH_PROACTIVE_LOGS", "bench/proactive-logs");
+	o->memreclaimd = bench_env_or("MEMRECLAIM_BENCH_MEMRECLAIMD",
 				"examples/memreclaimd");
 	o->senpai = getenv("MEMRECLAIM_SENPAI");
 	if (o->senpai && !*o->senpai)
@@ -624,7 +611,7 @@ static int stop_process(pid_t *pid)
 			break;
 		if ((waited += 10) == STOP_TIMEOUT_MS)
 			kill(*pid, SIGKILL);
-		sleep_ms(10);
+		bench_sleep_ms(10);
 	}
 	*pid = 0;
 	return status;
@@ -731,7 +718,7 @@ static bool wait_go(struct shared *sh, int p)
 	int g;
 
 	while ((g = atomic_load(&sh->go)) < p)
-		sleep_ms(1);
+		bench_sleep_ms(1);
 	return g != P_STOP || p == P_STOP;
 }
 
@@ -808,7 +795,7 @@ static int run_local(struct bench *b, enum workload_id w)
 				anon[i * words] += 1;
 		atomic_fetch_add(&sh->busy_ns, bench_now_ns() - t0);
 		atomic_fetch_add(&sh->passes, 1);
-		sleep_ms(PAUSE_MS);
+		bench_sleep_ms(PAUSE_MS);
 	}
 	return 0;
 }
@@ -855,7 +842,7 @@ static int run_web(struct bench *b)
 		}
 		atomic_fetch_add(&sh->busy_ns, res.wall_ns);
 		atomic_fetch_add(&sh->passes, 1);
-		sleep_ms(PAUSE_MS);
+		bench_sleep_ms(PAUSE_MS);
 	}
 	return 0;
 }
@@ -902,7 +889,7 @@ static int wait_phase(struct bench *b, int p, const char *what)
 				"in %d s\n", what, PHASE_TIMEOUT_MS / 1000);
 			return -1;
 		}
-		sleep_ms(5);
+		bench_sleep_ms(5);
 	}
 	return 0;
 }
@@ -1036,7 +1023,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai,
 		s.n++;
 		if (isnan(s.hot_s) && cur <= NEAR_HOT * hot)
 			s.hot_s = (t - t0) / 1e9;
-		sleep_ms(SAMPLE_MS);
+		bench_sleep_ms(SAMPLE_MS);
 	}
 	/* The end of the hot phase, the workload still running. */
 	if (httpd_group_read(&b->group, &c1) ||
@@ -1052,7 +1039,7 @@ static int run_arm(struct bench *b, enum workload_id w, unsigned ai,
 			fprintf(stderr, PROG ": the workload did not stop\n");
 			goto out;
 		}
-		sleep_ms(5);
+		bench_sleep_ms(5);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		print_status("the workload", status, NULL);

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* CLOCK_MONOTONIC now, in ns. */
@@ -33,6 +34,21 @@ static inline uint64_t bench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps ms milliseconds (0 or more; a signal cuts it short). */
+static inline void bench_sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ .tv_sec = ms / 1000,
+				      .tv_nsec = ms % 1000 * 1000000 }, NULL);
+}
+
+/* The environment variable name, or dflt where it is unset or empty. */
+static inline const char *bench_env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
 }
 
 /* CPU time (user + system) of the calling process, in ns. */

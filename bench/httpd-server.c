@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "httpd-server.h"
 
 #define PROG "bench-httpd"
@@ -29,12 +30,6 @@
  * same way; NULL: it was not running, or the bench's install started
  * it. */
 static const char *const *distro_restart;
-
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ .tv_sec = ms / 1000,
-				      .tv_nsec = ms % 1000 * 1000000 }, NULL);
-}
 
 /* Runs argv (a PATH search), apt-get's frontend noninteractive, its
  * output on stderr (stdout is the bench's results); its exit status, or
@@ -109,7 +104,7 @@ static int stop_distro(const char *const **restart)
 		*restart = ctl_start;
 	}
 	while (distro_running() && (waited += 100) < STOP_TIMEOUT_MS)
-		sleep_ms(100);
+		bench_sleep_ms(100);
 	if (distro_running()) {
 		fprintf(stderr, PROG ": the distribution's apache2 still "
 			"runs\n");
@@ -257,7 +252,7 @@ static bool reap(pid_t pid, long ms)
 			return true;
 		if (ms <= 0)
 			return false;
-		sleep_ms(10);
+		bench_sleep_ms(10);
 		ms -= 10;
 	}
 }
@@ -308,7 +303,7 @@ int httpd_server_start(struct httpd_server *s, const char *dir,
 			print_file(conf);
 			return -1;
 		}
-		sleep_ms(50);
+		bench_sleep_ms(50);
 	}
 	return 0;
 }
