@@ -497,12 +497,24 @@ static int load_dropins(struct load *l, const char *path)
 /* Parses a section's values into its policy and its key. */
 static int section_finish(struct mrd_section *s)
 {
+	/* The policy keys, in the order their meanings depend on: the
+	 * default margin follows from proactive. */
+	const struct {
+		const char *key;
+		const struct mrd_value *v;
+	} keys[] = {
+		{ "proactive", &s->proactive },
+		{ "pressure-target", &s->pressure_target },
+		{ "min-size", &s->min_size },
+		{ "margin", &s->margin },
+		{ "hysteresis", &s->hysteresis },
+		{ "batch", &s->batch },
+	};
 	struct policy_opts *p = &s->policy;
-	char prefix[PATH_MAX + 64];
-	int r = 0;
-
-	char where[PATH_MAX + 64];
+	char prefix[64];
 	const char *why;
+	size_t i;
+	int r;
 
 	if (!s->path.text) {
 		mrd_log(MR_LOG_ERR, "%s: [group %s] has no path (the pattern of "
@@ -515,47 +527,23 @@ static int section_finish(struct mrd_section *s)
 			s->path.text, why);
 		return r;
 	}
-	*p = (struct policy_opts){ 0 };
-	r = 0;
-	if (s->proactive.text)
-		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
-						      s->proactive.where),
-				       "proactive", "proactive",
-				       s->proactive.text, p);
-	if (r == 0 && s->pressure_target.text)
-		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
-						      s->pressure_target.where),
-				       "pressure-target", "pressure-target",
-				       s->pressure_target.text, p);
-	if (r == 0 && s->min_size.text)
-		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
-						      s->min_size.where),
-				       "min-size", "min-size",
-				       s->min_size.text, p);
-	/* The adaptive margin is the default, but for the proactive
-	 * controller alone. */
-	if (r == 0 && s->margin.text)
-		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
-						      s->margin.where),
-				       "margin", "margin", s->margin.text, p);
-	else if (r == 0 && p->proactive != POLICYOPT_PROACTIVE_ON &&
-		 p->proactive != POLICYOPT_PROACTIVE_DRY_RUN)
-		r = policyopt_parse("", "margin", "auto", p);
-	if (r == 0 && s->hysteresis.text)
-		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
-						      s->hysteresis.where),
-				       "hysteresis", "hysteresis",
-				       s->hysteresis.text, p);
-	if (r == 0 && s->batch.text)
-		r = policyopt_parse_as(mrd_log_prefix(prefix, sizeof(prefix),
-						      s->batch.where),
-				       "batch", "batch", s->batch.text, p);
-	if (r == 0) {
-		snprintf(where, sizeof(where), "%s: [group %s]", s->where,
-			 s->name);
-		r = policyopt_check(mrd_log_prefix(prefix, sizeof(prefix),
-				    where), p);
+	/* Messages name each key with the file and line that gave it. */
+	*p = (struct policy_opts){ .keys = true };
+	mrd_log_prefix(prefix, sizeof(prefix), NULL);
+	for (i = 0, r = 0; r == 0 && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		/* The adaptive margin is the default, but for the proactive
+		 * controller alone. */
+		if (!keys[i].v->text && strcmp(keys[i].key, "margin") == 0 &&
+		    p->proactive != POLICYOPT_PROACTIVE_ON &&
+		    p->proactive != POLICYOPT_PROACTIVE_DRY_RUN)
+			r = policyopt_parse(prefix, "margin", "auto", p);
+		else if (keys[i].v->text)
+			r = policyopt_parse_as(prefix, keys[i].key,
+					       keys[i].v->where,
+					       keys[i].v->text, p);
 	}
+	if (r == 0)
+		r = policyopt_check(prefix, p);
 	if (r < 0)
 		return r;
 	if (s->runtime.text && strcmp(s->runtime.text, "yes") != 0 &&

@@ -35,7 +35,8 @@
  *
  * (The pattern is a key, not part of the header: libinih cuts section
  * names at 49 bytes.) Loading reports every mistake on stderr, as
- * "FILE:LINE: ...", and changes nothing it was given when it fails.
+ * "FILE:LINE: KEY ...", the key as the file spells it (never the command
+ * line's option), and changes nothing it was given when it fails.
  */
 #ifndef MR_EXAMPLES_MEMRECLAIMD_CONFIG_H
 #define MR_EXAMPLES_MEMRECLAIMD_CONFIG_H

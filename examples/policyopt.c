@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The reclaim policy options of the example programs (policyopt.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -152,16 +153,56 @@ static int parse_pressure_target(const char *prefix, const char *opt,
 int policyopt_parse(const char *prefix, const char *name, const char *arg,
 		    struct policy_opts *p)
 {
-	char opt[24];
-
-	snprintf(opt, sizeof(opt), "--%s", name);
-	return policyopt_parse_as(prefix, name, opt, arg, p);
+	return policyopt_parse_as(prefix, name, NULL, arg, p);
 }
 
-int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
+static const char *const opt_names[POLICYOPT_COUNT] = {
+	[POLICYOPT_MARGIN] = "margin",
+	[POLICYOPT_HYSTERESIS] = "hysteresis",
+	[POLICYOPT_BATCH] = "batch",
+	[POLICYOPT_SOFT_LIMIT] = "soft-limit",
+	[POLICYOPT_PROACTIVE] = "proactive",
+	[POLICYOPT_PRESSURE_TARGET] = "pressure-target",
+	[POLICYOPT_MIN_SIZE] = "min-size",
+};
+
+/* The option id as a message names it (policyopt.h): "--margin"; a
+ * file's "margin", after the "FILE:LINE: " that gave it when at is true.
+ * Into buf (a POLICYOPT_LABEL_BYTES array), which it returns. */
+#define POLICYOPT_LABEL_BYTES (PATH_MAX + 64)
+static const char *label(const struct policy_opts *p, int id, bool at,
+			 char *buf)
+{
+	if (!p->keys)
+		snprintf(buf, POLICYOPT_LABEL_BYTES, "--%s", opt_names[id]);
+	else if (at && p->where[id])
+		snprintf(buf, POLICYOPT_LABEL_BYTES, "%s: %s", p->where[id],
+			 opt_names[id]);
+	else
+		snprintf(buf, POLICYOPT_LABEL_BYTES, "%s", opt_names[id]);
+	return buf;
+}
+
+int policyopt_parse_as(const char *prefix, const char *name, const char *where,
 		       const char *arg, struct policy_opts *p)
 {
-	if (strcmp(name, "margin") == 0) {
+	char opt[POLICYOPT_LABEL_BYTES];
+	int id;
+
+	for (id = 0; id < POLICYOPT_COUNT && strcmp(name, opt_names[id]); id++)
+		;
+	if (id == POLICYOPT_COUNT) {
+		fprintf(stderr, "%s: %s%s%s: not a policy option\n", prefix,
+			where ? where : "--", where ? ": " : "", name);
+		return -EINVAL;
+	}
+	if (where) {
+		p->keys = true;
+		p->where[id] = where;
+	}
+	label(p, id, true, opt);
+	switch (id) {
+	case POLICYOPT_MARGIN:
 		p->margin_arg = arg;
 		p->margin_sized = strcmp(arg, "sized") == 0;
 		p->margin_auto = p->margin_sized || strcmp(arg, "auto") == 0;
@@ -171,11 +212,10 @@ int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
 			return 0;
 		}
 		return policyopt_parse_size(prefix, opt, arg, true, &p->margin);
-	}
-	if (strcmp(name, "hysteresis") == 0)
+	case POLICYOPT_HYSTERESIS:
 		return policyopt_parse_size(prefix, opt, arg, true,
 					    &p->hysteresis);
-	if (strcmp(name, "batch") == 0) {
+	case POLICYOPT_BATCH:
 		if (strcmp(arg, "auto") == 0) {
 			p->batch_auto = true;
 			p->batch.set = false;
@@ -183,11 +223,10 @@ int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
 		}
 		p->batch_auto = false;
 		return policyopt_parse_size(prefix, opt, arg, true, &p->batch);
-	}
-	if (strcmp(name, "soft-limit") == 0)
+	case POLICYOPT_SOFT_LIMIT:
 		return policyopt_parse_size(prefix, opt, arg, true,
 					    &p->soft_limit);
-	if (strcmp(name, "proactive") == 0) {
+	case POLICYOPT_PROACTIVE:
 		if (strcmp(arg, "on") == 0)
 			p->proactive = POLICYOPT_PROACTIVE_ON;
 		else if (strcmp(arg, "off") == 0)
@@ -198,37 +237,42 @@ int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
 			return bad_value(prefix, opt, arg,
 					 "expected on, off or dry-run");
 		return 0;
-	}
-	if (strcmp(name, "pressure-target") == 0)
+	case POLICYOPT_PRESSURE_TARGET:
 		return parse_pressure_target(prefix, opt, arg, p);
-	if (strcmp(name, "min-size") == 0)
+	default: /* POLICYOPT_MIN_SIZE */
 		return policyopt_parse_size(prefix, opt, arg, false,
 					    &p->min_size);
-	fprintf(stderr, "%s: %s: not a policy option\n", prefix, opt);
-	return -EINVAL;
+	}
 }
 
 int policyopt_check(const char *prefix, const struct policy_opts *p)
 {
 	const struct size_opt *b = &p->batch;
+	char l1[POLICYOPT_LABEL_BYTES], l2[POLICYOPT_LABEL_BYTES];
+	int id;
 
 	if (!p->margin.set && (p->hysteresis.set || b->set || p->batch_auto)) {
-		fprintf(stderr, "%s: --%s goes with --margin\n", prefix,
-			p->hysteresis.set ? "hysteresis" : "batch");
+		id = p->hysteresis.set ? POLICYOPT_HYSTERESIS : POLICYOPT_BATCH;
+		fprintf(stderr, "%s: %s goes with %s\n", prefix,
+			label(p, id, true, l1),
+			label(p, POLICYOPT_MARGIN, false, l2));
 		return -EINVAL;
 	}
 	if (p->margin_auto && p->hysteresis.set) {
-		fprintf(stderr, "%s: --hysteresis goes with a fixed --margin: "
-			"--margin auto (the default) sizes its own\n", prefix);
+		fprintf(stderr, "%s: %s goes with a fixed %s: %s (the default) "
+			"sizes its own\n", prefix,
+			label(p, POLICYOPT_HYSTERESIS, true, l1),
+			label(p, POLICYOPT_MARGIN, false, l2),
+			p->keys ? "margin = auto" : "--margin auto");
 		return -EINVAL;
 	}
 	if (p->margin.set && !p->margin_auto &&
 	    ((p->margin.is_ppm && (p->margin.ppm == 0 ||
 				   p->margin.ppm >= 1000000)) ||
 	     (!p->margin.is_ppm && p->margin.bytes == 0))) {
-		fprintf(stderr,
-			"%s: --margin must be above 0 (and below 100%%)\n",
-			prefix);
+		fprintf(stderr, "%s: %s '%s': must be above 0 (and below "
+			"100%%)\n", prefix,
+			label(p, POLICYOPT_MARGIN, true, l1), p->margin_arg);
 		return -EINVAL;
 	}
 	/* mr_group_set_margin()'s own bound, so that the group is never
@@ -236,42 +280,47 @@ int policyopt_check(const char *prefix, const struct policy_opts *p)
 	if (p->margin.set && !p->margin_auto && !p->margin.is_ppm &&
 	    p->margin.bytes < MR_MARGIN_MIN_BYTES) {
 		fprintf(stderr,
-			"%s: --margin '%s': a margin in bytes must be at least %llu (4 KiB, the smallest page size Linux has: the kernel counts usage in whole pages)\n",
-			prefix, p->margin_arg,
-			(unsigned long long)MR_MARGIN_MIN_BYTES);
+			"%s: %s '%s': a margin in bytes must be at least %llu (4 KiB, the smallest page size Linux has: the kernel counts usage in whole pages)\n",
+			prefix, label(p, POLICYOPT_MARGIN, true, l1),
+			p->margin_arg, (unsigned long long)MR_MARGIN_MIN_BYTES);
 		return -EINVAL;
 	}
 	if (p->hysteresis.is_ppm && p->hysteresis.ppm >= 1000000) {
-		fprintf(stderr, "%s: --hysteresis must be below 100%%\n", prefix);
+		fprintf(stderr, "%s: %s must be below 100%%\n", prefix,
+			label(p, POLICYOPT_HYSTERESIS, true, l1));
 		return -EINVAL;
 	}
 	if (b->set && b->is_ppm && b->ppm == 0) {
-		fprintf(stderr, "%s: --batch must be above 0%%\n", prefix);
+		fprintf(stderr, "%s: %s must be above 0%%\n", prefix,
+			label(p, POLICYOPT_BATCH, true, l1));
 		return -EINVAL;
 	}
 	if (b->set && !b->is_ppm &&
 	    (b->bytes < PAGE_BYTES || b->bytes > MAX_BATCH_BYTES ||
 	     b->bytes % PAGE_BYTES)) {
 		fprintf(stderr,
-			"%s: --batch must be a multiple of 4K from 4K to 1024G\n",
-			prefix);
+			"%s: %s must be a multiple of 4K from 4K to 1024G\n",
+			prefix, label(p, POLICYOPT_BATCH, true, l1));
 		return -EINVAL;
 	}
 	if ((p->pressure_target_set || p->min_size.set) &&
 	    p->proactive != POLICYOPT_PROACTIVE_ON &&
 	    p->proactive != POLICYOPT_PROACTIVE_DRY_RUN) {
-		fprintf(stderr, "%s: --%s goes with the proactive controller "
-			"(--proactive or --proactive-dry-run)\n", prefix,
-			p->pressure_target_set ? "pressure-target" :
-			"min-size");
+		id = p->pressure_target_set ? POLICYOPT_PRESSURE_TARGET :
+		     POLICYOPT_MIN_SIZE;
+		fprintf(stderr, "%s: %s goes with the proactive controller "
+			"(%s)\n", prefix, label(p, id, true, l1),
+			p->keys ? "proactive = on or dry-run" :
+			"--proactive or --proactive-dry-run");
 		return -EINVAL;
 	}
 	/* mr_group_set_proactive()'s own bounds. */
 	if (p->pressure_target_set &&
 	    (p->window_ns < 1000000000ULL || p->window_ns > 600000000000ULL ||
 	     p->stall_ns < 1000 || p->stall_ns > p->window_ns)) {
-		fprintf(stderr, "%s: --pressure-target: the window must be 1s "
-			"to 600s and the stall 1us to the window\n", prefix);
+		fprintf(stderr, "%s: %s: the window must be 1s to 600s and the "
+			"stall 1us to the window\n", prefix,
+			label(p, POLICYOPT_PRESSURE_TARGET, true, l1));
 		return -EINVAL;
 	}
 	return 0;
@@ -287,12 +336,14 @@ static void explain_range(const char *prefix, mr_group_t *g,
 			  const struct policy_opts *p, uint64_t hyst)
 {
 	struct mr_limits lim = { .size = sizeof(lim) };
+	char l1[POLICYOPT_LABEL_BYTES], l2[POLICYOPT_LABEL_BYTES];
 	uint64_t margin;
 
+	label(p, POLICYOPT_MARGIN, true, l1);
 	if (mr_group_read_limits(g, &lim) < 0 ||
 	    lim.limit_bytes == MR_UNLIMITED) {
 		/* The limit changed under us; say what the library said. */
-		fprintf(stderr, "%s: --margin %s: %s\n", prefix,
+		fprintf(stderr, "%s: %s '%s': %s\n", prefix, l1,
 			p->margin_arg, mr_strerror(-ERANGE));
 		return;
 	}
@@ -301,12 +352,14 @@ static void explain_range(const char *prefix, mr_group_t *g,
 		 p->margin.bytes;
 	if (margin >= lim.limit_bytes)
 		fprintf(stderr,
-			"%s: --margin %.1f MiB is not below the group's limit (%.1f MiB)\n",
-			prefix, mib(margin), mib(lim.limit_bytes));
+			"%s: %s %.1f MiB is not below the group's limit (%.1f MiB)\n",
+			prefix, l1, mib(margin), mib(lim.limit_bytes));
 	else
 		fprintf(stderr,
-			"%s: --margin %.1f MiB + --hysteresis %.1f MiB exceed the group's limit (%.1f MiB)\n",
-			prefix, mib(margin), mib(hyst), mib(lim.limit_bytes));
+			"%s: %s %.1f MiB + %s %.1f MiB exceed the group's limit (%.1f MiB)\n",
+			prefix, l1, mib(margin),
+			label(p, POLICYOPT_HYSTERESIS, false, l2), mib(hyst),
+			mib(lim.limit_bytes));
 }
 
 /* The hysteresis for the limit. Default: the margin itself, so each
@@ -356,19 +409,20 @@ int policyopt_compute(const char *prefix, const char *name,
 		      struct policy_bytes *out)
 {
 	struct policy_bytes b = { .soft_limit = MR_UNLIMITED };
-	const char *pct = NULL;
+	char l1[POLICYOPT_LABEL_BYTES];
+	int pct = -1;
 
 	if (limit == MR_UNLIMITED) {
 		if (p->hysteresis.set && p->hysteresis.is_ppm)
-			pct = "hysteresis";
+			pct = POLICYOPT_HYSTERESIS;
 		else if (p->batch.set && p->batch.is_ppm)
-			pct = "batch";
+			pct = POLICYOPT_BATCH;
 		else if (p->soft_limit.set && p->soft_limit.is_ppm)
-			pct = "soft-limit";
+			pct = POLICYOPT_SOFT_LIMIT;
 	}
-	if (pct) {
-		fprintf(stderr, "%s: --%s in %% needs a limit, and %s has none\n",
-			prefix, pct, name);
+	if (pct >= 0) {
+		fprintf(stderr, "%s: %s in %% needs a limit, and %s has none\n",
+			prefix, label(p, pct, true, l1), name);
 		return -ERANGE;
 	}
 	if (p->margin.set) {

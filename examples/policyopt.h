@@ -30,7 +30,10 @@
  *
  * Messages go to stderr as "PREFIX: ...", PREFIX being the caller's name
  * ("memreclaimd"), or its name and the group's ("mrsim: /web") where
- * several groups take the options.
+ * several groups take the options. They name an option as the command
+ * line spells it ("--margin"), or, for options a configuration file gave
+ * (policyopt_parse_as()), as its key with the file and line that gave it
+ * ("memreclaimd.conf:7: margin").
  */
 #ifndef MR_EXAMPLES_POLICYOPT_H
 #define MR_EXAMPLES_POLICYOPT_H
@@ -51,6 +54,18 @@ struct size_opt {
 	uint32_t ppm;
 };
 
+/* The options, as indexes of struct policy_opts.where[]. */
+enum policyopt_id {
+	POLICYOPT_MARGIN,
+	POLICYOPT_HYSTERESIS,
+	POLICYOPT_BATCH,
+	POLICYOPT_SOFT_LIMIT,
+	POLICYOPT_PROACTIVE,
+	POLICYOPT_PRESSURE_TARGET,
+	POLICYOPT_MIN_SIZE,
+	POLICYOPT_COUNT
+};
+
 /* The policy options as given. Zero-initialized: no option. */
 struct policy_opts {
 	const char *margin_arg;      /* --margin as given, for messages */
@@ -66,6 +81,12 @@ struct policy_opts {
 	bool pressure_target_set;
 	uint64_t stall_ns, window_ns;  /* --pressure-target */
 	struct size_opt min_size;      /* --min-size, bytes */
+	/* How messages name the options: false, as the command line's
+	 * ("--margin"); true, as a configuration file's keys ("margin"),
+	 * each after the "FILE:LINE" that gave it (where[id]; NULL: not
+	 * given, a default). Set by policyopt_parse_as(). */
+	bool keys;
+	const char *where[POLICYOPT_COUNT];
 };
 
 #define POLICYOPT_PROACTIVE_UNSET 0  /* not given: off */
@@ -98,9 +119,12 @@ int policyopt_parse_size(const char *prefix, const char *opt, const char *s,
 int policyopt_parse(const char *prefix, const char *name, const char *arg,
 		    struct policy_opts *p);
 
-/* The same, with the option shown as opt in messages ("margin" for a
- * configuration file's key). */
-int policyopt_parse_as(const char *prefix, const char *name, const char *opt,
+/* The same for the key NAME of a configuration file, given at where
+ * ("FILE:LINE", kept by pointer in p->where[]: it must live as long as
+ * *p), so that this and every later message names it as the file does
+ * ("FILE:LINE: margin '4x': ..."). where NULL: the command line's
+ * option, as policyopt_parse(). */
+int policyopt_parse_as(const char *prefix, const char *name, const char *where,
 		       const char *arg, struct policy_opts *p);
 
 /* Checks the options that were given, without a group: a margin above 0

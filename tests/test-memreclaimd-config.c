@@ -393,8 +393,17 @@ START_TEST(config_mistakes_named_by_file_and_line)
 		{ "[group a]\npath = /a\n[group b]\n# nothing\n", "m.conf:3: [group b] has no path" },
 		{ "[group a]\npath = /a/*\nmargin = 4x\n", "m.conf:3: margin '4x': not a size" },
 		{ "[group a]\npath = /a/*\nmargin = 1000\n", "margin '1000': a margin in bytes must be at least 4096" },
-		{ "[group a]\npath = /a/*\nhysteresis = 1M\n", "m.conf:1: [group a]: --hysteresis goes with a fixed --margin" },
-		{ "[group a]\npath = /a/*\nmargin = 4M\nbatch = 5000\n", "multiple of 4K" },
+		/* The checks of the policy as a whole name the key they refuse
+		 * as the file spells it, with its file and line, never the
+		 * command line's option. */
+		{ "[group a]\npath = /a/*\nhysteresis = 1M\n", "m.conf:3: hysteresis goes with a fixed margin: margin = auto (the default) sizes its own" },
+		{ "[group a]\npath = /a/*\nmargin = sized\n\nhysteresis = 1M\n", "m.conf:5: hysteresis goes with a fixed margin" },
+		{ "[group a]\npath = /a/*\nmargin = 4M\nbatch = 5000\n", "m.conf:4: batch must be a multiple of 4K from 4K to 1024G" },
+		{ "[group a]\npath = /a/*\nmargin = 4M\nbatch = 0%\n", "m.conf:4: batch must be above 0%" },
+		{ "[group a]\npath = /a/*\nmargin = 0\n", "m.conf:3: margin '0': must be above 0 (and below 100%)" },
+		{ "[group a]\npath = /a/*\nmargin = 100%\n", "m.conf:3: margin '100%': must be above 0 (and below 100%)" },
+		{ "[group a]\npath = /a/*\nmargin = 4M\nhysteresis = 100%\n", "m.conf:4: hysteresis must be below 100%" },
+		{ "[group a]\npath = /a/*\nproactive = on\nbatch = 1M\n", "m.conf:4: batch goes with margin" },
 		{ "[daemon]\nworker-sched = fast\n", "m.conf:2: worker-sched 'fast': expected idle or nice:N" },
 		{ "[daemon]\nworker-sched = nice:30\n", "nice level must be -20..19" },
 		{ "[daemon]\nstats-interval = 1m\n", "not a whole number of seconds" },
@@ -410,10 +419,10 @@ START_TEST(config_mistakes_named_by_file_and_line)
 		{ "[group a]\npath = /a\nproactive = yes\n", "m.conf:3: proactive 'yes': expected on, off or dry-run" },
 		{ "[group a]\npath = /a\nproactive = on\npressure-target = 10ms\n", "m.conf:4: pressure-target '10ms': not STALL/WINDOW" },
 		{ "[group a]\npath = /a\nproactive = on\npressure-target = 10/6s\n", "not STALL/WINDOW" },
-		{ "[group a]\npath = /a\nproactive = on\npressure-target = 1ms/700s\n", "the window must be 1s to 600s" },
+		{ "[group a]\npath = /a\nproactive = on\npressure-target = 1ms/700s\n", "m.conf:4: pressure-target: the window must be 1s to 600s" },
 		{ "[group a]\npath = /a\nproactive = on\npressure-target = 7s/6s\n", "the stall 1us to the window" },
-		{ "[group a]\npath = /a\nmin-size = 64M\n", "--min-size goes with the proactive controller" },
-		{ "[group a]\npath = /a\nproactive = off\npressure-target = 10ms/6s\n", "--pressure-target goes with the proactive controller" },
+		{ "[group a]\npath = /a\nmin-size = 64M\n", "m.conf:3: min-size goes with the proactive controller (proactive = on or dry-run)" },
+		{ "[group a]\npath = /a\nproactive = off\npressure-target = 10ms/6s\n", "m.conf:4: pressure-target goes with the proactive controller (proactive = on or dry-run)" },
 		{ "[group a]\npath = /a\nproactive = on\nmin-size = 5%\n", "min-size '5%': not a size (bytes, K, M or G)" },
 	};
 	struct mrd_config c = { .nsections = 12345 };
@@ -425,6 +434,8 @@ START_TEST(config_mistakes_named_by_file_and_line)
 		ck_assert_int_eq(load("m.conf", &c, &msgs), -EINVAL);
 		ck_assert_msg(strstr(msgs, bad[i].msg), "case %zu: want '%s', "
 			      "got: %s", i, bad[i].msg, msgs);
+		/* A file's mistake never names a command-line option. */
+		ck_assert_msg(!strstr(msgs, "--"), "case %zu: %s", i, msgs);
 		ck_assert_uint_eq(c.nsections, 12345);
 	}
 }
@@ -632,6 +643,13 @@ START_TEST(config_mistake_in_a_dropin)
 	ck_assert_int_eq(load("m.conf", &c, &msgs), -EINVAL);
 	ck_assert_msg(strstr(msgs, "m.conf.d/50-x.conf:4: margin '-1'"),
 		      "%s", msgs);
+	/* A drop-in that makes another file's key wrong: the key refused
+	 * is named where it was given. */
+	put("m.conf", "[group a]\npath = /a/*\nmargin = 4M\nhysteresis = 1M\n");
+	put("m.conf.d/50-x.conf", "[group a]\nmargin = auto\n");
+	ck_assert_int_eq(load("m.conf", &c, &msgs), -EINVAL);
+	ck_assert_msg(strstr(msgs, "/m.conf:4: hysteresis goes with a fixed "
+			     "margin"), "%s", msgs);
 }
 END_TEST
 

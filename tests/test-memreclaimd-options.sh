@@ -161,6 +161,17 @@ fi
 printf '[group web]\npath = /nonexistent/web/*\nmargin = 4x\n' >"$conf"
 expect 2 "$conf:3: margin '4x': not a size" -- --check-config --config "$conf"
 expect 2 "$conf:3: margin '4x': not a size" -- --config "$conf"
+# The checks of a section's policy as a whole name the key they refuse,
+# with its file and line; the command line's name the option.
+printf '[group web]\npath = /nonexistent/web/*\nmargin = 4M\nbatch = 5000\n' >"$conf"
+expect 2 "$conf:4: batch must be a multiple of 4K" -- --check-config --config "$conf"
+expect 2 "^memreclaimd: --batch must be a multiple of 4K" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 4M --batch 5000
+printf '[group web]\npath = /nonexistent/web/*\nmin-size = 1M\n' >"$conf"
+expect 2 "$conf:3: min-size goes with the proactive controller (proactive = on or dry-run)" \
+	-- --config "$conf"
+expect 2 "^memreclaimd: --margin '0': must be above 0" -- \
+	--cgroup /nonexistent/memreclaim-test --margin 0
 rm -f "$conf"
 # The configuration make install puts in place.
 top_srcdir=${top_srcdir:-.}
