@@ -502,7 +502,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (policyopt_apply(PROG, group, mr_group_path(group), &pol, &lim,
-			    &pb) < 0)
+			    NULL, &pb) < 0)
 		goto out;
 	live = size_of(&live_o, lim.limit_bytes);
 	burst = size_of(&burst_o, lim.limit_bytes);

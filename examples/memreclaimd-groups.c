@@ -158,12 +158,15 @@ static char *key_of(const struct mrd_section *s)
 	return strdup(s->policy_key);
 }
 
-/* Applies the section's policy to g, the group at path; stores its limit
- * hits now in *hits (may be NULL). Returns 0 or a negative errno
- * (reported; the group is as it was). */
-static int configure(struct mrd_groups *gs, mr_group_t *g, const char *path,
-		     const struct mrd_section *s, bool reconfigure,
-		     uint64_t *hits)
+/* Applies the section's policy to g, the group at path, over the policy
+ * *old it has (NULL: just opened), all or nothing; stores the policy
+ * applied in *applied and its limit hits now in *hits (may be NULL).
+ * Returns 0 or a negative errno (reported, with the group and the cause;
+ * the group is as it was). */
+static int configure(mr_group_t *g, const char *path,
+		     const struct mrd_section *s,
+		     const struct policy_bytes *old,
+		     struct policy_bytes *applied, uint64_t *hits)
 {
 	struct mr_limits lim = { .size = sizeof(lim) };
 	struct policy_bytes b;
@@ -177,18 +180,15 @@ static int configure(struct mrd_groups *gs, mr_group_t *g, const char *path,
 		return r;
 	}
 	r = policyopt_apply(mrd_log_prefix(prefix, sizeof(prefix), path), g,
-			    path, &s->policy, &lim, &b);
-	if (r < 0)
+			    path, &s->policy, &lim, old, &b);
+	if (r < 0) {
+		if (old)
+			mrd_log(MR_LOG_ERR, "%s: the policy of [group %s] (%s) "
+				"not applied: %s; it keeps its former policy",
+				path, s->name, s->where, mr_strerror(r));
 		return r;
-	/* A batch the section no longer names goes back to the library's
-	 * default, as on a group opened now; so do a margin and a
-	 * proactive controller it no longer has. */
-	if (reconfigure && !s->policy.batch.set && !s->policy.batch_auto)
-		mr_group_set_batch_fixed(g, MR_SWAP_CLUSTER_MAX_BYTES);
-	if (reconfigure && !b.margin_set)
-		mr_group_set_margin(g, 0, 0, 0);
-	if (reconfigure && !b.proactive)
-		mr_group_set_proactive(g, NULL, 0);
+	}
+	*applied = b;
 	if (hits)
 		*hits = lim.limit_hits;
 	if (b.margin_adaptive)
@@ -237,13 +237,11 @@ static void found_group(struct mrd_groups *gs, const char *path,
 			return;
 		}
 		if (grp->g) {
-			if (configure(gs, grp->g, grp->path, s, true,
-				      NULL) == 0) {
+			if (configure(grp->g, grp->path, s, &grp->applied,
+				      &grp->applied, NULL) == 0) {
 				free(grp->key);
 				grp->key = key;
 			} else {
-				mrd_log(MR_LOG_ERR, "%s: keeps its former "
-					"policy", path);
 				free(key);
 			}
 			return;
@@ -273,7 +271,8 @@ static void found_group(struct mrd_groups *gs, const char *path,
 			s->where, mr_strerror(r));
 		return;
 	}
-	if (configure(gs, g, path, s, false, &grp->limit_hits_base) < 0) {
+	if (configure(g, path, s, NULL, &grp->applied,
+		      &grp->limit_hits_base) < 0) {
 		mrd_log(MR_LOG_WARNING, "%s: matched by [group %s] (%s) but "
 			"its policy does not suit it; left alone", path,
 			s->name, s->where);
@@ -364,6 +363,7 @@ int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 		    const struct mrd_section *s)
 {
 	const char *backend = gs->cfg ? gs->cfg->daemon.backend.text : NULL;
+	struct policy_bytes applied;
 	struct mrd_group *grp;
 	char *key = NULL, *cid = NULL;
 	uint64_t hits = 0;
@@ -399,10 +399,9 @@ int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 			free(key);
 			return 0;
 		}
-		r = configure(gs, grp->g, path, s, true, NULL);
+		r = configure(grp->g, path, s, &grp->applied, &grp->applied,
+			      NULL);
 		if (r < 0) {
-			mrd_log(MR_LOG_ERR, "%s: container %s keeps its former "
-				"policy", path, id);
 			free(key);
 			return r;
 		}
@@ -420,7 +419,7 @@ int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 			s->where, mr_strerror(r));
 		goto err;
 	}
-	if (configure(gs, g, path, s, false, &hits) < 0) {
+	if (configure(g, path, s, NULL, &applied, &hits) < 0) {
 		mrd_log(MR_LOG_WARNING, "%s: container %s: the policy of "
 			"[group %s] (%s) does not suit it; left alone", path,
 			id, s->name, s->where);
@@ -441,6 +440,7 @@ int mrd_groups_take(struct mrd_groups *gs, const char *id, const char *path,
 	pthread_mutex_unlock(&gs->lock);
 	grp->start_ns = mrd_now_ns();
 	grp->limit_hits_base = hits;
+	grp->applied = applied;
 	mrd_log(MR_LOG_NOTICE, "%s: container %s: kept with [group %s]", path,
 		id, s->name);
 	if (gs->hooks.opened)

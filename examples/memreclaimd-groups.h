@@ -13,8 +13,10 @@
  * Reloading (mrd_groups_apply()) walks again with the new configuration:
  * a group matched by a section with the same pattern and keys as before
  * is left as it is (its margin, its adaptive state, its counters); one
- * whose section changed gets the new policy on its open handle; one no
- * longer matched is closed.
+ * whose section changed gets the new policy on its open handle, all or
+ * nothing (policyopt_apply(): a setting refused puts back those made
+ * before it, and the group keeps its former policy, logged with the
+ * cause); one no longer matched is closed.
  *
  * A container runtime's hook names a group in a drop-in file instead
  * (memreclaimd-runtime.h), with a [group NAME] section of runtime = yes
@@ -41,6 +43,8 @@ struct mrd_group {
 	char *path;
 	mr_group_t *g;           /* NULL: matched, but refused (logged) */
 	char *key;               /* pattern and keys it was configured from */
+	struct policy_bytes applied; /* the policy they came to, in force
+					(a reconfigure starts from it) */
 	uint64_t start_ns;       /* CLOCK_MONOTONIC, when opened */
 	uint64_t limit_hits_base; /* its limit hits then */
 	bool seen;               /* found by the walk in progress */

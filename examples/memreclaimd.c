@@ -883,7 +883,7 @@ static int open_single(struct daemon *d, mr_group_t **ret)
 		return EXIT_LIBRARY;
 	}
 	r = policyopt_apply(mrd_log_prefix(prefix, sizeof(prefix), NULL), g,
-			    o->cgroup, &o->policy, &lim, &b);
+			    o->cgroup, &o->policy, &lim, NULL, &b);
 	if (r < 0) {
 		mr_group_close(g);
 		return r == -ERANGE ? EXIT_CONFIG : EXIT_LIBRARY;

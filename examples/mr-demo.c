@@ -1474,7 +1474,7 @@ static int sim_keeper(mr_ctx_t *ctx, mr_group_t *const *groups,
 	r = mr_group_read_limits(groups[0], &lim);
 	if (r == 0)
 		r = policyopt_apply(PROG, groups[0], SIM_GROUP, run->policy,
-				    &lim, NULL);
+				    &lim, NULL, NULL);
 	return r;
 }
 

@@ -701,7 +701,7 @@ static int setup_group(struct trace_policy *tp, mr_group_t *g,
 	if (!prefix)
 		return -ENOMEM;
 	sprintf(prefix, PROG ": %s", a->path);
-	r = policyopt_apply(prefix, g, a->path, &q, &lim, &a->b);
+	r = policyopt_apply(prefix, g, a->path, &q, &lim, NULL, &a->b);
 	free(prefix);
 	if (r < 0) {
 		tp->status = r == -ERANGE ? EXIT_BAD_OPTION : 0;

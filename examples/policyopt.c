@@ -409,6 +409,8 @@ int policyopt_compute(const char *prefix, const char *name,
 		      struct policy_bytes *out)
 {
 	struct policy_bytes b = { .soft_limit = MR_UNLIMITED };
+	bool proactive = p->proactive == POLICYOPT_PROACTIVE_ON ||
+			 p->proactive == POLICYOPT_PROACTIVE_DRY_RUN;
 	char l1[POLICYOPT_LABEL_BYTES];
 	int pct = -1;
 
@@ -425,9 +427,26 @@ int policyopt_compute(const char *prefix, const char *name,
 			prefix, label(p, pct, true, l1), name);
 		return -ERANGE;
 	}
+	/* The controller never takes a group below min-size, nor can usage
+	 * rise above the limit: with min-size at or above the limit it
+	 * could never do anything. */
+	if (proactive && p->min_size.set && limit != MR_UNLIMITED &&
+	    p->min_size.bytes >= limit) {
+		fprintf(stderr, "%s: %s %llu bytes (%.1f MiB) is not below the "
+			"limit of %s (%llu bytes, %.1f MiB): the proactive "
+			"controller could never shrink it\n", prefix,
+			label(p, POLICYOPT_MIN_SIZE, true, l1),
+			(unsigned long long)p->min_size.bytes,
+			mib(p->min_size.bytes), name,
+			(unsigned long long)limit, mib(limit));
+		return -ERANGE;
+	}
 	if (p->margin.set) {
 		b.margin_set = true;
 		b.margin_adaptive = p->margin_auto;
+		b.margin_min_strength_ppm = p->margin_sized ? 1000000 : 0;
+		b.margin_ppm = !p->margin_auto && p->margin.is_ppm ?
+			       p->margin.ppm : 0;
 		b.margin = p->margin_auto ? 0 :
 			   !p->margin.is_ppm ? p->margin.bytes :
 			   limit == MR_UNLIMITED ? 0 :
@@ -448,106 +467,170 @@ int policyopt_compute(const char *prefix, const char *name,
 		b.soft_limit = p->soft_limit.is_ppm ?
 			       policyopt_ppm_of(limit, p->soft_limit.ppm) :
 			       p->soft_limit.bytes;
-	*out = b;
-	return 0;
-}
-
-int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
-		    const struct policy_opts *p, const struct mr_limits *lim,
-		    struct policy_bytes *out)
-{
-	struct policy_bytes b;
-	int r;
-
-	r = policyopt_compute(prefix, name, p, lim->limit_bytes, &b);
-	if (r < 0)
-		return r;
-	if (p->margin_auto) {
-		/* The library's defaults: rate x reaction x 3, at most a
-		 * tenth of the limit, gated by what it costs (sized: kept
-		 * whole, whatever it costs). */
-		struct mr_margin_adaptive a = {
-			.size = sizeof(a),
-			.min_strength_ppm = p->margin_sized ? 1000000 : 0,
-		};
-
-		r = mr_group_set_margin_adaptive(g, &a);
-	} else if (p->margin.set) {
-		r = mr_group_set_margin(g, p->margin.is_ppm ? 0 : p->margin.bytes,
-					p->margin.is_ppm ? p->margin.ppm : 0,
-					b.hysteresis);
-	}
-	if (p->margin.set) {
-		if (r == -ERANGE) {
-			explain_range(prefix, g, p, b.hysteresis);
-			return r;
-		}
-		if (r == -EBUSY) {
-			fprintf(stderr,
-				"%s: another manager, in this or another process, already keeps a margin on %s (only one may)\n",
-				prefix, name);
-			return r;
-		}
-		if (r < 0) {
-			fprintf(stderr, "%s: setting the margin: %s\n", prefix,
-				mr_strerror(r));
-			return r;
-		}
-	}
-	if (p->batch_auto)
-		r = mr_group_set_batch_proportional(g,
-				MR_BATCH_DEFAULT_SHARE_PPM,
-				MR_BATCH_DEFAULT_MAX_BYTES,
-				MR_BATCH_DEFAULT_MAX_PPM);
-	else if (p->batch.set)
-		r = mr_group_set_batch_fixed(g, b.batch);
-	if (r < 0) {
-		fprintf(stderr, "%s: setting the batch: %s\n", prefix,
-			mr_strerror(r));
-		return r;
-	}
-	if (p->soft_limit.set) {
-		r = mr_group_set_soft_limit(g, b.soft_limit);
-		if (r < 0) {
-			fprintf(stderr, "%s: setting the soft limit: %s\n",
-				prefix, mr_strerror(r));
-			return r;
-		}
-	}
-	if (p->proactive == POLICYOPT_PROACTIVE_ON ||
-	    p->proactive == POLICYOPT_PROACTIVE_DRY_RUN) {
-		struct mr_proactive pro = {
-			.size = sizeof(pro),
+	if (proactive) {
+		b.proactive = true;
+		b.pro = (struct mr_proactive){
+			.size = sizeof(b.pro),
 			.stall_ns = p->stall_ns,
 			.window_ns = p->window_ns,
 			.min_bytes = p->min_size.bytes,
 			.flags = p->proactive == POLICYOPT_PROACTIVE_DRY_RUN ?
 				 MR_PROACTIVE_DRY_RUN : 0,
 		};
-
-		r = mr_group_set_proactive(g, &pro, sizeof(pro));
-		if (r == -EOPNOTSUPP) {
-			/* Said for --proactive and the proactive key
-			 * alike: each way to hybrid PSI is named. */
-			fprintf(stderr, "%s: proactive: %s has no memory "
-				"pressure (PSI) to keep it under: a kernel "
-				"without CONFIG_PSI or booted with psi=0, or "
-				"cgroup v1 without hybrid PSI (--hybrid-psi, "
-				"or hybrid-psi = yes in [daemon]) or with "
-				"neither a cgroup2 twin (the same path "
-				"beneath the cgroup2 mount) nor a cgroup2 "
-				"group holding its tasks alone\n",
-				prefix, name);
-			return r;
-		}
-		if (r < 0) {
-			fprintf(stderr, "%s: setting the proactive controller: "
-				"%s\n", prefix, mr_strerror(r));
-			return r;
-		}
-		b.proactive = true;
 	}
-	if (out)
-		*out = b;
+	*out = b;
 	return 0;
+}
+
+/* The settings policyopt_apply() makes, in the order it makes them. The
+ * margin comes last: turning it on claims the group among all its
+ * managers (the keeper lock) and, on cgroup v1, takes an fd, so a setting
+ * refused before it leaves no claim to give back. */
+enum { STEP_BATCH, STEP_SOFT_LIMIT, STEP_PROACTIVE, STEP_MARGIN, STEPS };
+
+static const char *const step_names[STEPS] = {
+	[STEP_BATCH] = "batch",
+	[STEP_SOFT_LIMIT] = "soft limit",
+	[STEP_PROACTIVE] = "proactive controller",
+	[STEP_MARGIN] = "margin",
+};
+
+/* A group just opened: the library's defaults. */
+static const struct policy_bytes library_defaults = {
+	.soft_limit = MR_UNLIMITED,
+};
+
+/* The settings b makes differently from a, as bits (1 << STEP_*). */
+static unsigned steps_changed(const struct policy_bytes *a,
+			      const struct policy_bytes *b)
+{
+	unsigned changed = 0;
+
+	if (a->batch_auto != b->batch_auto ||
+	    (!a->batch_auto && a->batch != b->batch))
+		changed |= 1u << STEP_BATCH;
+	if (a->soft_limit != b->soft_limit)
+		changed |= 1u << STEP_SOFT_LIMIT;
+	if (a->proactive != b->proactive ||
+	    (a->proactive && (a->pro.stall_ns != b->pro.stall_ns ||
+			      a->pro.window_ns != b->pro.window_ns ||
+			      a->pro.min_bytes != b->pro.min_bytes ||
+			      a->pro.flags != b->pro.flags)))
+		changed |= 1u << STEP_PROACTIVE;
+	if (a->margin_set != b->margin_set ||
+	    (a->margin_set &&
+	     (a->margin_adaptive != b->margin_adaptive ||
+	      (a->margin_adaptive ?
+	       a->margin_min_strength_ppm != b->margin_min_strength_ppm :
+	       a->margin_ppm != b->margin_ppm ||
+	       (!a->margin_ppm && a->margin != b->margin) ||
+	       a->hysteresis != b->hysteresis))))
+		changed |= 1u << STEP_MARGIN;
+	return changed;
+}
+
+/* Makes the setting `step` of b on g. Returns the setter's result. */
+static int step_set(int step, mr_group_t *g, const struct policy_bytes *b)
+{
+	struct mr_margin_adaptive a = {
+		.size = sizeof(a),
+		.min_strength_ppm = b->margin_min_strength_ppm,
+	};
+
+	switch (step) {
+	case STEP_BATCH:
+		if (b->batch_auto)
+			return mr_group_set_batch_proportional(g,
+					MR_BATCH_DEFAULT_SHARE_PPM,
+					MR_BATCH_DEFAULT_MAX_BYTES,
+					MR_BATCH_DEFAULT_MAX_PPM);
+		return mr_group_set_batch_fixed(g, b->batch ? b->batch :
+						MR_SWAP_CLUSTER_MAX_BYTES);
+	case STEP_SOFT_LIMIT:
+		return mr_group_set_soft_limit(g, b->soft_limit);
+	case STEP_PROACTIVE:
+		return mr_group_set_proactive(g, b->proactive ? &b->pro : NULL,
+					      b->proactive ? sizeof(b->pro) : 0);
+	default:
+		if (!b->margin_set)
+			return mr_group_set_margin(g, 0, 0, 0);
+		if (b->margin_adaptive)
+			/* The library's defaults: rate x reaction x 3, at
+			 * most a tenth of the limit, gated by what it costs
+			 * (sized: kept whole, whatever it costs). */
+			return mr_group_set_margin_adaptive(g, &a);
+		return mr_group_set_margin(g, b->margin_ppm ? 0 : b->margin,
+					   b->margin_ppm, b->hysteresis);
+	}
+}
+
+/* Says why the setting `step` of b was refused (r). */
+static void report(const char *prefix, mr_group_t *g, const char *name,
+		   const struct policy_opts *p, const struct policy_bytes *b,
+		   int step, int r)
+{
+	if (step == STEP_MARGIN && r == -ERANGE)
+		explain_range(prefix, g, p, b->hysteresis);
+	else if (step == STEP_MARGIN && r == -EBUSY)
+		fprintf(stderr,
+			"%s: another manager, in this or another process, already keeps a margin on %s (only one may)\n",
+			prefix, name);
+	else if (step == STEP_PROACTIVE && r == -EOPNOTSUPP)
+		/* Said for --proactive and the proactive key alike: each
+		 * way to hybrid PSI is named. */
+		fprintf(stderr, "%s: proactive: %s has no memory pressure "
+			"(PSI) to keep it under: a kernel without CONFIG_PSI or "
+			"booted with psi=0, or cgroup v1 without hybrid PSI "
+			"(--hybrid-psi, or hybrid-psi = yes in [daemon]) or "
+			"with neither a cgroup2 twin (the same path beneath the "
+			"cgroup2 mount) nor a cgroup2 group holding its tasks "
+			"alone\n", prefix, name);
+	else
+		fprintf(stderr, "%s: setting the %s: %s\n", prefix,
+			step_names[step], mr_strerror(r));
+}
+
+int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
+		    const struct policy_opts *p, const struct mr_limits *lim,
+		    const struct policy_bytes *old, struct policy_bytes *out)
+{
+	const struct policy_bytes *from = old ? old : &library_defaults;
+	struct policy_bytes b;
+	unsigned changed, done = 0;
+	int r, step, undo;
+
+	r = policyopt_compute(prefix, name, p, lim->limit_bytes, &b);
+	if (r < 0)
+		return r;
+	changed = steps_changed(from, &b);
+	for (step = 0; step < STEPS; step++) {
+		if (!(changed & (1u << step)))
+			continue;
+		r = step_set(step, g, &b);
+		if (r < 0)
+			break;
+		done |= 1u << step;
+	}
+	if (r == 0) {
+		if (out)
+			*out = b;
+		return 0;
+	}
+	report(prefix, g, name, p, &b, step, r);
+	/* All or nothing: what was set goes back, last first. */
+	for (undo = step - 1; undo >= 0; undo--) {
+		int u;
+
+		if (!(done & (1u << undo)))
+			continue;
+		u = step_set(undo, g, from);
+		if (u < 0)
+			fprintf(stderr, "%s: putting back the former %s: %s; "
+				"the new one stays\n", prefix,
+				step_names[undo], mr_strerror(u));
+		else
+			fprintf(stderr, "%s: the former %s put back\n",
+				prefix, step_names[undo]);
+	}
+	return r;
 }

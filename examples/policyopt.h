@@ -94,17 +94,24 @@ struct policy_opts {
 #define POLICYOPT_PROACTIVE_ON 2
 #define POLICYOPT_PROACTIVE_DRY_RUN 3
 
-/* What the options come to for one group's limit, in bytes. */
+/* What the options come to for one group's limit, in bytes: every
+ * setting of the group's policy, as policyopt_apply() makes it. */
 struct policy_bytes {
-	bool margin_set;             /* false: no margin was applied */
+	bool margin_set;             /* false: no margin */
 	bool margin_adaptive;        /* sized by the library: margin 0 */
+	uint32_t margin_min_strength_ppm; /* adaptive: its cost gate's
+					     floor (sized: 1000000) */
 	uint64_t margin;
+	uint32_t margin_ppm;         /* given in % of the limit: set as
+					such (margin: its bytes at this
+					limit); 0: in bytes */
 	uint64_t hysteresis;
 	bool batch_auto;             /* the proportional defaults */
 	uint64_t batch;              /* fixed batch; 0: the library's */
 	uint64_t batch_min, batch_max; /* batch_auto: one call's bounds */
 	uint64_t soft_limit;         /* MR_UNLIMITED: none set */
-	bool proactive;              /* the controller was turned on */
+	bool proactive;              /* the controller on (a dry run too) */
+	struct mr_proactive pro;     /* proactive: its settings */
 };
 
 /* Parses SIZE for the option opt ("--margin") into *out. allow_percent:
@@ -141,24 +148,40 @@ uint64_t policyopt_ppm_of(uint64_t limit_bytes, uint32_t ppm);
 
 /* What the options come to for a group called name whose limit is
  * limit_bytes (MR_UNLIMITED: none), stored in *out; nothing is applied.
- * Returns 0, or -ERANGE after saying that a % option needs a limit. */
+ * Returns 0, or -ERANGE after saying why the options do not suit this
+ * group: a % option needs a limit; a min-size (with the proactive
+ * controller) at or above the limit could never let it shrink the group
+ * (a group without a limit takes any). */
 int policyopt_compute(const char *prefix, const char *name,
 		      const struct policy_opts *p, uint64_t limit_bytes,
 		      struct policy_bytes *out);
 
 /* Applies the options to the group g, shown as name in messages, whose
- * limits were just read into *lim: the margin (with its hysteresis and
- * batch) if one was given, then the soft limit if one was given, then the
- * proactive controller if it was turned on (or to a dry run): a group
- * without PSI refuses it (-EOPNOTSUPP, said with the reason).
- * Everything is computed before the first setter, so a refused option
- * leaves the group as it was. Stores what was applied in *out (may be
- * NULL). Returns 0, or a negative errno after reporting it: -ERANGE when
- * an option does not suit this group (a margin not below its limit, a %
- * of a group with no limit: a bad option for it), another when the
- * library failed (-EBUSY: another manager keeps a margin on it). */
+ * limits were just read into *lim, over the policy *old the group has
+ * (what an earlier call stored in *out; NULL: a group just opened, with
+ * the library's defaults). Each setting the options name, or, over an
+ * old policy, each they no longer name (back to the library's default:
+ * the batch to MR_SWAP_CLUSTER_MAX_BYTES, no margin, no soft limit, no
+ * proactive controller), is made where it differs from *old: the batch,
+ * the soft limit, the proactive controller, then the margin with its
+ * hysteresis (last: turning it on claims the group). A setting that does
+ * not change is not made again, so an adaptive margin keeps its
+ * measurements and the proactive controller its intervals.
+ *
+ * All or nothing: everything is computed before the first setter, and
+ * when a setter fails the settings already made are put back to *old,
+ * last first (an adaptive margin or a proactive controller put back
+ * starts measuring afresh), each said on stderr; one that cannot be put
+ * back either (the group was removed meanwhile) is said too.
+ * Stores what was applied in *out (may be NULL) on success only.
+ * Returns 0, or a negative errno after reporting it: -ERANGE when an
+ * option does not suit this group (a margin not below its limit, a % of
+ * a group with no limit, a min-size not below its limit: a bad option
+ * for it), another when the library failed (-EBUSY: another manager
+ * keeps a margin on it; -EOPNOTSUPP: the group has no PSI for the
+ * proactive controller, said with the reason). */
 int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 		    const struct policy_opts *p, const struct mr_limits *lim,
-		    struct policy_bytes *out);
+		    const struct policy_bytes *old, struct policy_bytes *out);
 
 #endif /* MR_EXAMPLES_POLICYOPT_H */

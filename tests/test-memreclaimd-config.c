@@ -6,7 +6,11 @@
  * with; configuration files and drop-ins merged in order, and every
  * mistake refused with its file and line; the runtime sections and the
  * drop-ins container runtimes' hooks write (memreclaimd-dropin.h), read
- * back and every malformed one refused.
+ * back and every malformed one refused; a section's policy applied to a
+ * simulated group as the daemon applies it (memreclaimd-groups.h,
+ * policyopt.h): a min-size not below the group's limit refused, naming
+ * the group, the size and the limit; a reconfigure refused half way put
+ * back whole.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -19,9 +23,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <memreclaim-sim.h>
+
 #include "memreclaimd-config.h"
 #include "memreclaimd-dropin.h"
+#include "memreclaimd-groups.h"
 #include "memreclaimd-pattern.h"
+#include "policyopt.h"
 
 /* ---------------------------------------------------------------- patterns */
 
@@ -706,10 +714,217 @@ START_TEST(daemon_settings_from_the_command_line)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- policy */
+
+#define MIB (1ULL << 20)
+
+/* A simulated machine: /app with a 64 MiB limit, /free with none; a
+ * context bound to it; the daemon's group table on that context. */
+static mr_sim_t *sim;
+static mr_ctx_t *ctx;
+static struct mrd_groups gs;
+static struct mrd_config pcfg;
+
+static void policy_setup(void)
+{
+	struct mr_sim_config c = { .size = sizeof(c), .seed = 1,
+				   .ram_bytes = 512 * MIB };
+
+	setup();
+	ck_assert_int_eq(mr_sim_new(&c, &sim), 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/app"), 0);
+	ck_assert_int_eq(mr_sim_set_knob(sim, "/app", MR_SIM_MAX, 64 * MIB),
+			 0);
+	ck_assert_int_eq(mr_sim_create_group(sim, "/free"), 0);
+	ck_assert_int_eq(mr_ctx_new(&ctx), 0);
+	ck_assert_int_eq(mr_sim_attach(sim, ctx), 0);
+	mrd_groups_init(&gs, ctx, NULL, NULL);
+	pcfg = (struct mrd_config){ 0 };
+}
+
+static void policy_teardown(void)
+{
+	mrd_groups_free(&gs);
+	mrd_config_free(&pcfg);
+	mr_ctx_free(ctx);
+	mr_sim_free(sim);
+	teardown();
+}
+
+/* Loads text as the configuration of the table, on the simulator (the
+ * daemon itself takes real backends alone, and refuses backend = sim). */
+static void policies(const char *text)
+{
+	const char *msgs;
+
+	put("m.conf", text);
+	ck_assert_msg(load("m.conf", &pcfg, &msgs) == 0, "%s", msgs);
+	pcfg.daemon.backend.text = strdup("sim");
+	ck_assert_ptr_nonnull(pcfg.daemon.backend.text);
+	ck_assert_int_eq(mrd_groups_apply(&gs, &pcfg), 0);
+}
+
+/* mrd_groups_take() with stderr in errlog: its result, and the messages
+ * in *msgs (a static buffer). */
+static int take(const char *id, const char *path, const char *section,
+		const char **msgs)
+{
+	const struct mrd_section *s = mrd_config_runtime_section(&pcfg,
+								  section);
+	int saved, r;
+
+	ck_assert_ptr_nonnull(s);
+	saved = capture_begin();
+	r = mrd_groups_take(&gs, id, path, s);
+	*msgs = capture_end(saved);
+	return r;
+}
+
+static struct mr_proactive_stats proactive_of(mr_group_t *g)
+{
+	struct mr_proactive_stats st;
+
+	ck_assert_int_eq(mr_group_read_proactive_stats(g, &st, sizeof(st)), 0);
+	return st;
+}
+
+static struct mr_margin_stats margin_of(mr_group_t *g)
+{
+	struct mr_margin_stats st = { .size = sizeof(st) };
+
+	ck_assert_int_eq(mr_group_read_margin_stats(g, &st), 0);
+	return st;
+}
+
+/* A min-size the group's limit leaves no room under: the proactive
+ * controller could never do anything. Refused when the policy is applied
+ * to the group (the limit is the group's), naming the group, the size and
+ * the limit, and the group is left alone; a group with no limit takes
+ * it. Regression: it was taken silently. */
+START_TEST(policy_min_size_not_below_the_limit)
+{
+	struct policy_opts p = { 0 };
+	struct mr_limits lim = { .size = sizeof(lim) };
+	const char *msgs;
+	mr_group_t *h;
+	int saved, r;
+
+	policies("[group big]\npath = /**\nruntime = yes\nproactive = on\n"
+		 "min-size = 128M\n"
+		 "[group full]\npath = /**\nruntime = yes\n"
+		 "proactive = on\nmin-size = 64M\n"
+		 "[group fits]\npath = /**\nruntime = yes\n"
+		 "proactive = dry-run\nmin-size = 32M\n");
+	ck_assert_int_eq(take("c1", "/app", "big", &msgs), -EINVAL);
+	ck_assert_msg(strstr(msgs, "memreclaimd: /app: ") &&
+		      strstr(msgs, "/m.conf:5: min-size 134217728 bytes (128.0 "
+			     "MiB) is not below the limit of /app (67108864 "
+			     "bytes, 64.0 MiB)"), "%s", msgs);
+	ck_assert_uint_eq(gs.n, 0);
+	ck_assert_int_eq(take("c1", "/app", "full", &msgs), -EINVAL);
+	ck_assert_msg(strstr(msgs, "/m.conf:10: min-size 67108864 bytes (64.0 "
+			     "MiB) is not below the limit of /app"), "%s", msgs);
+	ck_assert_uint_eq(gs.n, 0);
+	ck_assert_int_eq(take("c1", "/app", "fits", &msgs), 0);
+	ck_assert_uint_eq(gs.n, 1);
+	ck_assert_int_eq(proactive_of(gs.v[0]->g).enabled, 1);
+	ck_assert_uint_eq(gs.v[0]->applied.pro.min_bytes, 32 * MIB);
+	ck_assert_int_eq(take("c2", "/free", "big", &msgs), 0);
+	ck_assert_int_eq(proactive_of(gs.v[1]->g).enabled, 1);
+
+	/* On the command line: the option, and nothing set. */
+	ck_assert_int_eq(policyopt_parse("memreclaimd", "proactive", "on", &p),
+			 0);
+	ck_assert_int_eq(policyopt_parse("memreclaimd", "min-size", "1G", &p),
+			 0);
+	ck_assert_int_eq(policyopt_check("memreclaimd", &p), 0);
+	ck_assert_int_eq(mr_group_open(ctx, "/app", "sim", &h), 0);
+	ck_assert_int_eq(mr_group_read_limits(h, &lim), 0);
+	saved = capture_begin();
+	r = policyopt_apply("memreclaimd", h, "/app", &p, &lim, NULL, NULL);
+	msgs = capture_end(saved);
+	ck_assert_int_eq(r, -ERANGE);
+	ck_assert_msg(strstr(msgs, "memreclaimd: --min-size 1073741824 bytes "
+			     "(1024.0 MiB) is not below the limit of /app "
+			     "(67108864 bytes, 64.0 MiB)"), "%s", msgs);
+	ck_assert_int_eq(proactive_of(h).enabled, 0);
+	ck_assert_int_eq(mr_group_close(h), 0);
+}
+END_TEST
+
+/* A reconfigure (a drop-in's section changed, as on a reload) that a
+ * setter refuses half way: the batch and the proactive controller were
+ * set, then the margin is refused (another manager keeps one). The group
+ * keeps its whole former policy, the settings made put back last first,
+ * each said, with the group and the cause; once the other manager lets
+ * go, the same reconfigure is made whole. Regression: a reconfigure that
+ * failed half way kept what it had set. */
+START_TEST(policy_reconfigure_all_or_nothing)
+{
+	const char *msgs, *back_pro, *back_batch;
+	struct mrd_group *grp;
+	mr_group_t *other;
+	char *old_key;
+
+	policies("[group old]\npath = /**\nruntime = yes\n"
+		 "proactive = dry-run\nmin-size = 8M\n"
+		 "[group new]\npath = /**\nruntime = yes\nproactive = on\n"
+		 "margin = 8M\nhysteresis = 4M\nbatch = 1M\n");
+	ck_assert_int_eq(take("c1", "/app", "old", &msgs), 0);
+	grp = gs.v[0];
+	old_key = strdup(grp->key);
+	ck_assert_ptr_nonnull(old_key);
+	ck_assert_int_eq(mr_group_open(ctx, "/app", "sim", &other), 0);
+	ck_assert_int_eq(mr_group_set_margin(other, 4 * MIB, 0, 0), 0);
+
+	ck_assert_int_eq(take("c1", "/app", "new", &msgs), -EBUSY);
+	ck_assert_msg(strstr(msgs, "memreclaimd: /app: another manager, in "
+			     "this or another process, already keeps a margin "
+			     "on /app"), "%s", msgs);
+	back_pro = strstr(msgs, "memreclaimd: /app: the former proactive "
+			  "controller put back");
+	back_batch = strstr(msgs, "memreclaimd: /app: the former batch put "
+			    "back");
+	ck_assert_msg(back_pro && back_batch && back_pro < back_batch, "%s",
+		      msgs);
+	ck_assert_msg(strstr(msgs, "/app: the policy of [group new] (") &&
+		      strstr(msgs, ") not applied: the group is busy") &&
+		      strstr(msgs, "; it keeps its former policy"), "%s", msgs);
+	/* The former policy whole: a dry run at 8M, no margin, its key. */
+	ck_assert_int_eq(proactive_of(grp->g).enabled, 1);
+	ck_assert_int_eq(proactive_of(grp->g).dry_run, 1);
+	ck_assert_int_eq(margin_of(grp->g).margin_bytes, 0);
+	ck_assert_str_eq(grp->key, old_key);
+	ck_assert(grp->applied.proactive);
+	ck_assert_uint_eq(grp->applied.pro.flags, MR_PROACTIVE_DRY_RUN);
+	ck_assert(!grp->applied.margin_set);
+	ck_assert_uint_eq(grp->applied.batch, 0);
+
+	/* The other manager lets go: the reconfigure is made whole. */
+	ck_assert_int_eq(mr_group_set_margin(other, 0, 0, 0), 0);
+	ck_assert_int_eq(take("c1", "/app", "new", &msgs), 0);
+	ck_assert_int_eq(proactive_of(grp->g).enabled, 1);
+	ck_assert_int_eq(proactive_of(grp->g).dry_run, 0);
+	ck_assert_uint_eq(margin_of(grp->g).margin_bytes, 8 * MIB);
+	ck_assert_uint_eq(margin_of(grp->g).hysteresis_bytes, 4 * MIB);
+	ck_assert_uint_eq(grp->applied.batch, 1 * MIB);
+	ck_assert_str_ne(grp->key, old_key);
+	/* And back: the margin it no longer names is turned off, its claim
+	 * given up. */
+	ck_assert_int_eq(take("c1", "/app", "old", &msgs), 0);
+	ck_assert_uint_eq(margin_of(grp->g).margin_bytes, 0);
+	ck_assert_int_eq(proactive_of(grp->g).dry_run, 1);
+	ck_assert_int_eq(mr_group_set_margin(other, 4 * MIB, 0, 0), 0);
+	ck_assert_int_eq(mr_group_close(other), 0);
+	free(old_key);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("memreclaimd-config");
 	TCase *tp = tcase_create("patterns"), *tf = tcase_create("files");
+	TCase *tpol = tcase_create("policy");
 	SRunner *sr;
 	int failed;
 
@@ -732,6 +947,10 @@ int main(void)
 	tcase_add_test(tf, dropin_write_read_refuse);
 	tcase_add_test(tf, runtime_dir_checked_through_its_fd);
 	suite_add_tcase(s, tf);
+	tcase_add_checked_fixture(tpol, policy_setup, policy_teardown);
+	tcase_add_test(tpol, policy_min_size_not_below_the_limit);
+	tcase_add_test(tpol, policy_reconfigure_all_or_nothing);
+	suite_add_tcase(s, tpol);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
