@@ -5,6 +5,9 @@
  * stops.
  *
  *   memreclaim-oci-hook [--config PATH] [--runtime-dir DIR]
+ *   memreclaim-oci-hook --help | --version
+ *
+ * memreclaim-oci-hook(8) is its manual.
  *
  * The runtime gives the container's state on stdin (the OCI runtime
  * specification, "State" and "POSIX-platform Hooks"): its id, status,
@@ -85,7 +88,11 @@ static void usage(FILE *f)
 		"                      the policies, and runtime-dir\n"
 		"  --runtime-dir DIR   memreclaimd's runtime directory (default: the configuration's\n"
 		"                      runtime-dir, else " MRD_DEFAULT_RUNTIME_DIR ")\n"
-		"  --help              print this help and exit\n");
+		"  --version           print the version and exit\n"
+		"  --help              print this help and exit\n"
+		"\n"
+		"Exit status: 0 done (or nothing asked), 1 refused or failed (nothing written),\n"
+		"2 a bad option.\n");
 }
 
 /* Reads stdin whole into a new NUL-terminated buffer. */
@@ -332,6 +339,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -359,6 +367,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf(MRD_PROG " %s (libmemreclaim %s)\n",
+			       PACKAGE_VERSION, mr_version());
 			return 0;
 		default:
 			usage(stderr);

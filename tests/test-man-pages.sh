@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The manual pages cover what they document: every option of
-# `memreclaimd --help` in memreclaimd(8) (and of `mrsim --help` in
-# mrsim(1), where mrsim is built), with every metric family it
-# writes; every key of memreclaimd_config_keys[] (its configuration
+# `memreclaimd --help` in memreclaimd(8), with every metric family it
+# writes (and every option of `memreclaim-oci-hook --help` in
+# memreclaim-oci-hook(8) and of `mrsim --help` in mrsim(1), where they
+# are built); every key of memreclaimd_config_keys[] (its configuration
 # parser's list) in memreclaimd.conf(5); every environment variable the
 # alloc-hook reads in memreclaim-alloc-hook(7); every function
 # libmemreclaim(3) names is one the library exports; and man(1) renders
@@ -37,6 +38,18 @@ for n in $names; do
 		fail "memreclaimd(8) does not name the metric memreclaimd_$n"
 done
 echo "memreclaimd(8): $(echo $names | wc -w) metric families"
+
+hook=$top_builddir/examples/memreclaim-oci-hook
+if [ -x "$hook" ]; then
+	page=$(text "$man/memreclaim-oci-hook.8")
+	opts=$("$hook" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	[ -n "$opts" ] || fail "no option in memreclaim-oci-hook --help"
+	for o in $opts; do
+		printf '%s\n' "$page" | grep -q -- "^\.[BI]*R* *$o\( \|$\)" ||
+			fail "memreclaim-oci-hook(8) has no entry for $o"
+	done
+	echo "memreclaim-oci-hook(8): $(echo $opts | wc -w) options of --help"
+fi
 
 mrsim=$top_builddir/examples/mrsim
 if [ -x "$mrsim" ]; then

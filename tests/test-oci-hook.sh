@@ -5,7 +5,7 @@
 # message naming what is wrong, and nothing is written to the runtime
 # directory; a container without the annotation is left alone (0); a
 # stopped container's drop-in is removed, and a missing one is no error.
-# No cgroup is needed: every case ends before the container's group is
+# --version and --help answer as memreclaimd's. No cgroup is needed: every case ends before the container's group is
 # looked for, but the last, whose pid names no process.
 set -u
 top_builddir=${top_builddir:-.}
@@ -100,6 +100,38 @@ if "$hook" --runtime-dir relative </dev/null 2>/dev/null; then
 	echo "FAIL: --runtime-dir relative accepted"
 else
 	passed=$((passed + 1))
+fi
+# --version and --help: on stdout, exit 0, stdin not read; the version
+# line as memreclaimd's, the same versions. A bad option: 2.
+daemon=$top_builddir/examples/memreclaimd
+check_info() {
+	want=$1
+	shift
+	out=$("$hook" "$@" </dev/null 2>"$work/err")
+	got=$?
+	if [ "$got" -eq 0 ] && [ ! -s "$work/err" ] &&
+	   printf '%s\n' "$out" | grep -q -- "$want"; then
+		passed=$((passed + 1))
+		echo "ok: $* -> 0"
+	else
+		failed=$((failed + 1))
+		echo "FAIL: $* -> $got (want 0, '$want'): $out $(cat "$work/err")"
+	fi
+}
+dversion=$("$daemon" --version | sed 's/^memreclaimd //')
+check_info "^memreclaim-oci-hook $dversion\$" --version
+check_info "^memreclaim-oci-hook [0-9][0-9.]* (libmemreclaim [0-9][0-9.]*)\$" --version
+check_info "^  --version  " --help
+check_info "^usage: memreclaim-oci-hook " --help
+"$hook" --bogus </dev/null >/dev/null 2>"$work/err"
+got=$?
+if [ "$got" -eq 2 ] && grep -q "unrecognized option '--bogus'" "$work/err" &&
+   grep -q "^usage: memreclaim-oci-hook" "$work/err"; then
+	passed=$((passed + 1))
+	echo "ok: --bogus -> 2"
+else
+	failed=$((failed + 1))
+	echo "FAIL: --bogus -> $got (want 2): $(cat "$work/err")"
 fi
 
 echo "$passed passed, $failed failed"
