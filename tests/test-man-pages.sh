@@ -21,14 +21,22 @@ fail() { echo "FAIL: $*"; failed=1; }
 # A page as plain words: roff's \- as -, font escapes dropped.
 text() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\(dq/"/g' "$1"; }
 
-page=$(text "$man/memreclaimd.8")
-opts=$("$daemon" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-[ -n "$opts" ] || fail "no option in memreclaimd --help"
-for o in $opts; do
-	printf '%s\n' "$page" | grep -q -- "^\.[BI]*R* *$o\( \|$\)" ||
-		fail "memreclaimd(8) has no entry for $o"
-done
-echo "memreclaimd(8): $(echo $opts | wc -w) options of --help"
+# options_covered PROGRAM PAGE: every option of `PROGRAM --help` has an
+# entry (a .B, .BI, .BR ... line starting with it) in the manual PAGE
+# (man/NAME.N).
+options_covered() {
+	what=$(basename "$2" | sed 's/\.\([0-9]\)$/(\1)/')
+	opts=$("$1" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	[ -n "$opts" ] || fail "no option in $(basename "$1") --help"
+	page=$(text "$2")
+	for o in $opts; do
+		printf '%s\n' "$page" | grep -q -- "^\.[BI]*R* *$o\( \|$\)" ||
+			fail "$what has no entry for $o"
+	done
+	echo "$what: $(echo $opts | wc -w) options of --help"
+}
+
+options_covered "$daemon" "$man/memreclaimd.8"
 names=$(sed -n '/mrd_metric_names\[\] = {/,/NULL/p' \
 	"$top_srcdir/examples/memreclaimd-metrics.c" |
 	grep -o '"[a-z_]*"' | tr -d '"')
@@ -40,27 +48,9 @@ done
 echo "memreclaimd(8): $(echo $names | wc -w) metric families"
 
 hook=$top_builddir/examples/memreclaim-oci-hook
-if [ -x "$hook" ]; then
-	page=$(text "$man/memreclaim-oci-hook.8")
-	opts=$("$hook" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-	[ -n "$opts" ] || fail "no option in memreclaim-oci-hook --help"
-	for o in $opts; do
-		printf '%s\n' "$page" | grep -q -- "^\.[BI]*R* *$o\( \|$\)" ||
-			fail "memreclaim-oci-hook(8) has no entry for $o"
-	done
-	echo "memreclaim-oci-hook(8): $(echo $opts | wc -w) options of --help"
-fi
-
+[ -x "$hook" ] && options_covered "$hook" "$man/memreclaim-oci-hook.8"
 mrsim=$top_builddir/examples/mrsim
-if [ -x "$mrsim" ]; then
-	page=$(text "$man/mrsim.1")
-	opts=$("$mrsim" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-	for o in $opts; do
-		printf '%s\n' "$page" | grep -q -- "^\.[BI]*R* *$o\( \|$\)" ||
-			fail "mrsim(1) has no entry for $o"
-	done
-	echo "mrsim(1): $(echo $opts | wc -w) options of --help"
-fi
+[ -x "$mrsim" ] && options_covered "$mrsim" "$man/mrsim.1"
 
 page=$(text "$man/memreclaimd.conf.5")
 keys=$(sed -n '/memreclaimd_config_keys\[\] = {/,/NULL/p' \
