@@ -159,10 +159,10 @@ static char *key_of(const struct mrd_section *s)
 }
 
 /* Applies the section's policy to g, the group at path, over the policy
- * *old it has (NULL: just opened), all or nothing; stores the policy
- * applied in *applied and its limit hits now in *hits (may be NULL).
- * Returns 0 or a negative errno (reported, with the group and the cause;
- * the group is as it was). */
+ * *old it has (NULL: just opened), all or nothing; stores the policy in
+ * force then in *applied (policyopt_apply()'s *out) and its limit hits
+ * now in *hits (may be NULL). Returns 0 or a negative errno (reported,
+ * with the group and the cause; the group is as it was). */
 static int configure(mr_group_t *g, const char *path,
 		     const struct mrd_section *s,
 		     const struct policy_bytes *old,
@@ -181,6 +181,7 @@ static int configure(mr_group_t *g, const char *path,
 	}
 	r = policyopt_apply(mrd_log_prefix(prefix, sizeof(prefix), path), g,
 			    path, &s->policy, &lim, old, &b);
+	*applied = b;
 	if (r < 0) {
 		if (old)
 			mrd_log(MR_LOG_ERR, "%s: the policy of [group %s] (%s) "
@@ -188,7 +189,6 @@ static int configure(mr_group_t *g, const char *path,
 				path, s->name, s->where, mr_strerror(r));
 		return r;
 	}
-	*applied = b;
 	if (hits)
 		*hits = lim.limit_hits;
 	if (b.margin_adaptive)

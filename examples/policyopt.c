@@ -564,11 +564,34 @@ static int step_set(int step, mr_group_t *g, const struct policy_bytes *b)
 	}
 }
 
+/* Copies the setting `step` of from into to. */
+static void step_copy(int step, struct policy_bytes *to,
+		      const struct policy_bytes *from)
+{
+	switch (step) {
+	case STEP_BATCH:
+		to->batch_auto = from->batch_auto;
+		to->batch = from->batch;
+		to->batch_min = from->batch_min;
+		to->batch_max = from->batch_max;
+		break;
+	case STEP_SOFT_LIMIT:
+		to->soft_limit = from->soft_limit;
+		break;
+	default: /* STEP_PROACTIVE; the margin, last, is never put back */
+		to->proactive = from->proactive;
+		to->pro = from->pro;
+		break;
+	}
+}
+
 /* Says why the setting `step` of b was refused (r). */
 static void report(const char *prefix, mr_group_t *g, const char *name,
 		   const struct policy_opts *p, const struct policy_bytes *b,
 		   int step, int r)
 {
+	char l1[POLICYOPT_LABEL_BYTES];
+
 	if (step == STEP_MARGIN && r == -ERANGE)
 		explain_range(prefix, g, p, b->hysteresis);
 	else if (step == STEP_MARGIN && r == -EBUSY)
@@ -578,13 +601,14 @@ static void report(const char *prefix, mr_group_t *g, const char *name,
 	else if (step == STEP_PROACTIVE && r == -EOPNOTSUPP)
 		/* Said for --proactive and the proactive key alike: each
 		 * way to hybrid PSI is named. */
-		fprintf(stderr, "%s: proactive: %s has no memory pressure "
+		fprintf(stderr, "%s: %s: %s has no memory pressure "
 			"(PSI) to keep it under: a kernel without CONFIG_PSI or "
 			"booted with psi=0, or cgroup v1 without hybrid PSI "
 			"(--hybrid-psi, or hybrid-psi = yes in [daemon]) or "
 			"with neither a cgroup2 twin (the same path beneath the "
 			"cgroup2 mount) nor a cgroup2 group holding its tasks "
-			"alone\n", prefix, name);
+			"alone\n", prefix,
+			label(p, POLICYOPT_PROACTIVE, true, l1), name);
 	else
 		fprintf(stderr, "%s: setting the %s: %s\n", prefix,
 			step_names[step], mr_strerror(r));
@@ -595,13 +619,16 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 		    const struct policy_bytes *old, struct policy_bytes *out)
 {
 	const struct policy_bytes *from = old ? old : &library_defaults;
-	struct policy_bytes b;
+	struct policy_bytes b, now;
 	unsigned changed, done = 0;
 	int r, step, undo;
 
 	r = policyopt_compute(prefix, name, p, lim->limit_bytes, &b);
-	if (r < 0)
+	if (r < 0) {
+		if (out)
+			*out = *from;
 		return r;
+	}
 	changed = steps_changed(from, &b);
 	for (step = 0; step < STEPS; step++) {
 		if (!(changed & (1u << step)))
@@ -618,19 +645,24 @@ int policyopt_apply(const char *prefix, mr_group_t *g, const char *name,
 	}
 	report(prefix, g, name, p, &b, step, r);
 	/* All or nothing: what was set goes back, last first. */
+	now = *from;
 	for (undo = step - 1; undo >= 0; undo--) {
 		int u;
 
 		if (!(done & (1u << undo)))
 			continue;
 		u = step_set(undo, g, from);
-		if (u < 0)
-			fprintf(stderr, "%s: putting back the former %s: %s; "
-				"the new one stays\n", prefix,
-				step_names[undo], mr_strerror(u));
-		else
+		if (u == 0) {
 			fprintf(stderr, "%s: the former %s put back\n",
 				prefix, step_names[undo]);
+			continue;
+		}
+		fprintf(stderr, "%s: putting back the former %s: %s; the new "
+			"one stays\n", prefix, step_names[undo],
+			mr_strerror(u));
+		step_copy(undo, &now, &b);
 	}
+	if (out)
+		*out = now;
 	return r;
 }

@@ -170,10 +170,13 @@ int policyopt_compute(const char *prefix, const char *name,
  *
  * All or nothing: everything is computed before the first setter, and
  * when a setter fails the settings already made are put back to *old,
- * last first (an adaptive margin or a proactive controller put back
- * starts measuring afresh), each said on stderr; one that cannot be put
- * back either (the group was removed meanwhile) is said too.
- * Stores what was applied in *out (may be NULL) on success only.
+ * last first (a proactive controller put back starts measuring afresh;
+ * the margin, last, is never made when another setting failed), each
+ * said on stderr; one that cannot be put back either (the group was
+ * removed meanwhile) is said too. Stores in *out (may be NULL) the
+ * policy in force after the call: the one applied on success; on failure
+ * *old (the library's defaults for NULL), but for a setting that could
+ * not be put back, which is the new one.
  * Returns 0, or a negative errno after reporting it: -ERANGE when an
  * option does not suit this group (a margin not below its limit, a % of
  * a group with no limit, a min-size not below its limit: a bad option
