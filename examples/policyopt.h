@@ -23,7 +23,8 @@
  *   --pressure-target DUR/DUR  its target: PSI some stall per window
  *                         (default 10ms/6s); DUR is a number with a unit,
  *                         us, ms or s
- *   --min-size SIZE       the least size it takes the group to (bytes)
+ *   --min-size SIZE       the least size it takes the group to (bytes;
+ *                         below the group's limit, if it has one)
  *
  * SIZE is a number of bytes with an optional K, M or G suffix (powers of
  * 1024), or N% of the group's limit (up to four decimals).
