@@ -127,11 +127,14 @@ static void print_json(const struct mrd_group *grp, const char *event,
 		       ",\"margin_intervals\":%" PRIu64
 		       ",\"interval_limit_hits\":%" PRIu64
 		       ",\"interval_refault_bytes\":%" PRIu64
-		       ",\"worker_cpu_ns\":%" PRIu64,
+		       ",\"worker_cpu_ns\":%" PRIu64
+		       ",\"pass_cpu_ns\":%" PRIu64
+		       ",\"empty_cost_ns_per_gib_s\":%" PRIu64,
 		       ms->sized_bytes, ms->strength_ppm,
 		       ms->charge_bytes_per_s, ms->reaction_ns,
 		       ms->benefit_ns, ms->cost_ns, ms->intervals,
-		       ms->limit_hits, ms->refault_bytes, ms->worker_cpu_ns);
+		       ms->limit_hits, ms->refault_bytes, ms->worker_cpu_ns,
+		       ms->pass_cpu_ns, ms->empty_cost_ns_per_gib_s);
 	if (ps->enabled)
 		printf(",\"proactive\":%s"
 		       ",\"proactive_intervals\":%" PRIu64
@@ -195,13 +198,17 @@ static void print_text(const struct mrd_group *grp, const char *event,
 		       "hits); last interval: benefit %.3f ms "
 		       "(reclaim waits taken off the workload), cost "
 		       "%.3f ms (worker CPU and refaults), %" PRIu64
-		       " limit hits, %.1f MiB refaulted\n", event, grp->path,
+		       " limit hits, %.1f MiB refaulted; hysteresis priced "
+		       "at %.3f ms of CPU a pass against %.3f ms a second "
+		       "of refaults per GiB kept empty\n", event, grp->path,
 		       mib(ms->margin_bytes), mib(ms->hysteresis_bytes),
 		       ms->strength_ppm / 1e6, mib(ms->sized_bytes),
 		       mib(ms->charge_bytes_per_s),
 		       (double)ms->reaction_ns / 1e6,
 		       ms->benefit_ns / 1e6, ms->cost_ns / 1e6,
-		       ms->limit_hits, mib(ms->refault_bytes));
+		       ms->limit_hits, mib(ms->refault_bytes),
+		       ms->pass_cpu_ns / 1e6,
+		       ms->empty_cost_ns_per_gib_s / 1e6);
 	if (ps->enabled && ps->dry_run)
 		printf(MRD_PROG ": %s: %s: proactive dry run: would take the "
 		       "group to %.1f MiB (floor %.1f MiB); last interval: "

@@ -1190,9 +1190,12 @@ struct mr_margin_adaptive {
 	 * lets in, since on cgroup v1 the rate is a lower bound;
 	 * 1000000 .. 100000000). */
 	uint32_t safety_ppm;
-	/* The hysteresis, in ppm of the margin (default 1000000, the
-	 * margin itself: each wake-up frees a margin's worth, as
-	 * memreclaimd's fixed default; 1 .. 1000000). */
+	/* The least hysteresis, in ppm of the margin (default 1000000,
+	 * the margin itself: each wake-up frees at least a margin's worth,
+	 * as memreclaimd's fixed default; 1 .. 1000000). It is the
+	 * hysteresis until the worker's CPU per pass and the refaults of
+	 * what it keeps empty are measured; then the economic order
+	 * quantity of the two, up to the margin's bound (below). */
 	uint32_t hysteresis_ppm;
 	/* How often the margin is sized again, in ns (default and minimum
 	 * MR_WORKER_SAFETY_NS, the worker's safety round; at most 60 s).
@@ -1215,7 +1218,10 @@ struct mr_margin_adaptive {
  *   pgsteal on cgroup v2, the worker's own reclaim on v1, which counts
  *   no reclaimed bytes), times the worker's reaction time
  *   (from the wake-up that found usage above limit - margin to the end of
- *   the reclaim that brought it below, the 95th percentile of the last 32),
+ *   the reclaim that brought it below; the 95th percentile of the
+ *   longest of each of the last 32 intervals that had one, so that a
+ *   burst of slow reactions seconds apart, as writeback brings, is kept
+ *   for half a minute),
  *   times the safety factor, within the bounds; more than 2 limit hits
  *   in an interval (the group's own: memory.events.local `max`, or
  *   `high` when the margin is kept below memory.high; v1 memory.failcnt
@@ -1265,6 +1271,17 @@ struct mr_margin_adaptive {
  *   Clean page cache on a busy machine reclaims without waiting: the
  *   margin cannot pay there and shrinks away; dirty cache or slow I/O
  *   makes the stall it removes larger than its CPU, and it grows.
+ * - The hysteresis (how far below the mark each wake-up reclaims) is
+ *   the economic order quantity sqrt(2 x rate x K / H) (F. W. Harris,
+ *   1913): K is the worker's CPU per pass (a v1 pass is a run of steps,
+ *   each two limit writes and reads, whatever its size), H what a byte
+ *   kept empty costs a second (the refaults above the floor's, per byte
+ *   of the margin and half the hysteresis, priced as in the cost). A
+ *   streamed cache refaults nothing whatever is kept empty, and the
+ *   hysteresis goes to its bound, max_bytes (fewer, larger passes); a
+ *   reused one keeps it small. It is never below the margin times
+ *   hysteresis_ppm, which it is until both prices are measured, nor
+ *   above half of what lies below the margin.
  *
  * The first interval keeps the margin at min_bytes: it measures the
  * charge rate and the refaults at the floor. Then it probes, with a
@@ -1318,6 +1335,12 @@ struct mr_margin_stats {
 	uint64_t intervals;            /* sized so far */
 	uint64_t worker_cpu_ns;        /* the worker's CPU on the group,
 					  in all */
+	/* The hysteresis's prices (mr_group_set_margin_adaptive()),
+	 * smoothed; 0 until measured. */
+	uint64_t pass_cpu_ns;          /* the worker's CPU per pass */
+	uint64_t empty_cost_ns_per_gib_s; /* the refaults a second of each
+					  GiB kept empty, priced as in
+					  cost_ns */
 };
 
 /* Reads the group's margin statistics (see struct mr_margin_stats).

@@ -3,6 +3,7 @@
  * is: sizing from rate and reaction, the cost/benefit gate, limit hits,
  * bounds, probes, and the absence of oscillation at steady state. */
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -60,6 +61,15 @@ static void start(struct mri_sizing *s, uint64_t reaction_ns)
 		mri_sizing_note_reaction(s, reaction_ns);
 }
 
+/* One second with nothing measured but the interval. */
+static void quiet_second(struct mri_sizing *s)
+{
+	const struct mri_sizing_sample x = { .interval_ns = S,
+					     .limit_bytes = 1024 * MiB };
+
+	mri_sizing_update(s, &params, &x);
+}
+
 START_TEST(reaction_percentile)
 {
 	struct mri_sizing s;
@@ -67,17 +77,47 @@ START_TEST(reaction_percentile)
 
 	mri_sizing_init(&s);
 	ck_assert_uint_eq(s.reaction_ns, MRI_SIZING_PRIOR_REACTION_NS);
-	/* 1..40 ms: the window keeps the last 32 (9..40), whose nearest-rank
-	 * 95th percentile is the 31st, 39 ms. */
-	for (i = 1; i <= 40; i++)
+	/* An interval's reactions: its longest enters the window at its
+	 * end. */
+	for (i = 1; i <= 5; i++)
 		mri_sizing_note_reaction(&s, i * MS);
+	ck_assert_uint_eq(s.reaction_ns, MRI_SIZING_PRIOR_REACTION_NS);
+	quiet_second(&s);
+	ck_assert_uint_eq(s.nreactions, 1);
+	ck_assert_uint_eq(s.reaction_ns, 5 * MS);
+	/* An interval without one adds nothing. */
+	quiet_second(&s);
+	ck_assert_uint_eq(s.nreactions, 1);
+	ck_assert_uint_eq(s.reaction_ns, 5 * MS);
+	/* Intervals of 1..40 ms: the window keeps the last 32 (9..40), whose
+	 * nearest-rank 95th percentile is the 31st, 39 ms. */
+	for (i = 1; i <= 40; i++) {
+		mri_sizing_note_reaction(&s, i * MS);
+		quiet_second(&s);
+	}
 	ck_assert_uint_eq(s.nreactions, MRI_SIZING_REACTIONS);
 	ck_assert_uint_eq(s.reaction_ns, 39 * MS);
-	/* One outlier in 32 stays above the percentile. */
-	for (i = 0; i < 31; i++)
+	/* One outlier in 32 intervals stays above the percentile. */
+	for (i = 0; i < 31; i++) {
 		mri_sizing_note_reaction(&s, 2 * MS);
+		quiet_second(&s);
+	}
 	mri_sizing_note_reaction(&s, 500 * MS);
+	quiet_second(&s);
 	ck_assert_uint_eq(s.reaction_ns, 2 * MS);
+	/* Two slow reactions in 32 intervals are kept, however many fast
+	 * ones each interval has: a burst that stalls on writeback every
+	 * ten seconds sizes the margin for half a minute. */
+	for (i = 0; i < 32; i++) {
+		unsigned j;
+
+		for (j = 0; j < 10; j++)
+			mri_sizing_note_reaction(&s, 1 * MS);
+		if (i % 10 == 0)
+			mri_sizing_note_reaction(&s, 30 * MS);
+		quiet_second(&s);
+	}
+	ck_assert_uint_eq(s.reaction_ns, 30 * MS);
 }
 END_TEST
 
@@ -554,6 +594,99 @@ START_TEST(stall_removed_is_the_benefit)
 }
 END_TEST
 
+/* One second of test-sizing's fast charger (400 MiB/s, 1 ms of the
+ * worker's CPU in 10 passes, 50 ms of waits, so the margin pays) whose
+ * cache refaults refault_per_s times a second each byte the margin and
+ * half the hysteresis keep empty, beyond the floor's. */
+static void eoq_second(struct mri_sizing *s, double refault_per_s)
+{
+	struct mri_sizing_sample x = second(s, 400, 1 * MS, 50 * MS, 0);
+
+	if (s->margin_bytes) {
+		x.passes = 10;
+		x.hysteresis_bytes = s->hysteresis_bytes;
+		x.refault_bytes = FLOOR_REFAULTS +
+			(uint64_t)(refault_per_s *
+				   ((double)s->margin_bytes +
+				    (double)s->hysteresis_bytes / 2));
+	}
+	mri_sizing_update(s, &params, &x);
+}
+
+/* The hysteresis is the economic order quantity of the worker's passes:
+ * a streamed cache (no refaults beyond the floor's) takes the bound, a
+ * reused one sqrt(2 x rate x CPU per pass / cost of a byte kept empty a
+ * second), which falls as the refaults grow; never below the margin x
+ * hysteresis_ppm, never above half of what lies below the margin. */
+START_TEST(hysteresis_is_the_economic_order)
+{
+	struct mri_sizing streamed, reused, thrashing;
+	double price, h;
+	unsigned i;
+
+	start(&streamed, 10 * MS);
+	start(&reused, 10 * MS);
+	start(&thrashing, 10 * MS);
+	/* Before the prices are measured (the floor's second): the margin
+	 * x hysteresis_ppm. */
+	eoq_second(&streamed, 0);
+	ck_assert_uint_gt(streamed.margin_bytes, 0);
+	ck_assert_uint_eq(streamed.hysteresis_bytes,
+			  streamed.margin_bytes / 2);
+	for (i = 0; i < 40; i++) {
+		eoq_second(&streamed, 0);
+		eoq_second(&reused, 4);
+		eoq_second(&thrashing, 400);
+	}
+	ck_assert_uint_eq(streamed.strength_ppm, MRI_SIZING_FULL);
+	ck_assert_uint_eq(reused.strength_ppm, MRI_SIZING_FULL);
+	/* 2 x 400 MiB/s x 10 ms. */
+	ck_assert_uint_ge(reused.margin_bytes, 8 * MiB - 64 * KiB);
+	ck_assert_uint_le(reused.margin_bytes, 8 * MiB + 64 * KiB);
+	ck_assert_uint_eq(streamed.hysteresis_bytes, params.max_bytes);
+	ck_assert(streamed.pass_cpu_ns > 0.099 * MS &&
+		  streamed.pass_cpu_ns < 0.101 * MS);
+	ck_assert(streamed.empty_ns_per_byte_s == 0);
+	/* Each refaulted byte is priced at the worker's CPU and waits per
+	 * byte freed: 51 ms / 400 MiB. */
+	price = 51.0 * MS / (400.0 * MiB);
+	ck_assert(reused.empty_ns_per_byte_s > 0.97 * 4 * price &&
+		  reused.empty_ns_per_byte_s < 1.03 * 4 * price);
+	h = sqrt(2 * 400.0 * MiB * 0.1 * MS / (4 * price));
+	/* Within the sixteenth a hysteresis must move by to move. */
+	ck_assert_uint_ge(reused.hysteresis_bytes, (uint64_t)(h * 0.93));
+	ck_assert_uint_le(reused.hysteresis_bytes, (uint64_t)(h * 1.07));
+	ck_assert_uint_gt(reused.hysteresis_bytes, reused.margin_bytes / 2);
+	ck_assert_uint_lt(reused.hysteresis_bytes, params.max_bytes);
+	/* A hundred times the refaults: the least, the margin x 500000
+	 * ppm, at whatever strength the gate left. */
+	ck_assert_uint_eq(thrashing.hysteresis_bytes,
+			  thrashing.margin_bytes / 2);
+	ck_assert(thrashing.empty_ns_per_byte_s >
+		  10 * reused.empty_ns_per_byte_s);
+	/* Half of what lies below the margin, at most. */
+	{
+		struct mri_sizing small;
+		struct mri_sizing_sample x;
+
+		start(&small, 10 * MS);
+		for (i = 0; i < 20; i++) {
+			x = second(&small, 400, 1 * MS, 50 * MS, 0);
+			if (small.margin_bytes) {
+				x.passes = 10;
+				x.hysteresis_bytes = small.hysteresis_bytes;
+				x.refault_bytes = FLOOR_REFAULTS;
+			}
+			x.limit_bytes = 48 * MiB;
+			mri_sizing_update(&small, &params, &x);
+		}
+		ck_assert_uint_gt(small.margin_bytes, 0);
+		ck_assert_uint_eq(small.hysteresis_bytes,
+				  (48 * MiB - small.margin_bytes) / 2);
+	}
+}
+END_TEST
+
 static Suite *sizing_suite(void)
 {
 	Suite *s = suite_create("sizing");
@@ -572,6 +705,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, no_oscillation_at_steady_state);
 	tcase_add_test(tc, small_moves_keep_the_margin);
 	tcase_add_test(tc, stall_removed_is_the_benefit);
+	tcase_add_test(tc, hysteresis_is_the_economic_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -72,6 +72,8 @@ void mri_adaptive_thread_times(struct mr_group *g, uint64_t *cpu_ns,
 	schedstat(cpu_ns, runq_ns);
 }
 
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
 static double mib(uint64_t bytes)
 {
 	return (double)bytes / (1024.0 * 1024.0);
@@ -180,6 +182,9 @@ static void publish(struct mr_group *g, struct mri_adaptive *a,
 	atomic_store(&st->cost_ns, (uint64_t)s->cost_ns);
 	atomic_store(&st->refault_bytes, refault_bytes);
 	atomic_store(&st->limit_hits, hits);
+	atomic_store(&st->pass_cpu_ns, (uint64_t)s->pass_cpu_ns);
+	atomic_store(&st->empty_cost_ns_per_gib_s,
+		     (uint64_t)(s->empty_ns_per_byte_s * GIB));
 }
 
 /* Ends the interval: the sample, the rule, the new margin; the next
@@ -199,7 +204,9 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 		.runq_ns = a->runq_ns,
 		.wall_ns = a->wall_ns,
 		.margin_bytes = a->sizing.margin_bytes,
+		.hysteresis_bytes = a->sizing.hysteresis_bytes,
 		.limit_bytes = limit_bytes,
+		.passes = a->passes,
 	};
 	uint32_t old = a->sizing.strength_ppm;
 
@@ -226,7 +233,9 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 			"%.3f ms, cost %.3f ms over %.1f MiB freed, %.1f MiB "
 			"refaulted, %" PRIu64 " limit hits, stall %.3f ms "
 			"against the floor's %.3f ms/s); margin %.2f MiB of "
-			"%.2f MiB sized (%.1f MiB/s x %.3f ms)",
+			"%.2f MiB sized (%.1f MiB/s x %.3f ms); hysteresis "
+			"%.2f MiB (%u passes, %.3f ms of CPU a pass, %.3f ms "
+			"a second of refaults per GiB kept empty)",
 			g->path, old ? "strength" : "probe: strength", old,
 			a->sizing.strength_ppm,
 			a->sizing.benefit_ns / 1e6, a->sizing.cost_ns / 1e6,
@@ -236,13 +245,17 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 			a->sizing.floor_stall_ns_per_s / 1e6 : -1.0,
 			mib(a->sizing.margin_bytes), mib(a->sizing.sized_bytes),
 			mib((uint64_t)a->sizing.rate_bytes_per_s),
-			(double)a->sizing.reaction_ns / 1e6);
+			(double)a->sizing.reaction_ns / 1e6,
+			mib(a->sizing.hysteresis_bytes), x.passes,
+			a->sizing.pass_cpu_ns / 1e6,
+			a->sizing.empty_ns_per_byte_s * GIB / 1e6);
 	publish(g, a, x.refault_bytes, x.limit_hits);
 	atomic_fetch_add(&a->stats.intervals, 1);
 	a->start = now;
 	a->start_ns = now_ns;
 	a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
 	a->own_hits = 0;
+	a->passes = 0;
 }
 
 void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
@@ -266,6 +279,7 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 			      &a->start);
 		a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
 		a->own_hits = 0;
+		a->passes = 0;
 		/* No rate is known before the first interval ends: it runs
 		 * at the floor, and measures the floor's refaults. */
 		publish(g, a, 0, 0);
@@ -312,6 +326,8 @@ void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
 	a->runq_ns += runq_ns;
 	a->wall_ns += wall_ns;
 	a->freed_bytes += freed_bytes;
+	if (freed_bytes)
+		a->passes++;
 	atomic_fetch_add(&a->stats.worker_cpu_ns, cpu_ns);
 	if (!a->reaction_start_ns)
 		a->reaction_start_ns = woke_ns;
@@ -368,6 +384,9 @@ MR_EXPORT int mr_group_read_margin_stats(mr_group_t *g,
 		full.limit_hits = atomic_load(&st->limit_hits);
 		full.intervals = atomic_load(&st->intervals);
 		full.worker_cpu_ns = atomic_load(&st->worker_cpu_ns);
+		full.pass_cpu_ns = atomic_load(&st->pass_cpu_ns);
+		full.empty_cost_ns_per_gib_s =
+			atomic_load(&st->empty_cost_ns_per_gib_s);
 	} else if (mri_margin_on(&p)) {
 		/* A margin in ppm is of the limit the worker last read. */
 		limit = atomic_load(&g->charge.limit_bytes);

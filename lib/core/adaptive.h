@@ -22,6 +22,7 @@ struct mri_adaptive_stats {
 	_Atomic uint64_t charge_bytes_per_s, reaction_ns;
 	_Atomic uint64_t benefit_ns, cost_ns, refault_bytes, limit_hits;
 	_Atomic uint64_t intervals, worker_cpu_ns;
+	_Atomic uint64_t pass_cpu_ns, empty_cost_ns_per_gib_s;
 };
 
 /* The group's counters an interval is measured between (has_*: which
@@ -43,6 +44,7 @@ struct mri_adaptive {
 	/* The worker's reclaim in it: freed, CPU, waiting for a CPU, wall,
 	 * and the limit hits of charges meeting its own lowered limit. */
 	uint64_t freed_bytes, cpu_ns, runq_ns, wall_ns, own_hits;
+	unsigned passes;
 	/* The wake-up a reaction is timed from; 0: none pending. */
 	uint64_t reaction_start_ns;
 	struct mri_adaptive_stats stats;

@@ -34,6 +34,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "memreclaim.h"
@@ -50,10 +51,27 @@ void mri_sizing_init(struct mri_sizing *s)
 
 void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns)
 {
+	if (reaction_ns > s->interval_reaction_ns)
+		s->interval_reaction_ns = reaction_ns;
+}
+
+/* The interval's longest reaction enters the window, and the percentile
+ * is taken again. One an interval, not every reaction: the window is then
+ * a time (32 intervals, half a minute at the default interval), not a
+ * count, which a worker waking ten times a second would fill in three
+ * seconds; the reactions that stall on writeback come in bursts seconds
+ * apart (the flusher's, and reclaim's own, mm/vmscan.c
+ * reclaim_throttle()), and a margin sized between two of them lets the
+ * next through. */
+static void end_reactions(struct mri_sizing *s)
+{
 	uint64_t sorted[MRI_SIZING_REACTIONS], v;
 	unsigned n, i, j, k;
 
-	s->reactions_ns[s->next_reaction] = reaction_ns;
+	if (!s->interval_reaction_ns)
+		return;
+	s->reactions_ns[s->next_reaction] = s->interval_reaction_ns;
+	s->interval_reaction_ns = 0;
 	s->next_reaction = (s->next_reaction + 1) % MRI_SIZING_REACTIONS;
 	if (s->nreactions < MRI_SIZING_REACTIONS)
 		s->nreactions++;
@@ -157,6 +175,25 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 		}
 		s->has_costs = true;
 	}
+	/* The hysteresis's prices: a pass's CPU, and the refaults of the
+	 * bytes kept empty on average (the margin, and half the
+	 * hysteresis), each refaulted byte priced as in the gate. */
+	if (x->passes && x->cpu_ns) {
+		rate = (double)x->cpu_ns / x->passes;
+		s->pass_cpu_ns = s->has_pass_cpu ?
+				 ewma(s->pass_cpu_ns, rate, 0.25) : rate;
+		s->has_pass_cpu = true;
+	}
+	if (judged(s, p, x) && x->has_refaults && x->margin_bytes) {
+		rate = extra_refaults(s, x) *
+		       (s->cpu_ns_per_byte + s->wait_ns_per_byte) * 1e9 /
+		       (double)x->interval_ns /
+		       ((double)x->margin_bytes +
+			(double)x->hysteresis_bytes / 2);
+		s->empty_ns_per_byte_s = s->has_empty_cost ?
+			ewma(s->empty_ns_per_byte_s, rate, 0.25) : rate;
+		s->has_empty_cost = true;
+	}
 	/* The refaults and the stall of the floor: the margin did nothing
 	 * this interval. */
 	if (x->margin_bytes > p->min_bytes || x->freed_bytes)
@@ -249,14 +286,54 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 	return s->strength_ppm != old;
 }
 
+/*
+ * The hysteresis for a margin of m bytes: how much each of the worker's
+ * passes frees below the mark. Its economic order quantity (F. W.
+ * Harris, "How many parts to make at once", 1913): at a charge rate of R
+ * bytes a second, passes of h bytes come R / h times a second at K each
+ * (the worker's CPU per pass), and the group keeps m + h / 2 bytes
+ * empty on average at H each a second (their refaults); R K / h + H h / 2
+ * is least at h = sqrt(2 R K / H). K is the whole pass's CPU, its fixed
+ * price (a v1 step's limit writes and reads, the wake-up) and the part
+ * that grows with h alike, so h errs on the large side; the gate weighs
+ * the refaults it brings all the same. A cache that is streamed, not
+ * reused, refaults nothing whatever is kept empty (H = 0): the bound.
+ * Between the margin times the caller's hysteresis_ppm (what it is until
+ * both prices are measured) and max_bytes, the margin's own bound.
+ */
+static uint64_t eoq_hysteresis(const struct mri_sizing *s,
+			       const struct mri_sizing_params *p, uint64_t m)
+{
+	uint64_t lo = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm /
+				 1000000);
+	uint64_t hi = p->max_bytes > lo ? p->max_bytes : lo;
+	double h;
+
+	if (!s->has_rate || !s->has_pass_cpu || !s->has_empty_cost)
+		return lo;
+	if (s->empty_ns_per_byte_s <= 0)
+		return hi;
+	h = sqrt(2 * s->rate_bytes_per_s * s->pass_cpu_ns /
+		 s->empty_ns_per_byte_s);
+	return h <= (double)lo ? lo : h >= (double)hi ? hi : (uint64_t)h;
+}
+
+/* Whether a new size is within a sixteenth of the old one. */
+static bool within_16th(uint64_t now, uint64_t old)
+{
+	return now < old + old / 16 && now + old / 16 > old;
+}
+
 bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_params *p,
 		       const struct mri_sizing_sample *x)
 {
 	double sized, grown, margin;
-	uint64_t m, room, h;
+	uint64_t m, room, h, old_m = s->margin_bytes;
+	uint64_t old_h = s->hysteresis_bytes;
 	bool changed, hit;
 
+	end_reactions(s);
 	measure(s, p, x);
 	changed = judge(s, p, x);
 	sized = (double)p->safety_ppm / 1e6 * s->rate_bytes_per_s *
@@ -288,14 +365,20 @@ bool mri_sizing_update(struct mri_sizing *s,
 	 * cgroup v1 each new mark is a threshold registration, which waits
 	 * for an RCU grace period in the kernel. */
 	if (s->margin_bytes && m && m != p->min_bytes && m != p->max_bytes &&
-	    m < s->margin_bytes + s->margin_bytes / 16 &&
-	    m + s->margin_bytes / 16 > s->margin_bytes)
+	    within_16th(m, s->margin_bytes))
 		m = s->margin_bytes;
+	/* The hysteresis moves by a sixteenth too, so that the log and the
+	 * statistics show decisions, not the smoothing's noise. */
+	h = eoq_hysteresis(s, p, m);
+	if (old_h && h && h != p->max_bytes && within_16th(h, old_h) &&
+	    old_h >= (uint64_t)((unsigned __int128)m * p->hysteresis_ppm /
+				1000000))
+		h = old_h;
 	room = x->limit_bytes - m;
-	h = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm / 1000000);
 	if (h > room / 2)
 		h = room / 2;
 	s->margin_bytes = m;
 	s->hysteresis_bytes = m ? h : 0;
-	return changed;
+	return changed || s->margin_bytes != old_m ||
+	       s->hysteresis_bytes != old_h;
 }

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The reactions the percentile is taken over. */
+/* The intervals whose longest reaction the percentile is taken over. */
 #define MRI_SIZING_REACTIONS 32
 /* The reaction time assumed until one is measured. */
 #define MRI_SIZING_PRIOR_REACTION_NS 1000000ULL
@@ -60,14 +60,19 @@ struct mri_sizing_sample {
 	bool has_hits;             /* the backend counts limit hits */
 	uint64_t limit_hits;       /* charges that met the limit in it */
 	uint64_t margin_bytes;     /* the margin in force over it */
+	uint64_t hysteresis_bytes; /* the hysteresis in force over it */
 	uint64_t limit_bytes;      /* the limit it was kept below */
+	unsigned passes;           /* the worker's passes that reclaimed */
 };
 
 struct mri_sizing {
 	/* Smoothed charge rate; none until the first interval. */
 	double rate_bytes_per_s;
 	bool has_rate;
-	/* The last reactions, a ring, and their 95th percentile. */
+	/* The longest reaction of the interval under way; the longest of
+	 * each of the last intervals that had one, a ring, and their 95th
+	 * percentile. */
+	uint64_t interval_reaction_ns;
 	uint64_t reactions_ns[MRI_SIZING_REACTIONS];
 	unsigned nreactions, next_reaction;
 	uint64_t reaction_ns;
@@ -83,6 +88,13 @@ struct mri_sizing {
 	 * out of the workload's path. */
 	double floor_stall_ns_per_s;
 	bool has_floor_stall;
+	/* The hysteresis's prices: the worker's CPU per pass, and what a
+	 * byte kept empty costs a second in refaults (ns per byte-second),
+	 * both smoothed. */
+	double pass_cpu_ns;
+	bool has_pass_cpu;
+	double empty_ns_per_byte_s;
+	bool has_empty_cost;
 	/* The last interval's estimates. */
 	double benefit_ns, cost_ns;
 	uint32_t strength_ppm;
@@ -96,13 +108,16 @@ struct mri_sizing {
 /* A new state: the probe's strength, no measurement. */
 void mri_sizing_init(struct mri_sizing *s);
 
-/* Adds one reaction time (ns) to the window and takes its percentile. */
+/* Notes one reaction time (ns) of the interval under way: its longest
+ * enters the window when the interval ends (mri_sizing_update()). */
 void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns);
 
 /* Folds one interval's sample into s and decides the margin and the
  * hysteresis for the next: s->margin_bytes (0, or at least one page,
- * within p's bounds) and s->hysteresis_bytes (at most half of what
- * lies below limit - margin). Returns true when the strength changed. */
+ * within p's bounds) and s->hysteresis_bytes (from the margin times
+ * p->hysteresis_ppm up to p->max_bytes, and at most half of what lies
+ * below limit - margin). Returns true when the strength, the margin or
+ * the hysteresis changed. */
 bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_params *p,
 		       const struct mri_sizing_sample *x);
