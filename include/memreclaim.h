@@ -1280,8 +1280,9 @@ struct mr_margin_adaptive {
  *   streamed cache refaults nothing whatever is kept empty, and the
  *   hysteresis goes to its bound, max_bytes (fewer, larger passes); a
  *   reused one keeps it small. It is never below the margin times
- *   hysteresis_ppm, which it is until both prices are measured, nor
- *   above half of what lies below the margin.
+ *   hysteresis_ppm, which it is until both prices are measured (at
+ *   the start, and again from each probe on, which measures them
+ *   afresh), nor above half of what lies below the margin.
  *
  * The first interval keeps the margin at min_bytes: it measures the
  * charge rate and the refaults at the floor. Then it probes, with a
@@ -1336,7 +1337,8 @@ struct mr_margin_stats {
 	uint64_t worker_cpu_ns;        /* the worker's CPU on the group,
 					  in all */
 	/* The hysteresis's prices (mr_group_set_margin_adaptive()),
-	 * smoothed; 0 until measured. */
+	 * smoothed; 0 until measured, and from each probe until it has
+	 * measured them again. */
 	uint64_t pass_cpu_ns;          /* the worker's CPU per pass */
 	uint64_t empty_cost_ns_per_gib_s; /* the refaults a second of each
 					  GiB kept empty, priced as in

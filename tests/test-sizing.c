@@ -594,13 +594,15 @@ START_TEST(stall_removed_is_the_benefit)
 }
 END_TEST
 
-/* One second of test-sizing's fast charger (400 MiB/s, 1 ms of the
- * worker's CPU in 10 passes, 50 ms of waits, so the margin pays) whose
- * cache refaults refault_per_s times a second each byte the margin and
- * half the hysteresis keep empty, beyond the floor's. */
-static void eoq_second(struct mri_sizing *s, double refault_per_s)
+/* One second of test-sizing's fast charger (400 MiB/s, 10 passes of the
+ * worker that ran cpu_ns and blocked wait_ns in all) whose cache
+ * refaults refault_per_s times a second each byte the margin and half
+ * the hysteresis keep empty, beyond the floor's. */
+static struct mri_sizing_sample eoq_sample(const struct mri_sizing *s,
+					   uint64_t cpu_ns, uint64_t wait_ns,
+					   double refault_per_s)
 {
-	struct mri_sizing_sample x = second(s, 400, 1 * MS, 50 * MS, 0);
+	struct mri_sizing_sample x = second(s, 400, cpu_ns, wait_ns, 0);
 
 	if (s->margin_bytes) {
 		x.passes = 10;
@@ -610,6 +612,15 @@ static void eoq_second(struct mri_sizing *s, double refault_per_s)
 				   ((double)s->margin_bytes +
 				    (double)s->hysteresis_bytes / 2));
 	}
+	return x;
+}
+
+/* Such a second whose margin pays: 1 ms of CPU, 50 ms of waits. */
+static void eoq_second(struct mri_sizing *s, double refault_per_s)
+{
+	const struct mri_sizing_sample x = eoq_sample(s, 1 * MS, 50 * MS,
+						      refault_per_s);
+
 	mri_sizing_update(s, &params, &x);
 }
 
@@ -671,12 +682,7 @@ START_TEST(hysteresis_is_the_economic_order)
 
 		start(&small, 10 * MS);
 		for (i = 0; i < 20; i++) {
-			x = second(&small, 400, 1 * MS, 50 * MS, 0);
-			if (small.margin_bytes) {
-				x.passes = 10;
-				x.hysteresis_bytes = small.hysteresis_bytes;
-				x.refault_bytes = FLOOR_REFAULTS;
-			}
+			x = eoq_sample(&small, 1 * MS, 50 * MS, 0);
 			x.limit_bytes = 48 * MiB;
 			mri_sizing_update(&small, &params, &x);
 		}
@@ -684,6 +690,51 @@ START_TEST(hysteresis_is_the_economic_order)
 		ck_assert_uint_eq(small.hysteresis_bytes,
 				  (48 * MiB - small.margin_bytes) / 2);
 	}
+}
+END_TEST
+
+/* A probe prices its hysteresis afresh: until it has measured the
+ * worker's CPU per pass and the refaults of what it keeps empty, it is
+ * the least, not the order of the workload the last probe saw, up to 256
+ * intervals ago. */
+START_TEST(probe_prices_the_hysteresis_afresh)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	double price, h;
+	unsigned i;
+
+	/* A streamed cache: the hysteresis at its bound. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 0);
+	ck_assert_uint_eq(s.hysteresis_bytes, params.max_bytes);
+	/* The margin stops paying (50 ms of CPU, no waits): off. */
+	for (i = 0; i < 10 && s.strength_ppm; i++) {
+		x = eoq_sample(&s, 50 * MS, 0, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_eq(s.strength_ppm, 0);
+	/* The probe, 8 intervals on, keeps the least hysteresis, and its
+	 * prices read 0, as before the first measurement. */
+	for (i = 0; i < MRI_SIZING_PROBE_AFTER && !s.probing; i++)
+		eoq_second(&s, 0);
+	ck_assert(s.probing);
+	ck_assert_uint_gt(s.margin_bytes, 0);
+	ck_assert_uint_eq(s.hysteresis_bytes, s.margin_bytes / 2);
+	ck_assert(s.pass_cpu_ns == 0 && s.empty_ns_per_byte_s == 0);
+	/* The cache is now reused: the probe's interval prices it alone
+	 * (0.1 ms a pass; 4 refaults a second of each byte kept empty at
+	 * 51 ms / 400 MiB each), and the hysteresis is their order. */
+	eoq_second(&s, 4);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	price = 51.0 * MS / (400.0 * MiB);
+	ck_assert(s.pass_cpu_ns > 0.099 * MS && s.pass_cpu_ns < 0.101 * MS);
+	ck_assert(s.empty_ns_per_byte_s > 0.99 * 4 * price &&
+		  s.empty_ns_per_byte_s < 1.01 * 4 * price);
+	h = sqrt(2 * 400.0 * MiB * 0.1 * MS / (4 * price));
+	ck_assert_uint_ge(s.hysteresis_bytes, (uint64_t)(h * 0.98));
+	ck_assert_uint_le(s.hysteresis_bytes, (uint64_t)(h * 1.02));
 }
 END_TEST
 
@@ -706,6 +757,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, small_moves_keep_the_margin);
 	tcase_add_test(tc, stall_removed_is_the_benefit);
 	tcase_add_test(tc, hysteresis_is_the_economic_order);
+	tcase_add_test(tc, probe_prices_the_hysteresis_afresh);
 	suite_add_tcase(s, tc);
 	return s;
 }

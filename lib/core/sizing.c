@@ -276,8 +276,12 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 		s->strength_ppm = MRI_SIZING_FULL;
 		s->probing = true;
 		/* Judged on its own interval, not on the costs of the last
-		 * probe, up to 256 intervals old. */
+		 * probe, up to 256 intervals old; and its hysteresis is the
+		 * least until it has measured the prices again, not the
+		 * order the last probe's workload called for. */
 		s->has_costs = false;
+		s->has_pass_cpu = s->has_empty_cost = false;
+		s->pass_cpu_ns = s->empty_ns_per_byte_s = 0;
 		s->off_intervals = 0;
 		s->probe_after = s->probe_after * 2 > MRI_SIZING_PROBE_AFTER_MAX ?
 				 MRI_SIZING_PROBE_AFTER_MAX :
