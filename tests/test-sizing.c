@@ -738,6 +738,51 @@ START_TEST(probe_prices_the_hysteresis_afresh)
 }
 END_TEST
 
+/* The hysteresis goes to its bounds whatever the sixteenth it moves by,
+ * as the margin does: one whose order falls below the least is the
+ * least, and one whose max_bytes fell below it is not kept above. */
+START_TEST(hysteresis_dead_band_keeps_the_bounds)
+{
+	struct mri_sizing s;
+	struct mri_sizing_params p = params;
+	struct mri_sizing_sample x;
+	uint64_t h;
+	unsigned i;
+
+	/* 31 refaults a second: an order a seventh above the least. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 31);
+	ck_assert_uint_gt(s.hysteresis_bytes, s.margin_bytes / 2);
+	/* 40: the order is below it, by less than a sixteenth of what the
+	 * hysteresis was. */
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 40);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	ck_assert(sqrt(2 * s.rate_bytes_per_s * s.pass_cpu_ns /
+		       s.empty_ns_per_byte_s) < (double)s.margin_bytes / 2);
+	ck_assert_uint_eq(s.hysteresis_bytes, s.margin_bytes / 2);
+
+	/* A reused cache's order, well inside the bounds. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 4);
+	h = s.hysteresis_bytes;
+	ck_assert_uint_gt(h, s.margin_bytes / 2);
+	ck_assert_uint_lt(h, params.max_bytes);
+	/* max_bytes falls to a thirty-second below it (a lower limit, with
+	 * max_ppm) and the refaults rise a little: the order is inside the
+	 * new bound and the dead band, the old hysteresis above the bound. */
+	p.max_bytes = h - h / 32;
+	x = eoq_sample(&s, 1 * MS, 50 * MS, 5.6);
+	mri_sizing_update(&s, &p, &x);
+	ck_assert(sqrt(2 * s.rate_bytes_per_s * s.pass_cpu_ns /
+		       s.empty_ns_per_byte_s) < (double)p.max_bytes);
+	ck_assert_uint_le(s.hysteresis_bytes, p.max_bytes);
+	ck_assert_uint_gt(s.hysteresis_bytes, s.margin_bytes / 2);
+}
+END_TEST
+
 static Suite *sizing_suite(void)
 {
 	Suite *s = suite_create("sizing");
@@ -758,6 +803,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, stall_removed_is_the_benefit);
 	tcase_add_test(tc, hysteresis_is_the_economic_order);
 	tcase_add_test(tc, probe_prices_the_hysteresis_afresh);
+	tcase_add_test(tc, hysteresis_dead_band_keeps_the_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }

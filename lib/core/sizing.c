@@ -291,26 +291,24 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 }
 
 /*
- * The hysteresis for a margin of m bytes: how much each of the worker's
- * passes frees below the mark. Its economic order quantity (F. W.
- * Harris, "How many parts to make at once", 1913): at a charge rate of R
- * bytes a second, passes of h bytes come R / h times a second at K each
- * (the worker's CPU per pass), and the group keeps m + h / 2 bytes
- * empty on average at H each a second (their refaults); R K / h + H h / 2
- * is least at h = sqrt(2 R K / H). K is the whole pass's CPU, its fixed
- * price (a v1 step's limit writes and reads, the wake-up) and the part
- * that grows with h alike, so h errs on the large side; the gate weighs
- * the refaults it brings all the same. A cache that is streamed, not
- * reused, refaults nothing whatever is kept empty (H = 0): the bound.
- * Between the margin times the caller's hysteresis_ppm (what it is until
- * both prices are measured) and max_bytes, the margin's own bound.
+ * The hysteresis for a margin of m bytes (lo and hi are of it): how much
+ * each of the worker's passes frees below the mark. Its economic order
+ * quantity (F. W. Harris, "How many parts to make at once", 1913): at a
+ * charge rate of R bytes a second, passes of h bytes come R / h times a
+ * second at K each (the worker's CPU per pass), and the group keeps
+ * m + h / 2 bytes empty on average at H each a second (their refaults);
+ * R K / h + H h / 2 is least at h = sqrt(2 R K / H). K is the whole
+ * pass's CPU, its fixed price (a v1 step's limit writes and reads, the
+ * wake-up) and the part that grows with h alike, so h errs on the large
+ * side; the gate weighs the refaults it brings all the same. A cache that
+ * is streamed, not reused, refaults nothing whatever is kept empty
+ * (H = 0): the bound. Between lo, the margin times the caller's
+ * hysteresis_ppm (what it is until both prices are measured), and hi,
+ * max_bytes, the margin's own bound.
  */
-static uint64_t eoq_hysteresis(const struct mri_sizing *s,
-			       const struct mri_sizing_params *p, uint64_t m)
+static uint64_t eoq_hysteresis(const struct mri_sizing *s, uint64_t lo,
+			       uint64_t hi)
 {
-	uint64_t lo = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm /
-				 1000000);
-	uint64_t hi = p->max_bytes > lo ? p->max_bytes : lo;
 	double h;
 
 	if (!s->has_rate || !s->has_pass_cpu || !s->has_empty_cost)
@@ -333,7 +331,7 @@ bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_sample *x)
 {
 	double sized, grown, margin;
-	uint64_t m, room, h, old_m = s->margin_bytes;
+	uint64_t m, room, h, lo, hi, old_m = s->margin_bytes;
 	uint64_t old_h = s->hysteresis_bytes;
 	bool changed, hit;
 
@@ -371,12 +369,17 @@ bool mri_sizing_update(struct mri_sizing *s,
 	if (s->margin_bytes && m && m != p->min_bytes && m != p->max_bytes &&
 	    within_16th(m, s->margin_bytes))
 		m = s->margin_bytes;
-	/* The hysteresis moves by a sixteenth too, so that the log and the
-	 * statistics show decisions, not the smoothing's noise. */
-	h = eoq_hysteresis(s, p, m);
-	if (old_h && h && h != p->max_bytes && within_16th(h, old_h) &&
-	    old_h >= (uint64_t)((unsigned __int128)m * p->hysteresis_ppm /
-				1000000))
+	/* The hysteresis too moves only by more than a sixteenth, so that
+	 * the log and the statistics show decisions, not the smoothing's
+	 * noise; but to either bound at once, as the margin does, and never
+	 * stays where it is out of them (the margin, or max_bytes with the
+	 * limit, moved). lo <= m <= max_bytes, but for a margin the dead
+	 * band above kept over a max_bytes that fell. */
+	lo = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm / 1000000);
+	hi = p->max_bytes > lo ? p->max_bytes : lo;
+	h = eoq_hysteresis(s, lo, hi);
+	if (h != lo && h != hi && old_h >= lo && old_h <= hi &&
+	    within_16th(h, old_h))
 		h = old_h;
 	room = x->limit_bytes - m;
 	if (h > room / 2)
