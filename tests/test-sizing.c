@@ -51,14 +51,12 @@ static struct mri_sizing_sample second(const struct mri_sizing *s,
 	return x;
 }
 
-/* A state that has met a few reactions of reaction_ns. */
+/* A new state whose first interval has met reactions of reaction_ns:
+ * the window has it from that interval's end on. */
 static void start(struct mri_sizing *s, uint64_t reaction_ns)
 {
-	unsigned i;
-
 	mri_sizing_init(s);
-	for (i = 0; i < 8; i++)
-		mri_sizing_note_reaction(s, reaction_ns);
+	mri_sizing_note_reaction(s, reaction_ns);
 }
 
 /* One second with nothing measured but the interval. */
@@ -106,14 +104,15 @@ START_TEST(reaction_percentile)
 	quiet_second(&s);
 	ck_assert_uint_eq(s.reaction_ns, 2 * MS);
 	/* Two slow reactions in 32 intervals are kept, however many fast
-	 * ones each interval has: a burst that stalls on writeback every
-	 * ten seconds sizes the margin for half a minute. */
+	 * ones each interval has (320 here, ten windows of the last 32
+	 * reactions): a burst that stalls on writeback every 16 seconds
+	 * sizes the margin. */
 	for (i = 0; i < 32; i++) {
 		unsigned j;
 
 		for (j = 0; j < 10; j++)
 			mri_sizing_note_reaction(&s, 1 * MS);
-		if (i % 10 == 0)
+		if (i % 16 == 0)
 			mri_sizing_note_reaction(&s, 30 * MS);
 		quiet_second(&s);
 	}
@@ -689,6 +688,24 @@ START_TEST(hysteresis_is_the_economic_order)
 		ck_assert_uint_gt(small.margin_bytes, 0);
 		ck_assert_uint_eq(small.hysteresis_bytes,
 				  (48 * MiB - small.margin_bytes) / 2);
+	}
+	/* Which wins over the least: an 8 MiB margin in 20 MiB, at least
+	 * the margin itself, has 6 MiB. */
+	{
+		struct mri_sizing_params whole = params;
+		struct mri_sizing small;
+		struct mri_sizing_sample x;
+
+		whole.hysteresis_ppm = 1000000;
+		start(&small, 10 * MS);
+		for (i = 0; i < 20; i++) {
+			x = eoq_sample(&small, 1 * MS, 50 * MS, 0);
+			x.limit_bytes = 20 * MiB;
+			mri_sizing_update(&small, &whole, &x);
+		}
+		ck_assert_uint_gt(small.margin_bytes, 20 * MiB / 3);
+		ck_assert_uint_eq(small.hysteresis_bytes,
+				  (20 * MiB - small.margin_bytes) / 2);
 	}
 }
 END_TEST

@@ -30,7 +30,11 @@
  * caller's least strength) and stays there, with no limit cycle. At 0
  * it probes at an exponentially growing period, so a workload that
  * changes is noticed and one that does not costs a probe every 256
- * intervals at most.
+ * intervals at most. The hysteresis is the economic order quantity of
+ * two prices smoothed as the rate is (weight 1/4), the refaults priced
+ * per byte kept empty, so a cache whose refaults grow with what is kept
+ * empty gives a price that does not move with the hysteresis; it moves
+ * only by more than a sixteenth, as the margin does.
  */
 #include "config.h"
 
@@ -175,9 +179,12 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 		}
 		s->has_costs = true;
 	}
-	/* The hysteresis's prices: a pass's CPU, and the refaults of the
-	 * bytes kept empty on average (the margin, and half the
-	 * hysteresis), each refaulted byte priced as in the gate. */
+	/* The hysteresis's prices: a pass's CPU (the interval's CPU over
+	 * the passes that freed something: those that freed nothing are
+	 * part of what the passes cost), and the refaults of the bytes
+	 * kept empty on average (the margin, and half the hysteresis),
+	 * each refaulted byte priced as in the gate, in the intervals it
+	 * judges. */
 	if (x->passes && x->cpu_ns) {
 		rate = (double)x->cpu_ns / x->passes;
 		s->pass_cpu_ns = s->has_pass_cpu ?
