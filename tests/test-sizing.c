@@ -515,6 +515,49 @@ START_TEST(small_moves_keep_the_margin)
 }
 END_TEST
 
+/* The margin's dead band keeps no margin out of the bounds a later limit
+ * gives: at or above half a limit that fell, or above a max_bytes that
+ * fell with it (max_ppm), by less than a sixteenth. */
+START_TEST(small_moves_keep_the_bounds)
+{
+	struct mri_sizing s;
+	struct mri_sizing_params p = params;
+	struct mri_sizing_sample x;
+	uint64_t kept;
+	unsigned i;
+
+	/* 2 x 400 MiB/s x 10 ms: half of a 16 MiB limit. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 20; i++) {
+		x = second(&s, 400, 1 * MS, 50 * MS, 0);
+		x.limit_bytes = 16 * MiB;
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_eq(s.margin_bytes, 8 * MiB);
+	/* The limit falls by 3%. */
+	x = second(&s, 400, 1 * MS, 50 * MS, 0);
+	x.limit_bytes = 15 * MiB + MiB / 2;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.margin_bytes, x.limit_bytes / 2);
+
+	/* The same margin in 1 GiB; the charges fall by 7%, and max_bytes
+	 * to between the margin they size and the one in force. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 20; i++) {
+		x = second(&s, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	kept = s.margin_bytes;
+	ck_assert_uint_eq(kept, 8 * MiB);
+	p.max_bytes = kept - kept / 64;
+	x = second(&s, 370, 1 * MS, 50 * MS, 0);
+	mri_sizing_update(&s, &p, &x);
+	ck_assert_uint_lt(s.sized_bytes, p.max_bytes);
+	ck_assert_uint_le(s.margin_bytes, p.max_bytes);
+	ck_assert_uint_le(s.hysteresis_bytes, p.max_bytes);
+}
+END_TEST
+
 /* Where the group's PSI is read, the benefit is the stall the margin
  * takes out of the workload, against the floor's: a margin that removes
  * 18 ms of a 20 ms/s stall for 5 ms of CPU is kept whole, even when the
@@ -817,6 +860,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, probes_back_off);
 	tcase_add_test(tc, no_oscillation_at_steady_state);
 	tcase_add_test(tc, small_moves_keep_the_margin);
+	tcase_add_test(tc, small_moves_keep_the_bounds);
 	tcase_add_test(tc, stall_removed_is_the_benefit);
 	tcase_add_test(tc, hysteresis_is_the_economic_order);
 	tcase_add_test(tc, probe_prices_the_hysteresis_afresh);

@@ -310,8 +310,8 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
  * side; the gate weighs the refaults it brings all the same. A cache that
  * is streamed, not reused, refaults nothing whatever is kept empty
  * (H = 0): the bound. Between lo, the margin times the caller's
- * hysteresis_ppm (what it is until both prices are measured), and hi,
- * max_bytes, the margin's own bound.
+ * hysteresis_ppm (what it is until both prices are measured), and hi
+ * (>= lo), max_bytes, the margin's own bound.
  */
 static uint64_t eoq_hysteresis(const struct mri_sizing *s, uint64_t lo,
 			       uint64_t hi)
@@ -338,7 +338,7 @@ bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_sample *x)
 {
 	double sized, grown, margin;
-	uint64_t m, room, h, lo, hi, old_m = s->margin_bytes;
+	uint64_t m, room, h, lo, old_m = s->margin_bytes;
 	uint64_t old_h = s->hysteresis_bytes;
 	bool changed, hit;
 
@@ -372,21 +372,23 @@ bool mri_sizing_update(struct mri_sizing *s,
 		m = x->limit_bytes / 2;
 	/* A margin that moved by less than a sixteenth stays as it was: on
 	 * cgroup v1 each new mark is a threshold registration, which waits
-	 * for an RCU grace period in the kernel. */
+	 * for an RCU grace period in the kernel. Not at a bound, nor where
+	 * the old one is out of those of a limit that fell (max_bytes of
+	 * max_ppm, half the limit). */
 	if (s->margin_bytes && m && m != p->min_bytes && m != p->max_bytes &&
+	    s->margin_bytes <= p->max_bytes &&
+	    s->margin_bytes <= x->limit_bytes / 2 &&
 	    within_16th(m, s->margin_bytes))
 		m = s->margin_bytes;
 	/* The hysteresis too moves only by more than a sixteenth, so that
 	 * the log and the statistics show decisions, not the smoothing's
 	 * noise; but to either bound at once, as the margin does, and never
 	 * stays where it is out of them (the margin, or max_bytes with the
-	 * limit, moved). lo <= m <= max_bytes, but for a margin the dead
-	 * band above kept over a max_bytes that fell. */
+	 * limit, moved). lo <= m <= max_bytes. */
 	lo = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm / 1000000);
-	hi = p->max_bytes > lo ? p->max_bytes : lo;
-	h = eoq_hysteresis(s, lo, hi);
-	if (h != lo && h != hi && old_h >= lo && old_h <= hi &&
-	    within_16th(h, old_h))
+	h = eoq_hysteresis(s, lo, p->max_bytes);
+	if (h != lo && h != p->max_bytes && old_h >= lo &&
+	    old_h <= p->max_bytes && within_16th(h, old_h))
 		h = old_h;
 	room = x->limit_bytes - m;
 	if (h > room / 2)
