@@ -1281,16 +1281,16 @@ struct mr_margin_adaptive {
  *   whatever its size; the CPU of passes that freed nothing counts in
  *   K), H what a byte kept empty costs a second (the refaults above the
  *   floor's, per byte of the margin and half the hysteresis, priced as
- *   in the cost; measured in the intervals the cost is, and only where
- *   the backend counts refaults), both smoothed over about four
- *   intervals. A streamed cache refaults nothing whatever is kept
- *   empty, and the hysteresis goes to its bound, max_bytes (fewer,
- *   larger passes); a reused one keeps it small. It is never below the
- *   margin times hysteresis_ppm, which it is until both prices are
- *   measured (at the start, and again from each probe on, which
- *   measures them afresh; always without refault counts), and never
- *   above half of what lies below the margin, which wins over the
- *   least.
+ *   in the cost; measured in the intervals whose cost the strength
+ *   weighs, and only where the backend counts refaults), both smoothed
+ *   over about four intervals. A streamed cache refaults nothing
+ *   whatever is kept empty, and the hysteresis goes to its bound,
+ *   max_bytes (fewer, larger passes); a reused one keeps it small. It
+ *   is never below the margin times hysteresis_ppm, which it is until
+ *   both prices are measured (at the start, and again from each probe
+ *   on, which measures them afresh; always where no refaults are
+ *   counted), and never above half of what lies below the margin,
+ *   which wins over the least.
  * - The margin moves only by more than a sixteenth, or to min_bytes or
  *   max_bytes (on cgroup v1 each new mark is a threshold registration,
  *   which waits for an RCU grace period), and the hysteresis only by
