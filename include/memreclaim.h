@@ -1192,10 +1192,11 @@ struct mr_margin_adaptive {
 	uint32_t safety_ppm;
 	/* The least hysteresis, in ppm of the margin (default 1000000,
 	 * the margin itself: each wake-up frees at least a margin's worth,
-	 * as memreclaimd's fixed default; 1 .. 1000000). It is the
-	 * hysteresis until the worker's CPU per pass and the refaults of
-	 * what it keeps empty are measured; then the economic order
-	 * quantity of the two, up to the margin's bound (below). */
+	 * as memreclaimd's fixed default, where half of what lies below
+	 * the margin is not less; 1 .. 1000000). It is the hysteresis
+	 * until the worker's CPU per pass and the refaults of what it
+	 * keeps empty are measured; then the economic order quantity of
+	 * the two, up to max_bytes (below). */
 	uint32_t hysteresis_ppm;
 	/* How often the margin is sized again, in ns (default and minimum
 	 * MR_WORKER_SAFETY_NS, the worker's safety round; at most 60 s).
@@ -1219,9 +1220,10 @@ struct mr_margin_adaptive {
  *   no reclaimed bytes), times the worker's reaction time
  *   (from the wake-up that found usage above limit - margin to the end of
  *   the reclaim that brought it below; the 95th percentile of the
- *   longest of each of the last 32 intervals that had one, so that a
- *   burst of slow reactions seconds apart, as writeback brings, is kept
- *   for half a minute),
+ *   longest reactions of the last 32 intervals that had one, of 32 the
+ *   second longest: half a minute at the default interval, or more, so
+ *   that slow reactions seconds apart, as writeback brings, are not
+ *   pushed out by the fast ones between them),
  *   times the safety factor, within the bounds; more than 2 limit hits
  *   in an interval (the group's own: memory.events.local `max`, or
  *   `high` when the margin is kept below memory.high; v1 memory.failcnt
@@ -1273,21 +1275,33 @@ struct mr_margin_adaptive {
  *   makes the stall it removes larger than its CPU, and it grows.
  * - The hysteresis (how far below the mark each wake-up reclaims) is
  *   the economic order quantity sqrt(2 x rate x K / H) (F. W. Harris,
- *   1913): K is the worker's CPU per pass (a v1 pass is a run of steps,
- *   each two limit writes and reads, whatever its size), H what a byte
- *   kept empty costs a second (the refaults above the floor's, per byte
- *   of the margin and half the hysteresis, priced as in the cost). A
- *   streamed cache refaults nothing whatever is kept empty, and the
- *   hysteresis goes to its bound, max_bytes (fewer, larger passes); a
- *   reused one keeps it small. It is never below the margin times
- *   hysteresis_ppm, which it is until both prices are measured, nor
- *   above half of what lies below the margin.
+ *   1913): K is the worker's CPU per pass, the interval's CPU over its
+ *   passes that freed something (a pass: one wake-up's reclaim, cut at
+ *   100 ms; on v1 a run of steps, each two limit writes and reads,
+ *   whatever its size; the CPU of passes that freed nothing counts in
+ *   K), H what a byte kept empty costs a second (the refaults above the
+ *   floor's, per byte of the margin and half the hysteresis, priced as
+ *   in the cost; measured in the intervals whose cost the strength
+ *   weighs, and only where the backend counts refaults), both smoothed
+ *   over about four intervals. A streamed cache refaults nothing
+ *   whatever is kept empty, and the hysteresis goes to its bound,
+ *   max_bytes (fewer, larger passes); a reused one keeps it small. It
+ *   is never below the margin times hysteresis_ppm, which it is until
+ *   both prices are measured (at the start, and again from each probe
+ *   on, which measures them afresh; always where no refaults are
+ *   counted), and never above half of what lies below the margin,
+ *   which wins over the least.
+ * - The margin moves only by more than a sixteenth, or to min_bytes or
+ *   max_bytes (on cgroup v1 each new mark is a threshold registration,
+ *   which waits for an RCU grace period), and the hysteresis only by
+ *   more than a sixteenth, or to its least or max_bytes.
  *
  * The first interval keeps the margin at min_bytes: it measures the
  * charge rate and the refaults at the floor. Then it probes, with a
  * reaction time of 1 ms until one is measured.
  * mr_group_read_margin_stats() shows every figure of the decision, and
- * each change of strength is logged at debug level. The fixed margin of
+ * each decision that changes the strength, the margin or the hysteresis
+ * is logged at debug level with its figures. The fixed margin of
  * mr_group_set_margin() replaces an adaptive one, and the reverse;
  * mr_group_set_margin(group, 0, 0, 0) turns either off.
  *
@@ -1336,11 +1350,17 @@ struct mr_margin_stats {
 	uint64_t worker_cpu_ns;        /* the worker's CPU on the group,
 					  in all */
 	/* The hysteresis's prices (mr_group_set_margin_adaptive()),
-	 * smoothed; 0 until measured. */
-	uint64_t pass_cpu_ns;          /* the worker's CPU per pass */
+	 * smoothed; 0 until measured, and from each probe until it has
+	 * measured them again. */
+	uint64_t pass_cpu_ns;          /* the worker's CPU per pass that
+					  freed something */
 	uint64_t empty_cost_ns_per_gib_s; /* the refaults a second of each
 					  GiB kept empty, priced as in
-					  cost_ns */
+					  cost_ns; 0 also when measured
+					  and nothing refaulted beyond the
+					  floor's (hysteresis_bytes then
+					  max_bytes, or half of what lies
+					  below the margin) */
 };
 
 /* Reads the group's margin statistics (see struct mr_margin_stats).

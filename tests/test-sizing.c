@@ -51,14 +51,12 @@ static struct mri_sizing_sample second(const struct mri_sizing *s,
 	return x;
 }
 
-/* A state that has met a few reactions of reaction_ns. */
+/* A new state whose first interval has met reactions of reaction_ns:
+ * the window has it from that interval's end on. */
 static void start(struct mri_sizing *s, uint64_t reaction_ns)
 {
-	unsigned i;
-
 	mri_sizing_init(s);
-	for (i = 0; i < 8; i++)
-		mri_sizing_note_reaction(s, reaction_ns);
+	mri_sizing_note_reaction(s, reaction_ns);
 }
 
 /* One second with nothing measured but the interval. */
@@ -106,14 +104,15 @@ START_TEST(reaction_percentile)
 	quiet_second(&s);
 	ck_assert_uint_eq(s.reaction_ns, 2 * MS);
 	/* Two slow reactions in 32 intervals are kept, however many fast
-	 * ones each interval has: a burst that stalls on writeback every
-	 * ten seconds sizes the margin for half a minute. */
+	 * ones each interval has (320 here, ten windows of the last 32
+	 * reactions): a burst that stalls on writeback every 16 seconds
+	 * sizes the margin. */
 	for (i = 0; i < 32; i++) {
 		unsigned j;
 
 		for (j = 0; j < 10; j++)
 			mri_sizing_note_reaction(&s, 1 * MS);
-		if (i % 10 == 0)
+		if (i % 16 == 0)
 			mri_sizing_note_reaction(&s, 30 * MS);
 		quiet_second(&s);
 	}
@@ -516,6 +515,49 @@ START_TEST(small_moves_keep_the_margin)
 }
 END_TEST
 
+/* The margin's dead band keeps no margin out of the bounds a later limit
+ * gives: at or above half a limit that fell, or above a max_bytes that
+ * fell with it (max_ppm), by less than a sixteenth. */
+START_TEST(small_moves_keep_the_bounds)
+{
+	struct mri_sizing s;
+	struct mri_sizing_params p = params;
+	struct mri_sizing_sample x;
+	uint64_t kept;
+	unsigned i;
+
+	/* 2 x 400 MiB/s x 10 ms: half of a 16 MiB limit. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 20; i++) {
+		x = second(&s, 400, 1 * MS, 50 * MS, 0);
+		x.limit_bytes = 16 * MiB;
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_eq(s.margin_bytes, 8 * MiB);
+	/* The limit falls by 3%. */
+	x = second(&s, 400, 1 * MS, 50 * MS, 0);
+	x.limit_bytes = 15 * MiB + MiB / 2;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.margin_bytes, x.limit_bytes / 2);
+
+	/* The same margin in 1 GiB; the charges fall by 7%, and max_bytes
+	 * to between the margin they size and the one in force. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 20; i++) {
+		x = second(&s, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	kept = s.margin_bytes;
+	ck_assert_uint_eq(kept, 8 * MiB);
+	p.max_bytes = kept - kept / 64;
+	x = second(&s, 370, 1 * MS, 50 * MS, 0);
+	mri_sizing_update(&s, &p, &x);
+	ck_assert_uint_lt(s.sized_bytes, p.max_bytes);
+	ck_assert_uint_le(s.margin_bytes, p.max_bytes);
+	ck_assert_uint_le(s.hysteresis_bytes, p.max_bytes);
+}
+END_TEST
+
 /* Where the group's PSI is read, the benefit is the stall the margin
  * takes out of the workload, against the floor's: a margin that removes
  * 18 ms of a 20 ms/s stall for 5 ms of CPU is kept whole, even when the
@@ -594,13 +636,15 @@ START_TEST(stall_removed_is_the_benefit)
 }
 END_TEST
 
-/* One second of test-sizing's fast charger (400 MiB/s, 1 ms of the
- * worker's CPU in 10 passes, 50 ms of waits, so the margin pays) whose
- * cache refaults refault_per_s times a second each byte the margin and
- * half the hysteresis keep empty, beyond the floor's. */
-static void eoq_second(struct mri_sizing *s, double refault_per_s)
+/* One second of test-sizing's fast charger (400 MiB/s, 10 passes of the
+ * worker that ran cpu_ns and blocked wait_ns in all) whose cache
+ * refaults refault_per_s times a second each byte the margin and half
+ * the hysteresis keep empty, beyond the floor's. */
+static struct mri_sizing_sample eoq_sample(const struct mri_sizing *s,
+					   uint64_t cpu_ns, uint64_t wait_ns,
+					   double refault_per_s)
 {
-	struct mri_sizing_sample x = second(s, 400, 1 * MS, 50 * MS, 0);
+	struct mri_sizing_sample x = second(s, 400, cpu_ns, wait_ns, 0);
 
 	if (s->margin_bytes) {
 		x.passes = 10;
@@ -610,6 +654,15 @@ static void eoq_second(struct mri_sizing *s, double refault_per_s)
 				   ((double)s->margin_bytes +
 				    (double)s->hysteresis_bytes / 2));
 	}
+	return x;
+}
+
+/* Such a second whose margin pays: 1 ms of CPU, 50 ms of waits. */
+static void eoq_second(struct mri_sizing *s, double refault_per_s)
+{
+	const struct mri_sizing_sample x = eoq_sample(s, 1 * MS, 50 * MS,
+						      refault_per_s);
+
 	mri_sizing_update(s, &params, &x);
 }
 
@@ -671,12 +724,7 @@ START_TEST(hysteresis_is_the_economic_order)
 
 		start(&small, 10 * MS);
 		for (i = 0; i < 20; i++) {
-			x = second(&small, 400, 1 * MS, 50 * MS, 0);
-			if (small.margin_bytes) {
-				x.passes = 10;
-				x.hysteresis_bytes = small.hysteresis_bytes;
-				x.refault_bytes = FLOOR_REFAULTS;
-			}
+			x = eoq_sample(&small, 1 * MS, 50 * MS, 0);
 			x.limit_bytes = 48 * MiB;
 			mri_sizing_update(&small, &params, &x);
 		}
@@ -684,6 +732,114 @@ START_TEST(hysteresis_is_the_economic_order)
 		ck_assert_uint_eq(small.hysteresis_bytes,
 				  (48 * MiB - small.margin_bytes) / 2);
 	}
+	/* Which wins over the least: an 8 MiB margin in 20 MiB, at least
+	 * the margin itself, has 6 MiB. */
+	{
+		struct mri_sizing_params whole = params;
+		struct mri_sizing small;
+		struct mri_sizing_sample x;
+
+		whole.hysteresis_ppm = 1000000;
+		start(&small, 10 * MS);
+		for (i = 0; i < 20; i++) {
+			x = eoq_sample(&small, 1 * MS, 50 * MS, 0);
+			x.limit_bytes = 20 * MiB;
+			mri_sizing_update(&small, &whole, &x);
+		}
+		ck_assert_uint_gt(small.margin_bytes, 20 * MiB / 3);
+		ck_assert_uint_eq(small.hysteresis_bytes,
+				  (20 * MiB - small.margin_bytes) / 2);
+	}
+}
+END_TEST
+
+/* A probe prices its hysteresis afresh: until it has measured the
+ * worker's CPU per pass and the refaults of what it keeps empty, it is
+ * the least, not the order of the workload the last probe saw, up to 256
+ * intervals ago. */
+START_TEST(probe_prices_the_hysteresis_afresh)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	double price, h;
+	unsigned i;
+
+	/* A streamed cache: the hysteresis at its bound. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 0);
+	ck_assert_uint_eq(s.hysteresis_bytes, params.max_bytes);
+	/* The margin stops paying (50 ms of CPU, no waits): off. */
+	for (i = 0; i < 10 && s.strength_ppm; i++) {
+		x = eoq_sample(&s, 50 * MS, 0, 0);
+		mri_sizing_update(&s, &params, &x);
+	}
+	ck_assert_uint_eq(s.strength_ppm, 0);
+	/* The probe, 8 intervals on, keeps the least hysteresis, and its
+	 * prices read 0, as before the first measurement. */
+	for (i = 0; i < MRI_SIZING_PROBE_AFTER && !s.probing; i++)
+		eoq_second(&s, 0);
+	ck_assert(s.probing);
+	ck_assert_uint_gt(s.margin_bytes, 0);
+	ck_assert_uint_eq(s.hysteresis_bytes, s.margin_bytes / 2);
+	ck_assert(s.pass_cpu_ns == 0 && s.empty_ns_per_byte_s == 0);
+	/* The cache is now reused: the probe's interval prices it alone
+	 * (0.1 ms a pass; 4 refaults a second of each byte kept empty at
+	 * 51 ms / 400 MiB each), and the hysteresis is their order. */
+	eoq_second(&s, 4);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	price = 51.0 * MS / (400.0 * MiB);
+	ck_assert(s.pass_cpu_ns > 0.099 * MS && s.pass_cpu_ns < 0.101 * MS);
+	ck_assert(s.empty_ns_per_byte_s > 0.99 * 4 * price &&
+		  s.empty_ns_per_byte_s < 1.01 * 4 * price);
+	h = sqrt(2 * 400.0 * MiB * 0.1 * MS / (4 * price));
+	ck_assert_uint_ge(s.hysteresis_bytes, (uint64_t)(h * 0.98));
+	ck_assert_uint_le(s.hysteresis_bytes, (uint64_t)(h * 1.02));
+}
+END_TEST
+
+/* The hysteresis goes to its bounds whatever the sixteenth it moves by,
+ * as the margin does: one whose order falls below the least is the
+ * least, and one whose max_bytes fell below it is not kept above. */
+START_TEST(hysteresis_dead_band_keeps_the_bounds)
+{
+	struct mri_sizing s;
+	struct mri_sizing_params p = params;
+	struct mri_sizing_sample x;
+	uint64_t h;
+	unsigned i;
+
+	/* 31 refaults a second: an order a seventh above the least. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 31);
+	ck_assert_uint_gt(s.hysteresis_bytes, s.margin_bytes / 2);
+	/* 40: the order is below it, by less than a sixteenth of what the
+	 * hysteresis was. */
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 40);
+	ck_assert_uint_eq(s.strength_ppm, MRI_SIZING_FULL);
+	ck_assert(sqrt(2 * s.rate_bytes_per_s * s.pass_cpu_ns /
+		       s.empty_ns_per_byte_s) < (double)s.margin_bytes / 2);
+	ck_assert_uint_eq(s.hysteresis_bytes, s.margin_bytes / 2);
+
+	/* A reused cache's order, well inside the bounds. */
+	start(&s, 10 * MS);
+	for (i = 0; i < 40; i++)
+		eoq_second(&s, 4);
+	h = s.hysteresis_bytes;
+	ck_assert_uint_gt(h, s.margin_bytes / 2);
+	ck_assert_uint_lt(h, params.max_bytes);
+	/* max_bytes falls to a thirty-second below it (a lower limit, with
+	 * max_ppm) and the refaults rise a little: the order is inside the
+	 * new bound and the dead band, the old hysteresis above the bound. */
+	p.max_bytes = h - h / 32;
+	x = eoq_sample(&s, 1 * MS, 50 * MS, 5.6);
+	mri_sizing_update(&s, &p, &x);
+	ck_assert(sqrt(2 * s.rate_bytes_per_s * s.pass_cpu_ns /
+		       s.empty_ns_per_byte_s) < (double)p.max_bytes);
+	ck_assert_uint_le(s.hysteresis_bytes, p.max_bytes);
+	ck_assert_uint_gt(s.hysteresis_bytes, s.margin_bytes / 2);
 }
 END_TEST
 
@@ -704,8 +860,11 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, probes_back_off);
 	tcase_add_test(tc, no_oscillation_at_steady_state);
 	tcase_add_test(tc, small_moves_keep_the_margin);
+	tcase_add_test(tc, small_moves_keep_the_bounds);
 	tcase_add_test(tc, stall_removed_is_the_benefit);
 	tcase_add_test(tc, hysteresis_is_the_economic_order);
+	tcase_add_test(tc, probe_prices_the_hysteresis_afresh);
+	tcase_add_test(tc, hysteresis_dead_band_keeps_the_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -30,7 +30,11 @@
  * caller's least strength) and stays there, with no limit cycle. At 0
  * it probes at an exponentially growing period, so a workload that
  * changes is noticed and one that does not costs a probe every 256
- * intervals at most.
+ * intervals at most. The hysteresis is the economic order quantity of
+ * two prices smoothed as the rate is (weight 1/4), the refaults priced
+ * per byte kept empty, so a cache whose refaults grow with what is kept
+ * empty gives a price that does not move with the hysteresis; it moves
+ * only by more than a sixteenth, as the margin does.
  */
 #include "config.h"
 
@@ -175,9 +179,12 @@ static void measure(struct mri_sizing *s, const struct mri_sizing_params *p,
 		}
 		s->has_costs = true;
 	}
-	/* The hysteresis's prices: a pass's CPU, and the refaults of the
-	 * bytes kept empty on average (the margin, and half the
-	 * hysteresis), each refaulted byte priced as in the gate. */
+	/* The hysteresis's prices: a pass's CPU (the interval's CPU over
+	 * the passes that freed something: those that freed nothing are
+	 * part of what the passes cost), and the refaults of the bytes
+	 * kept empty on average (the margin, and half the hysteresis),
+	 * each refaulted byte priced as in the gate, in the intervals it
+	 * judges. */
 	if (x->passes && x->cpu_ns) {
 		rate = (double)x->cpu_ns / x->passes;
 		s->pass_cpu_ns = s->has_pass_cpu ?
@@ -276,8 +283,12 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 		s->strength_ppm = MRI_SIZING_FULL;
 		s->probing = true;
 		/* Judged on its own interval, not on the costs of the last
-		 * probe, up to 256 intervals old. */
+		 * probe, up to 256 intervals old; and its hysteresis is the
+		 * least until it has measured the prices again, not the
+		 * order the last probe's workload called for. */
 		s->has_costs = false;
+		s->has_pass_cpu = s->has_empty_cost = false;
+		s->pass_cpu_ns = s->empty_ns_per_byte_s = 0;
 		s->off_intervals = 0;
 		s->probe_after = s->probe_after * 2 > MRI_SIZING_PROBE_AFTER_MAX ?
 				 MRI_SIZING_PROBE_AFTER_MAX :
@@ -287,26 +298,24 @@ static bool judge(struct mri_sizing *s, const struct mri_sizing_params *p,
 }
 
 /*
- * The hysteresis for a margin of m bytes: how much each of the worker's
- * passes frees below the mark. Its economic order quantity (F. W.
- * Harris, "How many parts to make at once", 1913): at a charge rate of R
- * bytes a second, passes of h bytes come R / h times a second at K each
- * (the worker's CPU per pass), and the group keeps m + h / 2 bytes
- * empty on average at H each a second (their refaults); R K / h + H h / 2
- * is least at h = sqrt(2 R K / H). K is the whole pass's CPU, its fixed
- * price (a v1 step's limit writes and reads, the wake-up) and the part
- * that grows with h alike, so h errs on the large side; the gate weighs
- * the refaults it brings all the same. A cache that is streamed, not
- * reused, refaults nothing whatever is kept empty (H = 0): the bound.
- * Between the margin times the caller's hysteresis_ppm (what it is until
- * both prices are measured) and max_bytes, the margin's own bound.
+ * The hysteresis for a margin of m bytes (lo and hi are of it): how much
+ * each of the worker's passes frees below the mark. Its economic order
+ * quantity (F. W. Harris, "How many parts to make at once", 1913): at a
+ * charge rate of R bytes a second, passes of h bytes come R / h times a
+ * second at K each (the worker's CPU per pass), and the group keeps
+ * m + h / 2 bytes empty on average at H each a second (their refaults);
+ * R K / h + H h / 2 is least at h = sqrt(2 R K / H). K is the whole
+ * pass's CPU, its fixed price (a v1 step's limit writes and reads, the
+ * wake-up) and the part that grows with h alike, so h errs on the large
+ * side; the gate weighs the refaults it brings all the same. A cache that
+ * is streamed, not reused, refaults nothing whatever is kept empty
+ * (H = 0): the bound. Between lo, the margin times the caller's
+ * hysteresis_ppm (what it is until both prices are measured), and hi
+ * (>= lo), max_bytes, the margin's own bound.
  */
-static uint64_t eoq_hysteresis(const struct mri_sizing *s,
-			       const struct mri_sizing_params *p, uint64_t m)
+static uint64_t eoq_hysteresis(const struct mri_sizing *s, uint64_t lo,
+			       uint64_t hi)
 {
-	uint64_t lo = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm /
-				 1000000);
-	uint64_t hi = p->max_bytes > lo ? p->max_bytes : lo;
 	double h;
 
 	if (!s->has_rate || !s->has_pass_cpu || !s->has_empty_cost)
@@ -329,7 +338,7 @@ bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_sample *x)
 {
 	double sized, grown, margin;
-	uint64_t m, room, h, old_m = s->margin_bytes;
+	uint64_t m, room, h, lo, old_m = s->margin_bytes;
 	uint64_t old_h = s->hysteresis_bytes;
 	bool changed, hit;
 
@@ -363,16 +372,23 @@ bool mri_sizing_update(struct mri_sizing *s,
 		m = x->limit_bytes / 2;
 	/* A margin that moved by less than a sixteenth stays as it was: on
 	 * cgroup v1 each new mark is a threshold registration, which waits
-	 * for an RCU grace period in the kernel. */
+	 * for an RCU grace period in the kernel. Not at a bound, nor where
+	 * the old one is out of those of a limit that fell (max_bytes of
+	 * max_ppm, half the limit). */
 	if (s->margin_bytes && m && m != p->min_bytes && m != p->max_bytes &&
+	    s->margin_bytes <= p->max_bytes &&
+	    s->margin_bytes <= x->limit_bytes / 2 &&
 	    within_16th(m, s->margin_bytes))
 		m = s->margin_bytes;
-	/* The hysteresis moves by a sixteenth too, so that the log and the
-	 * statistics show decisions, not the smoothing's noise. */
-	h = eoq_hysteresis(s, p, m);
-	if (old_h && h && h != p->max_bytes && within_16th(h, old_h) &&
-	    old_h >= (uint64_t)((unsigned __int128)m * p->hysteresis_ppm /
-				1000000))
+	/* The hysteresis too moves only by more than a sixteenth, so that
+	 * the log and the statistics show decisions, not the smoothing's
+	 * noise; but to either bound at once, as the margin does, and never
+	 * stays where it is out of them (the margin, or max_bytes with the
+	 * limit, moved). lo <= m <= max_bytes. */
+	lo = (uint64_t)((unsigned __int128)m * p->hysteresis_ppm / 1000000);
+	h = eoq_hysteresis(s, lo, p->max_bytes);
+	if (h != lo && h != p->max_bytes && old_h >= lo &&
+	    old_h <= p->max_bytes && within_16th(h, old_h))
 		h = old_h;
 	room = x->limit_bytes - m;
 	if (h > room / 2)

@@ -62,7 +62,8 @@ struct mri_sizing_sample {
 	uint64_t margin_bytes;     /* the margin in force over it */
 	uint64_t hysteresis_bytes; /* the hysteresis in force over it */
 	uint64_t limit_bytes;      /* the limit it was kept below */
-	unsigned passes;           /* the worker's passes that reclaimed */
+	unsigned passes;           /* the worker's passes that freed
+				      something (cpu_ns is of all) */
 };
 
 struct mri_sizing {
@@ -88,9 +89,9 @@ struct mri_sizing {
 	 * out of the workload's path. */
 	double floor_stall_ns_per_s;
 	bool has_floor_stall;
-	/* The hysteresis's prices: the worker's CPU per pass, and what a
-	 * byte kept empty costs a second in refaults (ns per byte-second),
-	 * both smoothed. */
+	/* The hysteresis's prices: the worker's CPU per pass that freed
+	 * something, and what a byte kept empty costs a second in refaults
+	 * (ns per byte-second), both smoothed; forgotten at a probe. */
 	double pass_cpu_ns;
 	bool has_pass_cpu;
 	double empty_ns_per_byte_s;
@@ -116,8 +117,9 @@ void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns);
  * hysteresis for the next: s->margin_bytes (0, or at least one page,
  * within p's bounds) and s->hysteresis_bytes (from the margin times
  * p->hysteresis_ppm up to p->max_bytes, and at most half of what lies
- * below limit - margin). Returns true when the strength, the margin or
- * the hysteresis changed. */
+ * below limit - margin, which wins over the least; 0 with no margin).
+ * Returns true when the strength, the margin or the hysteresis
+ * changed. */
 bool mri_sizing_update(struct mri_sizing *s,
 		       const struct mri_sizing_params *p,
 		       const struct mri_sizing_sample *x);
