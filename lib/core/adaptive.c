@@ -231,7 +231,8 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 		mri_log(&g->ctx->log, MR_LOG_DEBUG,
 			"%s: adaptive margin: %s %u -> %u ppm (benefit "
 			"%.3f ms, cost %.3f ms over %.1f MiB freed, %.1f MiB "
-			"refaulted, %" PRIu64 " limit hits, stall %.3f ms "
+			"refaulted, %" PRIu64 " limit hits and %" PRIu64
+			" in the worker's own steps, stall %.3f ms "
 			"against the floor's %.3f ms/s); margin %.2f MiB of "
 			"%.2f MiB sized (%.1f MiB/s x %.3f ms); hysteresis "
 			"%.2f MiB (%u passes, %.3f ms of CPU a pass, %.3f ms "
@@ -240,6 +241,7 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 			a->sizing.strength_ppm,
 			a->sizing.benefit_ns / 1e6, a->sizing.cost_ns / 1e6,
 			mib(x.freed_bytes), mib(x.refault_bytes), x.limit_hits,
+			a->own_hits,
 			(double)x.stall_ns / 1e6,
 			a->sizing.has_floor_stall ?
 			a->sizing.floor_stall_ns_per_s / 1e6 : -1.0,
