@@ -843,6 +843,23 @@ START_TEST(hysteresis_dead_band_keeps_the_bounds)
 }
 END_TEST
 
+/* The rule's figures as statistics: a price of 18 s a second for each
+ * byte kept empty is beyond uint64_t in ns per GiB-second, and saturates
+ * instead of converting to an undefined value; NaN and negatives are 0. */
+START_TEST(figures_saturate)
+{
+	ck_assert_uint_eq(mri_sizing_u64(18e9 * 1073741824.0), UINT64_MAX);
+	ck_assert_uint_lt(mri_sizing_u64(17e9 * 1073741824.0), UINT64_MAX);
+	ck_assert_uint_eq(mri_sizing_u64(18446744073709551616.0), UINT64_MAX);
+	ck_assert_uint_eq(mri_sizing_u64(1e300), UINT64_MAX);
+	ck_assert_uint_eq(mri_sizing_u64(INFINITY), UINT64_MAX);
+	ck_assert_uint_eq(mri_sizing_u64(NAN), 0);
+	ck_assert_uint_eq(mri_sizing_u64(-1.5), 0);
+	ck_assert_uint_eq(mri_sizing_u64(0), 0);
+	ck_assert_uint_eq(mri_sizing_u64(123456.9), 123456);
+}
+END_TEST
+
 static Suite *sizing_suite(void)
 {
 	Suite *s = suite_create("sizing");
@@ -863,6 +880,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, small_moves_keep_the_bounds);
 	tcase_add_test(tc, stall_removed_is_the_benefit);
 	tcase_add_test(tc, hysteresis_is_the_economic_order);
+	tcase_add_test(tc, figures_saturate);
 	tcase_add_test(tc, probe_prices_the_hysteresis_afresh);
 	tcase_add_test(tc, hysteresis_dead_band_keeps_the_bounds);
 	suite_add_tcase(s, tc);

@@ -176,15 +176,15 @@ static void publish(struct mr_group *g, struct mri_adaptive *a,
 	atomic_store(&st->hysteresis_bytes, s->hysteresis_bytes);
 	atomic_store(&st->sized_bytes, s->sized_bytes);
 	atomic_store(&st->strength_ppm, s->strength_ppm);
-	atomic_store(&st->charge_bytes_per_s, (uint64_t)s->rate_bytes_per_s);
+	atomic_store(&st->charge_bytes_per_s, mri_sizing_u64(s->rate_bytes_per_s));
 	atomic_store(&st->reaction_ns, s->reaction_ns);
-	atomic_store(&st->benefit_ns, (uint64_t)s->benefit_ns);
-	atomic_store(&st->cost_ns, (uint64_t)s->cost_ns);
+	atomic_store(&st->benefit_ns, mri_sizing_u64(s->benefit_ns));
+	atomic_store(&st->cost_ns, mri_sizing_u64(s->cost_ns));
 	atomic_store(&st->refault_bytes, refault_bytes);
 	atomic_store(&st->limit_hits, hits);
-	atomic_store(&st->pass_cpu_ns, (uint64_t)s->pass_cpu_ns);
+	atomic_store(&st->pass_cpu_ns, mri_sizing_u64(s->pass_cpu_ns));
 	atomic_store(&st->empty_cost_ns_per_gib_s,
-		     (uint64_t)(s->empty_ns_per_byte_s * GIB));
+		     mri_sizing_u64(s->empty_ns_per_byte_s * GIB));
 }
 
 /* Ends the interval: the sample, the rule, the new margin; the next

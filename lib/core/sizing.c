@@ -44,6 +44,13 @@
 #include "memreclaim.h"
 #include "sizing.h"
 
+uint64_t mri_sizing_u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+}
+
 void mri_sizing_init(struct mri_sizing *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -106,6 +106,11 @@ struct mri_sizing {
 	uint64_t sized_bytes, margin_bytes, hysteresis_bytes;
 };
 
+/* One of the rule's figures (a rate, a price, an estimate in ns) as a
+ * statistic: 0 for a negative one or NaN, UINT64_MAX for one beyond
+ * uint64_t (converting such a double is undefined, C11 6.3.1.4). Pure. */
+uint64_t mri_sizing_u64(double v);
+
 /* A new state: the probe's strength, no measurement. */
 void mri_sizing_init(struct mri_sizing *s);
 
