@@ -50,7 +50,11 @@
 /* The adaptive margin first measures at its floor, then probes whole;
  * a probe that does not pay waits 8 intervals for the next. */
 #define ADAPTIVE_SETTLE_S 24
-#define WINDOW_S 10
+/* Long enough that one stall of the worker longer than its margin
+ * covers (a writeback wait three times the 95th percentile of the
+ * reactions, 50-180 hits at once: docs/PERFORMANCE.md) does not decide
+ * a count of hits made steadily without a keeper. */
+#define WINDOW_S 20
 
 static char group[PATH_MAX], read_path[PATH_MAX], write_path[PATH_MAX];
 static mr_ctx_t *ctx;
