@@ -187,6 +187,42 @@ static void publish(struct mr_group *g, struct mri_adaptive *a,
 		     mri_sizing_u64(s->empty_ns_per_byte_s * GIB));
 }
 
+/* A decision of the rule (its strength, margin or hysteresis changed),
+ * at debug level, with every figure it was made on; old: the strength
+ * before it. */
+static void log_decision(struct mr_group *g, const struct mri_adaptive *a,
+			 uint32_t old, const struct mri_sizing_sample *x)
+{
+	const struct mri_sizing *s = &a->sizing;
+	char floor[32];
+
+	/* The group's stall with the margin at its floor: measured only
+	 * where the backend reads the group's PSI, at the floor, in an
+	 * interval that met the limit. */
+	if (s->has_floor_stall)
+		snprintf(floor, sizeof(floor), "%.3f ms/s",
+			 s->floor_stall_ns_per_s / 1e6);
+	else
+		snprintf(floor, sizeof(floor), "not measured");
+	mri_log(&g->ctx->log, MR_LOG_DEBUG,
+		"%s: adaptive margin: %s %u -> %u ppm (benefit %.3f ms, cost "
+		"%.3f ms over %.1f MiB freed, %.1f MiB refaulted, %" PRIu64
+		" limit hits and %" PRIu64 " in the worker's own steps, stall "
+		"%.3f ms against the floor's %s); margin %.2f MiB of %.2f MiB "
+		"sized (%.1f MiB/s x %.3f ms); hysteresis %.2f MiB (%u "
+		"passes, %.3f ms of CPU a pass, %.3f ms a second of refaults "
+		"per GiB kept empty)",
+		g->path, old ? "strength" : "probe: strength", old,
+		s->strength_ppm, s->benefit_ns / 1e6, s->cost_ns / 1e6,
+		mib(x->freed_bytes), mib(x->refault_bytes), x->limit_hits,
+		a->own_hits, (double)x->stall_ns / 1e6, floor,
+		mib(s->margin_bytes), mib(s->sized_bytes),
+		mib((uint64_t)s->rate_bytes_per_s),
+		(double)s->reaction_ns / 1e6, mib(s->hysteresis_bytes),
+		x->passes, s->pass_cpu_ns / 1e6,
+		s->empty_ns_per_byte_s * GIB / 1e6);
+}
+
 /* Ends the interval: the sample, the rule, the new margin; the next
  * interval starts. */
 static void end_interval(struct mr_group *g, const struct mri_policy *p,
@@ -228,29 +264,7 @@ static void end_interval(struct mr_group *g, const struct mri_policy *p,
 		       x.limit_hits - a->own_hits : 0;
 	resolve(&p->adaptive, limit_bytes, &params);
 	if (mri_sizing_update(&a->sizing, &params, &x))
-		mri_log(&g->ctx->log, MR_LOG_DEBUG,
-			"%s: adaptive margin: %s %u -> %u ppm (benefit "
-			"%.3f ms, cost %.3f ms over %.1f MiB freed, %.1f MiB "
-			"refaulted, %" PRIu64 " limit hits and %" PRIu64
-			" in the worker's own steps, stall %.3f ms "
-			"against the floor's %.3f ms/s); margin %.2f MiB of "
-			"%.2f MiB sized (%.1f MiB/s x %.3f ms); hysteresis "
-			"%.2f MiB (%u passes, %.3f ms of CPU a pass, %.3f ms "
-			"a second of refaults per GiB kept empty)",
-			g->path, old ? "strength" : "probe: strength", old,
-			a->sizing.strength_ppm,
-			a->sizing.benefit_ns / 1e6, a->sizing.cost_ns / 1e6,
-			mib(x.freed_bytes), mib(x.refault_bytes), x.limit_hits,
-			a->own_hits,
-			(double)x.stall_ns / 1e6,
-			a->sizing.has_floor_stall ?
-			a->sizing.floor_stall_ns_per_s / 1e6 : -1.0,
-			mib(a->sizing.margin_bytes), mib(a->sizing.sized_bytes),
-			mib((uint64_t)a->sizing.rate_bytes_per_s),
-			(double)a->sizing.reaction_ns / 1e6,
-			mib(a->sizing.hysteresis_bytes), x.passes,
-			a->sizing.pass_cpu_ns / 1e6,
-			a->sizing.empty_ns_per_byte_s * GIB / 1e6);
+		log_decision(g, a, old, &x);
 	publish(g, a, x.refault_bytes, x.limit_hits);
 	atomic_fetch_add(&a->stats.intervals, 1);
 	a->start = now;
