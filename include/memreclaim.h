@@ -1953,7 +1953,10 @@ struct mr_proactive_stats {
  * fork() (it reads memory only).
  * Errors: -EINVAL (NULL, size smaller than this struct's). MT-safe: the
  * fields are read one by one, so a read racing an interval's end may mix
- * two intervals. */
+ * two intervals; but intervals is read first and counted last, so a read
+ * that sees an interval's count sees its usage, floor, target, step,
+ * stall, refaults and dry-run size (reclaimed_bytes grows after, with
+ * the interval's step). */
 MR_EXPORT int mr_group_read_proactive_stats(mr_group_t *group,
 					    struct mr_proactive_stats *stats,
 					    size_t size);

@@ -522,7 +522,6 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 		d.target_bytes = x.usage_bytes;
 	}
 
-	atomic_fetch_add(&st->intervals, 1);
 	atomic_store(&st->usage_bytes, usage);
 	atomic_store(&st->floor_bytes, x.floor_bytes);
 	atomic_store(&st->target_bytes, d.target_bytes);
@@ -534,6 +533,13 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	atomic_store(&st->refault_ratio_ppm, d.refault_ratio_ppm);
 	atomic_store(&st->refault_bytes, x.refault_file_bytes +
 					 x.refault_anon_bytes);
+	if (dry)
+		atomic_store(&st->dry_run_bytes, d.target_bytes);
+	/* The count last (sequentially consistent, as every store here): a
+	 * reader that sees it, and reads the figures after it as
+	 * mr_group_read_proactive_stats() does, sees the interval's own,
+	 * its dry-run size included. */
+	atomic_fetch_add(&st->intervals, 1);
 	mri_log(&g->ctx->log, MR_LOG_DEBUG,
 		"%s: proactive%s: %.1f s: usage %.2f MiB, floor %.2f MiB, "
 		"reclaimable %.2f MiB file + %.2f MiB anon, stall %.3f/%.3f "
@@ -553,7 +559,6 @@ int mri_proactive_pass(struct mr_group *g, const atomic_bool *stop)
 	start(p, now_ns, &c);
 	if (dry) {
 		p->dry_bytes = d.target_bytes;
-		atomic_store(&st->dry_run_bytes, d.target_bytes);
 		return 0;
 	}
 	if (!d.step_bytes) {
