@@ -67,7 +67,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -79,7 +78,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -347,24 +345,13 @@ static void log_path(const struct run *r, const char *label,
  * output into log. */
 static int keeper_start(struct run *r, const char *margin, const char *log)
 {
-	pid_t pid = fork();
-	int fd;
+	const char *const argv[] = { r->o->memreclaimd, "--cgroup",
+				     r->group.memory, "--margin", margin,
+				     NULL };
+	pid_t pid = httpd_group_spawn_keeper(&r->group, argv, log);
 
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
-		    dup2(fd, STDERR_FILENO) < 0 ||
-		    httpd_group_enter_keeper(&r->group))
-			_exit(126);
-		execl(r->o->memreclaimd, r->o->memreclaimd, "--cgroup",
-		      r->group.memory, "--margin", margin, (char *)NULL);
-		fprintf(stderr, PROG ": running %s: %s\n", r->o->memreclaimd,
-			strerror(errno));
-		_exit(127);
-	}
 	r->keeper = pid;
 	return 0;
 }

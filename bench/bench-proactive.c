@@ -654,7 +654,6 @@ static int controller_start(struct bench *b, const struct arm *arm,
 	const char *argv[16];
 	unsigned n = 0, i;
 	pid_t pid;
-	int fd;
 
 	snprintf(min_size, sizeof(min_size), "%llu", MIN_SIZE_BYTES);
 	if (arm->kind == A_SENPAI) {
@@ -677,21 +676,9 @@ static int controller_start(struct bench *b, const struct arm *arm,
 		argv[n++] = MIN_SIZE_ARG;
 	}
 	argv[n] = NULL;
-	pid = fork();
+	pid = httpd_group_spawn_keeper(&b->group, argv, log);
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
-		    dup2(fd, STDERR_FILENO) < 0 ||
-		    httpd_group_enter_keeper(&b->group))
-			_exit(126);
-		execvp(argv[0], (char *const *)argv);
-		fprintf(stderr, PROG ": running %s: %s\n", argv[0],
-			strerror(errno));
-		_exit(127);
-	}
 	b->controller = pid;
 	return 0;
 }

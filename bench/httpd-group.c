@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -199,6 +200,24 @@ int httpd_group_enter_server(const struct httpd_group *g)
 int httpd_group_enter_keeper(const struct httpd_group *g)
 {
 	return enter(g->keeper);
+}
+
+pid_t httpd_group_spawn_keeper(const struct httpd_group *g,
+			       const char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
+	    dup2(fd, STDERR_FILENO) < 0 || httpd_group_enter_keeper(g))
+		_exit(126);
+	execvp(argv[0], (char *const *)argv);
+	fprintf(stderr, PROG ": running %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
 }
 
 /* The number after key (which ends in its separator: "name " or

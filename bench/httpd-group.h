@@ -99,6 +99,14 @@ int httpd_group_create(struct httpd_group *g, enum httpd_layout layout,
 int httpd_group_enter_server(const struct httpd_group *g);
 int httpd_group_enter_keeper(const struct httpd_group *g);
 
+/* Starts argv (argv[0] looked up in PATH) in the keeper group, its
+ * standard output and error into the file log (truncated), killed with
+ * SIGTERM if the caller dies. The child's pid, or -1 (fork failed);
+ * a child that cannot set itself up exits 126, one that cannot exec
+ * argv[0] 127, saying why on stderr. */
+pid_t httpd_group_spawn_keeper(const struct httpd_group *g,
+			       const char *const argv[], const char *log);
+
 int httpd_group_read(const struct httpd_group *g, struct httpd_counters *c);
 
 /* The memory group's usage, swap, OOM kills, anonymous refaults, page
