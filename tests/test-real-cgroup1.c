@@ -1373,6 +1373,8 @@ START_TEST(daemon_margin_sized)
 	ck_assert_msg(strstr(d.ebuf, "kept whole whatever it costs "
 			     "(--margin sized)"), "%s", dp_tail(d.ebuf));
 	ck_assert_ptr_nonnull(strstr(d.obuf, "adaptive margin"));
+	/* The hysteresis's two prices are in every record. */
+	ck_assert_ptr_nonnull(strstr(d.obuf, "hysteresis priced at"));
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	status = dp_exit(&d);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,

@@ -417,6 +417,11 @@ START_TEST(dirty_cache_margin_grows)
 	ck_assert_uint_ge(ad.end->ms.margin_bytes, 4 * MIB);
 	ck_assert_uint_le(ad.end->ms.margin_bytes, bounds.max_bytes);
 	ck_assert_uint_eq(ad.end->ms.strength_ppm, 1000000);
+	/* A kept margin's passes are priced, and its hysteresis is at
+	 * least the margin (hysteresis_ppm's default). */
+	ck_assert_uint_gt(ad.end->ms.pass_cpu_ns, 0);
+	ck_assert_uint_ge(ad.end->ms.hysteresis_bytes,
+			  ad.end->ms.margin_bytes);
 	ck_assert_uint_gt(before, 0);
 	ck_assert_uint_le(after * 10, before);
 	ck_assert_uint_le(WINDOW(&ad, failcnt) * 10, WINDOW(&base, failcnt));
