@@ -123,6 +123,7 @@ static void print_json(const struct mrd_group *grp, const char *event,
 		       ",\"margin_strength_ppm\":%" PRIu32
 		       ",\"charge_bytes_per_s\":%" PRIu64
 		       ",\"reaction_ns\":%" PRIu64
+		       ",\"overshoot_bytes\":%" PRIu64
 		       ",\"benefit_ns\":%" PRIu64 ",\"cost_ns\":%" PRIu64
 		       ",\"margin_intervals\":%" PRIu64
 		       ",\"interval_limit_hits\":%" PRIu64
@@ -132,7 +133,8 @@ static void print_json(const struct mrd_group *grp, const char *event,
 		       ",\"empty_cost_ns_per_gib_s\":%" PRIu64,
 		       ms->sized_bytes, ms->strength_ppm,
 		       ms->charge_bytes_per_s, ms->reaction_ns,
-		       ms->benefit_ns, ms->cost_ns, ms->intervals,
+		       ms->overshoot_bytes, ms->benefit_ns, ms->cost_ns,
+		       ms->intervals,
 		       ms->limit_hits, ms->refault_bytes, ms->worker_cpu_ns,
 		       ms->pass_cpu_ns, ms->empty_cost_ns_per_gib_s);
 	if (ps->enabled)
@@ -193,7 +195,8 @@ static void print_text(const struct mrd_group *grp, const char *event,
 	if (ms->adaptive)
 		printf(MRD_PROG ": %s: %s: adaptive margin %.2f MiB "
 		       "(hysteresis %.2f MiB), strength %.3f of "
-		       "%.2f MiB sized (charge rate %.1f MiB/s x "
+		       "%.2f MiB sized (%.2f MiB over the mark before "
+		       "the worker saw it + charge rate %.1f MiB/s x "
 		       "reaction %.3f ms x safety, or grown on limit "
 		       "hits); last interval: benefit %.3f ms "
 		       "(reclaim waits taken off the workload), cost "
@@ -203,7 +206,7 @@ static void print_text(const struct mrd_group *grp, const char *event,
 		       "of refaults per GiB kept empty\n", event, grp->path,
 		       mib(ms->margin_bytes), mib(ms->hysteresis_bytes),
 		       ms->strength_ppm / 1e6, mib(ms->sized_bytes),
-		       mib(ms->charge_bytes_per_s),
+		       mib(ms->overshoot_bytes), mib(ms->charge_bytes_per_s),
 		       (double)ms->reaction_ns / 1e6,
 		       ms->benefit_ns / 1e6, ms->cost_ns / 1e6,
 		       ms->limit_hits, mib(ms->refault_bytes),

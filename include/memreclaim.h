@@ -1214,24 +1214,34 @@ struct mr_margin_adaptive {
  * for mr_group_set_margin(), with a margin and hysteresis it sizes itself
  * every interval from what it measures on the group:
  *
- * - the charge rate (bytes charged per second, smoothed over about four
- *   intervals: the growth of usage plus what was reclaimed, memory.stat
- *   pgsteal on cgroup v2, the worker's own reclaim on v1, which counts
- *   no reclaimed bytes), times the worker's reaction time
- *   (from the wake-up that found usage above limit - margin to the end of
- *   the reclaim that brought it below; the 95th percentile of the
- *   longest reactions of the last 32 intervals that had one, of 32 the
- *   second longest: half a minute at the default interval, or more, so
- *   that slow reactions seconds apart, as writeback brings, are not
- *   pushed out by the fast ones between them),
- *   times the safety factor, within the bounds; more than 2 limit hits
+ * - what the group charges past limit - margin before the worker can see
+ *   it (the overshoot: what usage has above the mark when a pass that
+ *   answers the threshold's event first reads it; the kernel tells of a
+ *   crossing late, cgroup v1 checking its thresholds every 128 page
+ *   events per CPU, charges come in bursts, and the wake-up follows),
+ *   plus the charge rate (bytes charged per second, smoothed over about
+ *   four intervals: the growth of usage plus what was reclaimed,
+ *   memory.stat pgsteal on cgroup v2, the worker's own reclaim on v1,
+ *   which counts no reclaimed bytes) times the worker's reaction time
+ *   (from the wake-up that found usage above the mark to when the
+ *   reclaim brought it back to the mark, within the step that did; not
+ *   to the pass's end, for the hysteresis below the mark is the worker's
+ *   choice, and timed with it the reaction, and so the margin, grew with
+ *   the hysteresis) times the safety factor, within the bounds. Both
+ *   overshoot and reaction are the 95th percentile of the largest of
+ *   each of the last 32 intervals that had one, of 32 the second
+ *   largest: half a minute at the default interval, or more, so that
+ *   slow reactions seconds apart, as writeback brings, are not pushed
+ *   out by the fast ones between them. More than 2 limit hits
  *   in an interval (the group's own: memory.events.local `max`, or
  *   `high` when the margin is kept below memory.high; v1 memory.failcnt
  *   less what the worker's own steps caused; a direct reclaim of a
  *   small charge fails it twice on v1, once on v2) double it instead, from
  *   one SWAP_CLUSTER_MAX batch (on v1 they are charges the rate does
- *   not see), and it comes back toward rate x reaction by at most a
- *   tenth an interval once they stop;
+ *   not see, nor a crossing the kernel told late), and it is held
+ *   there for 32 intervals, while the strength is above 0, before it
+ *   comes back toward the measured size by at most a tenth an
+ *   interval;
  * - scaled by a strength between 0 and 1 that weighs what the margin
  *   costs against what it removes from the workload's path. A direct
  *   reclaim in a charging task costs it the reclaim's CPU and its waits
@@ -1332,9 +1342,11 @@ struct mr_margin_stats {
 	int adaptive;                  /* 1: mr_group_set_margin_adaptive() */
 	uint64_t margin_bytes;         /* in force now (0: none) */
 	uint64_t hysteresis_bytes;
-	uint64_t sized_bytes;          /* safety x rate x reaction, or
-					  larger: doubled by limit hits and
-					  falling back a tenth an interval
+	uint64_t sized_bytes;          /* overshoot + safety x rate x
+					  reaction, or larger: doubled by
+					  limit hits, held 32 intervals,
+					  then falling back a tenth an
+					  interval
 					  (mr_group_set_margin_adaptive()) */
 	uint32_t strength_ppm;         /* 0 .. 1000000 */
 	uint64_t charge_bytes_per_s;   /* smoothed; on cgroup v1 a lower
@@ -1361,6 +1373,12 @@ struct mr_margin_stats {
 					  floor's (hysteresis_bytes then
 					  max_bytes, or half of what lies
 					  below the margin) */
+	uint64_t overshoot_bytes;      /* the 95th percentile of what usage
+					  had above limit - margin when a
+					  pass answering the threshold's
+					  event first read it: charged
+					  before the worker could see it;
+					  0 until measured */
 };
 
 /* Reads the group's margin statistics (see struct mr_margin_stats).

@@ -829,7 +829,7 @@ START_TEST(worker_pass_leaves_idle)
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_IDLE,
 					       &sp), 0);
 	pthread_mutex_lock(&g->reclaim_lock);
-	ck_assert(!mri_keep_margin(g, NULL, true, 0));
+	ck_assert(!mri_keep_margin(g, NULL, true, 0, false));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(sched_getscheduler(0), SCHED_IDLE);
 	ck_assert_uint_gt(f.reclaim_calls, 0);
@@ -841,7 +841,7 @@ START_TEST(worker_pass_leaves_idle)
 	f.usage += 8 * MiB;
 	f.file += 8 * MiB;
 	pthread_mutex_lock(&g->reclaim_lock);
-	ck_assert(!mri_keep_margin(g, NULL, true, 0));
+	ck_assert(!mri_keep_margin(g, NULL, true, 0, false));
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(f.reclaim_policy, SCHED_IDLE);
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER,
@@ -887,7 +887,7 @@ static void shrink_pass(mr_group_t *g, bool thread,
 	static atomic_bool stop;
 
 	pthread_mutex_lock(&g->reclaim_lock);
-	mri_keep_margin(g, thread ? &stop : NULL, false, 0);
+	mri_keep_margin(g, thread ? &stop : NULL, false, 0, false);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	ck_assert_int_eq(mr_group_read_shrink_stats(g, st), 0);
 }
@@ -1040,7 +1040,7 @@ START_TEST(worker_pass_idle_refused_warns_once)
 			f.usage += 16 * MiB;
 			f.file += 16 * MiB;
 			pthread_mutex_lock(&g->reclaim_lock);
-			mri_keep_margin(g, NULL, true, 0);
+			mri_keep_margin(g, NULL, true, 0, false);
 			pthread_mutex_unlock(&g->reclaim_lock);
 		}
 		if (f.reclaim_calls == 0)
@@ -1062,7 +1062,7 @@ static bool pass(struct mr_group *g)
 	bool again;
 
 	pthread_mutex_lock(&g->reclaim_lock);
-	again = mri_keep_margin(g, NULL, true, 0);
+	again = mri_keep_margin(g, NULL, true, 0, false);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	return again;
 }

@@ -81,11 +81,11 @@ START_TEST(reaction_percentile)
 		mri_sizing_note_reaction(&s, i * MS);
 	ck_assert_uint_eq(s.reaction_ns, MRI_SIZING_PRIOR_REACTION_NS);
 	quiet_second(&s);
-	ck_assert_uint_eq(s.nreactions, 1);
+	ck_assert_uint_eq(s.reactions.n, 1);
 	ck_assert_uint_eq(s.reaction_ns, 5 * MS);
 	/* An interval without one adds nothing. */
 	quiet_second(&s);
-	ck_assert_uint_eq(s.nreactions, 1);
+	ck_assert_uint_eq(s.reactions.n, 1);
 	ck_assert_uint_eq(s.reaction_ns, 5 * MS);
 	/* Intervals of 1..40 ms: the window keeps the last 32 (9..40), whose
 	 * nearest-rank 95th percentile is the 31st, 39 ms. */
@@ -93,7 +93,7 @@ START_TEST(reaction_percentile)
 		mri_sizing_note_reaction(&s, i * MS);
 		quiet_second(&s);
 	}
-	ck_assert_uint_eq(s.nreactions, MRI_SIZING_REACTIONS);
+	ck_assert_uint_eq(s.reactions.n, MRI_SIZING_REACTIONS);
 	ck_assert_uint_eq(s.reaction_ns, 39 * MS);
 	/* One outlier in 32 intervals stays above the percentile. */
 	for (i = 0; i < 31; i++) {
@@ -150,6 +150,47 @@ START_TEST(fast_charger_grows_the_margin)
 	x = second(&fast, 400, 1 * MS, 50 * MS, 0);
 	mri_sizing_update(&fast, &params, &x);
 	ck_assert_uint_ge(fast.margin_bytes, 15 * MiB);
+}
+END_TEST
+
+/* What usage had above the mark when the worker woke is added to the
+ * size in bytes, not scaled by the safety factor: it is measured, not
+ * the rate's estimate. Its percentile is taken as the reaction's: one
+ * interval's largest each, an outlier in 32 left out. */
+START_TEST(overshoot_adds_to_the_size)
+{
+	struct mri_sizing plain, over;
+	struct mri_sizing_sample x;
+	unsigned i;
+
+	start(&plain, 10 * MS);
+	start(&over, 10 * MS);
+	for (i = 0; i < 20; i++) {
+		x = second(&plain, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&plain, &params, &x);
+		mri_sizing_note_overshoot(&over, 1 * MiB);
+		mri_sizing_note_overshoot(&over, 3 * MiB);
+		x = second(&over, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&over, &params, &x);
+	}
+	ck_assert_uint_eq(plain.overshoot_bytes, 0);
+	ck_assert_uint_eq(over.overshoot_bytes, 3 * MiB);
+	ck_assert_uint_eq(over.strength_ppm, MRI_SIZING_FULL);
+	/* 2 x 400 MiB/s x 10 ms = 8 MiB, and 3 MiB more. */
+	ck_assert_uint_ge(over.margin_bytes, 11 * MiB - 64 * KiB);
+	ck_assert_uint_le(over.margin_bytes, 11 * MiB + 64 * KiB);
+	ck_assert_uint_ge(over.margin_bytes,
+			  plain.margin_bytes + 3 * MiB - 64 * KiB);
+	/* An outlier in 32 intervals stays above the percentile. */
+	for (i = 0; i < 31; i++) {
+		mri_sizing_note_overshoot(&over, 1 * MiB);
+		x = second(&over, 400, 1 * MS, 50 * MS, 0);
+		mri_sizing_update(&over, &params, &x);
+	}
+	mri_sizing_note_overshoot(&over, 30 * MiB);
+	x = second(&over, 400, 1 * MS, 50 * MS, 0);
+	mri_sizing_update(&over, &params, &x);
+	ck_assert_uint_eq(over.overshoot_bytes, 1 * MiB);
 }
 END_TEST
 
@@ -373,8 +414,8 @@ START_TEST(bounds_hold)
 END_TEST
 
 /* Limit hits the rate does not see (cgroup v1) double the size, from one
- * SWAP_CLUSTER_MAX batch; without them it falls back by a tenth an
- * interval at most. */
+ * SWAP_CLUSTER_MAX batch; without them it is held for 32 intervals, then
+ * falls back by a tenth an interval at most. */
 START_TEST(limit_hits_double_the_size)
 {
 	struct mri_sizing s;
@@ -395,10 +436,18 @@ START_TEST(limit_hits_double_the_size)
 		mri_sizing_update(&s, &params, &x);
 		ck_assert_uint_eq(s.sized_bytes, 2 * before);
 	}
-	/* Two hits are those of one direct reclaim: no growth. */
+	/* Two hits are those of one direct reclaim: no growth, and the
+	 * size that stopped the hits is held for the reactions' window,
+	 * the interval of the last hits included. */
 	before = s.sized_bytes;
+	for (i = 1; i < MRI_SIZING_REACTIONS; i++) {
+		x = second(&s, 0, 0, 0, 0);
+		x.limit_hits = MRI_SIZING_HITS;
+		mri_sizing_update(&s, &params, &x);
+		ck_assert_uint_eq(s.sized_bytes, before);
+	}
+	/* Then it falls back by a tenth an interval at most. */
 	x = second(&s, 0, 0, 0, 0);
-	x.limit_hits = MRI_SIZING_HITS;
 	mri_sizing_update(&s, &params, &x);
 	ck_assert_uint_lt(s.sized_bytes, before);
 	ck_assert_uint_ge(s.sized_bytes, before * 9 / 10);
@@ -867,6 +916,7 @@ static Suite *sizing_suite(void)
 
 	tcase_add_test(tc, reaction_percentile);
 	tcase_add_test(tc, fast_charger_grows_the_margin);
+	tcase_add_test(tc, overshoot_adds_to_the_size);
 	tcase_add_test(tc, margin_that_does_not_pay_shrinks);
 	tcase_add_test(tc, least_strength_holds);
 	tcase_add_test(tc, probes_are_whole_and_judged_alone);

@@ -178,6 +178,7 @@ static void publish(struct mr_group *g, struct mri_adaptive *a,
 	atomic_store(&st->strength_ppm, s->strength_ppm);
 	atomic_store(&st->charge_bytes_per_s, mri_sizing_u64(s->rate_bytes_per_s));
 	atomic_store(&st->reaction_ns, s->reaction_ns);
+	atomic_store(&st->overshoot_bytes, s->overshoot_bytes);
 	atomic_store(&st->benefit_ns, mri_sizing_u64(s->benefit_ns));
 	atomic_store(&st->cost_ns, mri_sizing_u64(s->cost_ns));
 	atomic_store(&st->refault_bytes, refault_bytes);
@@ -209,7 +210,8 @@ static void log_decision(struct mr_group *g, const struct mri_adaptive *a,
 		"%.3f ms over %.1f MiB freed, %.1f MiB refaulted, %" PRIu64
 		" limit hits and %" PRIu64 " in the worker's own steps, stall "
 		"%.3f ms against the floor's %s); margin %.2f MiB of %.2f MiB "
-		"sized (%.1f MiB/s x %.3f ms); hysteresis %.2f MiB (%u "
+		"sized (%.2f MiB over the mark + %.1f MiB/s x %.3f ms); "
+		"hysteresis %.2f MiB (%u "
 		"passes, %.3f ms of CPU a pass, %.3f ms a second of refaults "
 		"per GiB kept empty)",
 		g->path, old ? "strength" : "probe: strength", old,
@@ -217,7 +219,7 @@ static void log_decision(struct mr_group *g, const struct mri_adaptive *a,
 		mib(x->freed_bytes), mib(x->refault_bytes), x->limit_hits,
 		a->own_hits, (double)x->stall_ns / 1e6, floor,
 		mib(s->margin_bytes), mib(s->sized_bytes),
-		mib((uint64_t)s->rate_bytes_per_s),
+		mib(s->overshoot_bytes), mib((uint64_t)s->rate_bytes_per_s),
 		(double)s->reaction_ns / 1e6, mib(s->hysteresis_bytes),
 		x->passes, s->pass_cpu_ns / 1e6,
 		s->empty_ns_per_byte_s * GIB / 1e6);
@@ -291,6 +293,7 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 		a->started = true;
 		a->start_ns = now;
 		a->reaction_start_ns = 0;
+		a->mark_bytes = 0;
 		read_counters(g, l->usage_bytes, below_high(l, limit_bytes),
 			      &a->start);
 		a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
@@ -330,11 +333,13 @@ uint64_t mri_adaptive_own_hits(struct mr_group *g)
 }
 
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
+			       uint64_t mark_bytes, uint64_t usage_bytes,
 			       uint64_t cpu_ns, uint64_t runq_ns,
 			       uint64_t wall_ns, uint64_t freed_bytes,
 			       uint64_t own_hits)
 {
 	struct mri_adaptive *a = &g->adaptive;
+	bool same_mark = a->mark_bytes == mark_bytes;
 
 	a->own_hits += own_hits;
 
@@ -345,19 +350,32 @@ void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
 	if (freed_bytes)
 		a->passes++;
 	atomic_fetch_add(&a->stats.worker_cpu_ns, cpu_ns);
-	if (!a->reaction_start_ns)
-		a->reaction_start_ns = woke_ns;
+	a->mark_bytes = mark_bytes;
+	if (a->reaction_start_ns)
+		return;
+	a->reaction_start_ns = woke_ns;
+	/* Usage crossed the mark before the worker woke: the event comes
+	 * late (cgroup v1 checks thresholds every 128 page events per CPU,
+	 * mm/memcontrol-v1.c memcg1_check_events(); a polled backend at its
+	 * next tick), charges come in bursts (a large folio, a write's
+	 * pages), and the wake-up follows. What usage had above the mark at
+	 * the pass's first read is that, in bytes; not where the mark moved
+	 * since the last pass, as when the margin grew: usage was then
+	 * above the new mark before it was one. */
+	if (same_mark && usage_bytes > mark_bytes)
+		mri_sizing_note_overshoot(&a->sizing, usage_bytes - mark_bytes);
 }
 
-void mri_adaptive_note_below(struct mr_group *g, uint64_t interval_ns)
+void mri_adaptive_note_below(struct mr_group *g, uint64_t at_ns,
+			     uint64_t interval_ns)
 {
 	struct mri_adaptive *a = &g->adaptive;
-	uint64_t now = mri_group_now_ns(g), reaction;
+	uint64_t reaction;
 
-	if (a->reaction_start_ns && now > a->reaction_start_ns) {
+	if (a->reaction_start_ns && at_ns > a->reaction_start_ns) {
 		/* A worker that fell behind for longer than an interval is
 		 * not measuring what would suffice. */
-		reaction = now - a->reaction_start_ns;
+		reaction = at_ns - a->reaction_start_ns;
 		mri_sizing_note_reaction(&a->sizing, reaction < interval_ns ?
 					 reaction : interval_ns);
 	}
@@ -394,6 +412,7 @@ MR_EXPORT int mr_group_read_margin_stats(mr_group_t *g,
 		full.strength_ppm = atomic_load(&st->strength_ppm);
 		full.charge_bytes_per_s = atomic_load(&st->charge_bytes_per_s);
 		full.reaction_ns = atomic_load(&st->reaction_ns);
+		full.overshoot_bytes = atomic_load(&st->overshoot_bytes);
 		full.benefit_ns = atomic_load(&st->benefit_ns);
 		full.cost_ns = atomic_load(&st->cost_ns);
 		full.refault_bytes = atomic_load(&st->refault_bytes);

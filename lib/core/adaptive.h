@@ -23,6 +23,7 @@ struct mri_adaptive_stats {
 	_Atomic uint64_t benefit_ns, cost_ns, refault_bytes, limit_hits;
 	_Atomic uint64_t intervals, worker_cpu_ns;
 	_Atomic uint64_t pass_cpu_ns, empty_cost_ns_per_gib_s;
+	_Atomic uint64_t overshoot_bytes;
 };
 
 /* The group's counters an interval is measured between (has_*: which
@@ -47,6 +48,9 @@ struct mri_adaptive {
 	unsigned passes;
 	/* The wake-up a reaction is timed from; 0: none pending. */
 	uint64_t reaction_start_ns;
+	/* The mark of the last pass, to tell a crossing from a mark that
+	 * moved below usage. */
+	uint64_t mark_bytes;
 	struct mri_adaptive_stats stats;
 };
 
@@ -72,21 +76,28 @@ void mri_adaptive_thread_times(struct mr_group *g, uint64_t *cpu_ns,
  * so only differences mean anything. Caller holds g->reclaim_lock. */
 uint64_t mri_adaptive_own_hits(struct mr_group *g);
 
-/* One reclaim of the worker's pass over g: its CPU time, its time
- * waiting for a CPU, its wall time, what it freed, and the limit hits it
- * caused itself (cgroup v1: charges meeting its lowered limit). A
- * reaction is timed from woke_ns, the wake-up of the round that served
- * it, unless one begun in an earlier round still runs. Caller holds
+/* One reclaim of the worker's pass over g to mark_bytes (limit -
+ * margin): its CPU time, its time waiting for a CPU, its wall time, what
+ * it freed, and the limit hits it caused itself (cgroup v1: charges
+ * meeting its lowered limit). A reaction is timed from woke_ns, the
+ * wake-up of the round that served it, unless one begun in an earlier
+ * round still runs; one that begins notes what usage had above the mark
+ * when the pass read it (usage_bytes: the worker passes the mark itself
+ * where the pass does not answer the threshold's signal) as an
+ * overshoot, where the mark is the last pass's. Caller holds
  * g->reclaim_lock. */
 void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
+			       uint64_t mark_bytes, uint64_t usage_bytes,
 			       uint64_t cpu_ns, uint64_t runq_ns,
 			       uint64_t wall_ns, uint64_t freed_bytes,
 			       uint64_t own_hits);
 
-/* The pass brought usage below limit - margin: the reaction under way
- * ends now, counted as at most interval_ns. Caller holds
- * g->reclaim_lock. */
-void mri_adaptive_note_below(struct mr_group *g, uint64_t interval_ns);
+/* The pass brought usage to limit - margin or below at at_ns (the
+ * group's clock: struct mri_reclaim_mark's reached_ns, or the read of
+ * usage after the pass): the reaction under way ends there, counted as
+ * at most interval_ns. Caller holds g->reclaim_lock. */
+void mri_adaptive_note_below(struct mr_group *g, uint64_t at_ns,
+			     uint64_t interval_ns);
 
 /* A pass found usage below the mark without reclaiming, or the margin is
  * 0: no reaction is under way. Caller holds g->reclaim_lock. */

@@ -45,7 +45,7 @@ static int reclaim_to(struct mr_group *g, uint64_t target,
 		/* Batches of the group's policy down to the target; stops
 		 * after MR_RECLAIM_MAX_EMPTY_BATCHES empty ones. */
 		r = mri_reclaim(g, MR_REASON_REQUESTED, usage - target, target,
-				deadline_ns, NULL, &freed);
+				deadline_ns, NULL, NULL, &freed);
 		if (r == -EAGAIN || (r == 0 && freed == 0))
 			return 0; /* nothing more to free */
 		if (r < 0)

@@ -226,14 +226,30 @@ static void rest(struct mr_group *g)
 		g->be->rest(g->children.v[i].priv);
 }
 
+/* Whether a step from usage_bytes that freed freed_bytes between t0_ns
+ * and t1_ns came to the mark, and when (struct mri_reclaim_mark). */
+static void watch_step(struct mri_reclaim_mark *mark, uint64_t usage_bytes,
+		       uint64_t freed_bytes, uint64_t t0_ns, uint64_t t1_ns)
+{
+	uint64_t above;
+
+	if (!mark || mark->reached_ns || usage_bytes - freed_bytes >
+	    mark->mark_bytes || freed_bytes > usage_bytes)
+		return;
+	above = usage_bytes - mark->mark_bytes;
+	mark->reached_ns = t0_ns + (uint64_t)((unsigned __int128)(t1_ns - t0_ns) *
+					      above / freed_bytes);
+}
+
 int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		uint64_t floor_bytes, uint64_t deadline_ns,
-		const atomic_bool *stop, uint64_t *freed_bytes)
+		const atomic_bool *stop, struct mri_reclaim_mark *mark,
+		uint64_t *freed_bytes)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
 	struct step_cache sc = { .target = NULL };
-	uint64_t total = 0, excess, batch, asked, freed, t0;
+	uint64_t total = 0, excess, batch, asked, freed, t0, t1;
 	uint64_t swap0 = 0, swap1, caller_floor, own_floor;
 	bool have_swap;
 	/* The previous step of the call (MRI_CAP_STEP_CAN_OOM), 0: none. */
@@ -246,6 +262,11 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 	void *target;
 
 	*freed_bytes = 0;
+	if (mark)
+		mark->reached_ns = 0;
+	/* Usage is read before each step only with a floor. */
+	if (!floor_bytes)
+		mark = NULL;
 	if (bytes == 0)
 		return 0;
 	if (!(g->be->caps & MRI_CAP_RECLAIM))
@@ -284,6 +305,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			r = g->be->read_usage(g->priv, &l.usage_bytes);
 			if (r < 0)
 				break;
+			if (mark && !mark->reached_ns &&
+			    l.usage_bytes <= mark->mark_bytes)
+				mark->reached_ns = mri_group_now_ns(g);
 			if (l.usage_bytes <= floor_bytes) {
 				if (l.usage_bytes <= caller_floor)
 					reached = true;
@@ -360,7 +384,10 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		 * manager holds the group; else the group is gone or broken. */
 		if (r < 0)
 			break;
-		count(g, reason, asked, freed, mri_group_now_ns(g) - t0);
+		t1 = mri_group_now_ns(g);
+		count(g, reason, asked, freed, t1 - t0);
+		if (target == g->priv)
+			watch_step(mark, l.usage_bytes, freed, t0, t1);
 		total += freed;
 		if (g->be->caps & MRI_CAP_STEP_CAN_OOM) {
 			last_asked = asked;
@@ -400,7 +427,7 @@ int mri_reclaim_carried(struct mr_group *g, int reason, uint64_t bytes,
 		return 0;
 	}
 	ask = bytes - carry;
-	r = mri_reclaim(g, reason, ask, floor_bytes, deadline_ns, stop,
+	r = mri_reclaim(g, reason, ask, floor_bytes, deadline_ns, stop, NULL,
 			&freed);
 	*carry_bytes = freed > ask ? freed - ask : 0;
 	*freed_bytes = freed;
@@ -421,7 +448,7 @@ MR_EXPORT int mr_group_reclaim(mr_group_t *g, uint64_t bytes,
 	deadline = mri_deadline_ns(mri_group_now_ns(g), timeout_ns);
 	pthread_mutex_lock(&g->reclaim_lock);
 	r = mri_reclaim(g, MR_REASON_REQUESTED, bytes, 0, deadline, NULL,
-			&freed);
+			NULL, &freed);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	if (freed)
 		mri_charge_after_reclaim(g);

@@ -19,6 +19,25 @@ struct mr_group;
  * kernels without memory.reclaim lowers memory.high at once. */
 #define MRI_RECLAIM_STEP_BATCH_BYTES (16ULL << 20)
 
+/*
+ * When a run of mri_reclaim() brought the group's usage to a mark (the
+ * margin keeper's: limit - margin), so that the worker's reaction ends
+ * there and not at the run's end: the rest of the run, its hysteresis,
+ * is reclaim the worker chose to do, and counted in the reaction it
+ * made the reaction, and so the margin, grow with the hysteresis.
+ */
+struct mri_reclaim_mark {
+	uint64_t mark_bytes; /* in: the usage watched for */
+	/* out: the group's clock when usage came to mark_bytes or below,
+	 * 0 if the run did not see it. Seen at a read of usage before a
+	 * step, or within the step that crossed it, estimated as the
+	 * share of the step's fall in usage that reached the mark times
+	 * its time (the fall is a backend's usage before and after its
+	 * step, so the end points are measured, the pace between them
+	 * taken as even). */
+	uint64_t reached_ns;
+};
+
 /* The reclaim loop (lib/core/reclaim.c). Frees up to `bytes`, or down to a
  * usage of floor_bytes, whichever comes first, in batches of the group's
  * policy (a proactive step's, where the backend's step cannot OOM-kill:
@@ -27,13 +46,16 @@ struct mr_group;
  * MR_RECLAIM_MAX_EMPTY_BATCHES empty batches in a row, when the backend has
  * nothing reclaimable, or when *stop becomes true (stop may be NULL).
  * A batch of a MRI_CAP_STEP_CAN_OOM backend asks at most half of what
- * reclaim can take from the group. Counts under `reason`. Caller holds
+ * reclaim can take from the group. Counts under `reason`. mark (may be
+ * NULL; its reached_ns set to 0 first) is watched where floor_bytes is
+ * not 0, the run then reading usage before each step. Caller holds
  * g->reclaim_lock. Returns 0 if
  * something was freed or nothing was needed, -EAGAIN if nothing could be
  * freed, or the backend's error; *freed_bytes is set in every case. */
 int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 		uint64_t floor_bytes, uint64_t deadline_ns,
-		const atomic_bool *stop, uint64_t *freed_bytes);
+		const atomic_bool *stop, struct mri_reclaim_mark *mark,
+		uint64_t *freed_bytes);
 
 /*
  * What reclaim cannot take from the group now, in *bytes: its unevictable

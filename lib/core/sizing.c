@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The adaptive margin's rule. The margin must absorb what the group
- * charges while the worker reacts: charge rate x reaction time x a safety
- * factor (the 2011 memcg async reclaim's watermark gap, sized from
- * measurements instead of a constant). Whether a margin is worth keeping
+ * charges past the mark before the worker can see it (the overshoot it
+ * measures in bytes at its wake-up) and while it reacts: charge rate x
+ * reaction time x a safety factor (the 2011 memcg async reclaim's
+ * watermark gap, sized from measurements instead of a constant). Whether a margin is worth keeping
  * at all is a second question: a direct reclaim costs the charging task
  * its CPU and its waits; moving it to the worker removes the waits from
  * the workload's path but not the CPU, which a busy machine takes from
@@ -20,9 +21,9 @@
  * the rate's by at most a tenth an interval once they stop.
  *
  * Convergence: the charge rate is an exponentially weighted mean (weight
- * 1/4) and the reaction a percentile over a window, so constant inputs
- * give a constant size (or one that falls by a tenth an interval toward
- * it); the strength moves by factors of 2 and only when
+ * 1/4), the reaction and the overshoot percentiles over a window, so
+ * constant inputs give a constant size (or one that falls by a tenth an
+ * interval toward it); the strength moves by factors of 2 and only when
  * benefit and cost differ by more than the dead band (cost above benefit,
  * or benefit a quarter above cost), and both scale with the bytes freed,
  * so their ratio depends on the workload and on the margin's size, which
@@ -60,43 +61,53 @@ void mri_sizing_init(struct mri_sizing *s)
 	s->probe_after = MRI_SIZING_PROBE_AFTER;
 }
 
-void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns)
+static void window_note(struct mri_sizing_window *w, uint64_t v)
 {
-	if (reaction_ns > s->interval_reaction_ns)
-		s->interval_reaction_ns = reaction_ns;
+	if (v > w->interval_max)
+		w->interval_max = v;
 }
 
-/* The interval's longest reaction enters the window, and the percentile
- * is taken again. One an interval, not every reaction: the window is then
- * a time (32 intervals, half a minute at the default interval), not a
- * count, which a worker waking ten times a second would fill in three
- * seconds; the reactions that stall on writeback come in bursts seconds
- * apart (the flusher's, and reclaim's own, mm/vmscan.c
- * reclaim_throttle()), and a margin sized between two of them lets the
- * next through. */
-static void end_reactions(struct mri_sizing *s)
+void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns)
+{
+	window_note(&s->reactions, reaction_ns);
+}
+
+void mri_sizing_note_overshoot(struct mri_sizing *s, uint64_t over_bytes)
+{
+	window_note(&s->overshoots, over_bytes);
+}
+
+/* The interval's largest value enters the window, and the percentile is
+ * taken again; returns false for an interval that had none. One an
+ * interval, not every value: the window is then a time (32 intervals,
+ * half a minute at the default interval), not a count, which a worker
+ * waking ten times a second would fill in three seconds; the reactions
+ * that stall on writeback come in bursts seconds apart (the flusher's,
+ * and reclaim's own, mm/vmscan.c reclaim_throttle()), and a margin sized
+ * between two of them lets the next through. */
+static bool window_end(struct mri_sizing_window *w)
 {
 	uint64_t sorted[MRI_SIZING_REACTIONS], v;
-	unsigned n, i, j, k;
+	unsigned i, j, k;
 
-	if (!s->interval_reaction_ns)
-		return;
-	s->reactions_ns[s->next_reaction] = s->interval_reaction_ns;
-	s->interval_reaction_ns = 0;
-	s->next_reaction = (s->next_reaction + 1) % MRI_SIZING_REACTIONS;
-	if (s->nreactions < MRI_SIZING_REACTIONS)
-		s->nreactions++;
-	n = s->nreactions;
-	memcpy(sorted, s->reactions_ns, n * sizeof(sorted[0]));
-	for (i = 1; i < n; i++) {
+	if (!w->interval_max)
+		return false;
+	w->v[w->next] = w->interval_max;
+	w->interval_max = 0;
+	w->next = (w->next + 1) % MRI_SIZING_REACTIONS;
+	if (w->n < MRI_SIZING_REACTIONS)
+		w->n++;
+	memcpy(sorted, w->v, w->n * sizeof(sorted[0]));
+	for (i = 1; i < w->n; i++) {
 		v = sorted[i];
 		for (j = i; j > 0 && sorted[j - 1] > v; j--)
 			sorted[j] = sorted[j - 1];
 		sorted[j] = v;
 	}
 	/* The nearest-rank 95th percentile: ceil(0.95 n). */
-	k = (95 * n + 99) / 100;
-	s->reaction_ns = sorted[k - 1];
+	k = (95 * w->n + 99) / 100;
+	w->p95 = sorted[k - 1];
+	return true;
 }
 
 static double ewma(double old, double sample, double weight)
@@ -349,18 +360,39 @@ bool mri_sizing_update(struct mri_sizing *s,
 	uint64_t old_h = s->hysteresis_bytes;
 	bool changed, hit;
 
-	end_reactions(s);
+	if (window_end(&s->reactions))
+		s->reaction_ns = s->reactions.p95;
+	if (window_end(&s->overshoots))
+		s->overshoot_bytes = s->overshoots.p95;
 	measure(s, p, x);
 	changed = judge(s, p, x);
-	sized = (double)p->safety_ppm / 1e6 * s->rate_bytes_per_s *
+	/* What the group charged past the mark before the worker saw it,
+	 * measured in bytes (no safety: it is not the rate's estimate),
+	 * and what it charges while the worker reacts. */
+	sized = (double)s->overshoot_bytes +
+		(double)p->safety_ppm / 1e6 * s->rate_bytes_per_s *
 		(double)s->reaction_ns / 1e9;
 	/* Limit hits while a margin was wanted: the charges reclaimed in
 	 * the workload are not in the rate (cgroup v1 counts no reclaimed
-	 * bytes), so the margin doubles, from one SWAP_CLUSTER_MAX batch;
-	 * without them it comes back to the rate's size by a tenth an
-	 * interval at most. */
+	 * bytes), nor a crossing the kernel told late, so the margin
+	 * doubles, from one SWAP_CLUSTER_MAX batch. The size that stopped
+	 * them is held for as many intervals as the reactions' window
+	 * keeps a slow one (while the gate keeps a margin at all); only
+	 * then does it come back toward the
+	 * measured size, by a tenth an interval at most. A size that fell
+	 * at once went back to where the hits came from, and on cgroup v1
+	 * each new size is a threshold registration, during which the
+	 * worker waits in the kernel (synchronize_rcu()) and watches
+	 * nothing. */
 	hit = too_small(x) && s->strength_ppm;
-	grown = (hit ? 2.0 : 0.9) * (double)s->sized_bytes;
+	if (hit)
+		s->hold_intervals = MRI_SIZING_REACTIONS;
+	else if (s->hold_intervals && s->strength_ppm)
+		s->hold_intervals--;
+	else
+		s->hold_intervals = 0; /* off: nothing to hold */
+	grown = (hit ? 2.0 : s->hold_intervals ? 1.0 : 0.9) *
+		(double)s->sized_bytes;
 	if (hit && grown < (double)MR_SWAP_CLUSTER_MAX_BYTES)
 		grown = (double)MR_SWAP_CLUSTER_MAX_BYTES;
 	if (grown > sized)

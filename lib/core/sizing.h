@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The intervals whose longest reaction the percentile is taken over. */
+/* The intervals whose longest reaction (and largest overshoot) the
+ * percentile is taken over. */
 #define MRI_SIZING_REACTIONS 32
 /* The reaction time assumed until one is measured. */
 #define MRI_SIZING_PRIOR_REACTION_NS 1000000ULL
@@ -66,17 +67,30 @@ struct mri_sizing_sample {
 				      something (cpu_ns is of all) */
 };
 
+/* The largest value of the interval under way; the largest of each of
+ * the last intervals that had one, a ring, and their 95th percentile. */
+struct mri_sizing_window {
+	uint64_t interval_max;
+	uint64_t v[MRI_SIZING_REACTIONS];
+	unsigned n, next;
+	uint64_t p95;
+};
+
 struct mri_sizing {
 	/* Smoothed charge rate; none until the first interval. */
 	double rate_bytes_per_s;
 	bool has_rate;
-	/* The longest reaction of the interval under way; the longest of
-	 * each of the last intervals that had one, a ring, and their 95th
-	 * percentile. */
-	uint64_t interval_reaction_ns;
-	uint64_t reactions_ns[MRI_SIZING_REACTIONS];
-	unsigned nreactions, next_reaction;
+	/* The worker's reactions (ns), from the crossing of the mark as the
+	 * worker saw it to usage back at the mark; reaction_ns is their
+	 * percentile, or MRI_SIZING_PRIOR_REACTION_NS before one. */
+	struct mri_sizing_window reactions;
 	uint64_t reaction_ns;
+	/* What usage had above the mark when a pass answering the
+	 * threshold's signal first read it (bytes): what the group charged
+	 * past the mark before the worker could see it. overshoot_bytes is
+	 * their percentile, 0 before one. */
+	struct mri_sizing_window overshoots;
+	uint64_t overshoot_bytes;
 	/* Smoothed per byte the worker freed: its waits and its CPU. */
 	double wait_ns_per_byte, cpu_ns_per_byte;
 	bool has_costs;
@@ -102,7 +116,10 @@ struct mri_sizing {
 	bool probing;              /* full strength on trial: the next
 				      interval that frees decides it */
 	unsigned off_intervals, probe_after;
-	/* The decision: safety x rate x reaction, and what is in force. */
+	/* Intervals the size grown by limit hits is still held. */
+	unsigned hold_intervals;
+	/* The decision: overshoot + safety x rate x reaction, and what is
+	 * in force. */
 	uint64_t sized_bytes, margin_bytes, hysteresis_bytes;
 };
 
@@ -117,6 +134,10 @@ void mri_sizing_init(struct mri_sizing *s);
 /* Notes one reaction time (ns) of the interval under way: its longest
  * enters the window when the interval ends (mri_sizing_update()). */
 void mri_sizing_note_reaction(struct mri_sizing *s, uint64_t reaction_ns);
+
+/* Notes one overshoot (bytes) of the interval under way, as
+ * mri_sizing_note_reaction(). */
+void mri_sizing_note_overshoot(struct mri_sizing *s, uint64_t over_bytes);
 
 /* Folds one interval's sample into s and decides the margin and the
  * hysteresis for the next: s->margin_bytes (0, or at least one page,

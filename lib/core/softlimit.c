@@ -88,7 +88,7 @@ static int reclaim_share(mr_ctx_t *ctx, uint64_t id, uint64_t share,
 	pthread_mutex_lock(&g->reclaim_lock);
 	r = mri_reclaim(g, MR_REASON_SOFT, share, 0,
 			bounded ? mri_deadline_ns(t0, *left_ns) : 0, NULL,
-			freed);
+			NULL, freed);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	if (bounded) {
 		spent = mri_group_now_ns(g) - t0;

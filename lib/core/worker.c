@@ -257,12 +257,13 @@ static int margin_reachable(struct mr_group *g, const struct mr_limits *l,
 }
 
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
-		     bool boost_idle, uint64_t woke_ns)
+		     bool boost_idle, uint64_t woke_ns, bool signalled)
 {
 	struct mr_limits l = { .size = sizeof(l) };
 	struct mri_policy p;
 	uint64_t high_mark, low_mark, freed, usage, limit, start_ns;
 	uint64_t cpu_ns = 0, runq_ns = 0, cpu_end_ns, runq_end_ns, hits = 0;
+	struct mri_reclaim_mark mark = { .reached_ns = 0 };
 	bool boosted;
 	int r;
 
@@ -348,21 +349,30 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 
 	boosted = boost_idle && boost(g->ctx);
+	mark.mark_bytes = high_mark;
 	if (p.margin_adaptive) {
 		mri_adaptive_thread_times(g, &cpu_ns, &runq_ns);
 		hits = mri_adaptive_own_hits(g);
 	}
 	start_ns = mri_group_now_ns(g);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
-			mri_deadline_ns(start_ns, PASS_NS), stop, &freed);
+			mri_deadline_ns(start_ns, PASS_NS), stop,
+			p.margin_adaptive ? &mark : NULL, &freed);
 	unboost(g->ctx, boosted);
 	if (p.margin_adaptive) {
 		mri_adaptive_thread_times(g, &cpu_end_ns, &runq_end_ns);
 		hits = mri_adaptive_own_hits(g) - hits;
-		mri_adaptive_note_reclaim(g, woke_ns, cpu_end_ns - cpu_ns,
+		mri_adaptive_note_reclaim(g, woke_ns, high_mark,
+					  signalled ? l.usage_bytes : high_mark,
+					  cpu_end_ns - cpu_ns,
 					  runq_end_ns - runq_ns,
 					  mri_group_now_ns(g) - start_ns,
 					  r < 0 ? 0 : freed, hits);
+		/* The reaction ends where usage came back to the mark, not
+		 * at the end of the hysteresis below it. */
+		if (mark.reached_ns)
+			mri_adaptive_note_below(g, mark.reached_ns,
+						p.adaptive.interval_ns);
 	}
 	/* Advisory mode: the kernel refused the group's reclaim control
 	 * and no child the caller owns took it instead; the group is left
@@ -385,8 +395,9 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		is_gone(g, r);
 		return false;
 	}
-	if (p.margin_adaptive && usage <= high_mark)
-		mri_adaptive_note_below(g, p.adaptive.interval_ns);
+	if (p.margin_adaptive && usage <= high_mark && !mark.reached_ns)
+		mri_adaptive_note_below(g, mri_group_now_ns(g),
+					p.adaptive.interval_ns);
 	return usage > high_mark;
 }
 
@@ -427,7 +438,7 @@ static bool serve(mr_ctx_t *ctx, uint64_t id, bool thread, bool event,
 		acked = g->be->event_ack(g->priv);
 	if (!event || acked != 0)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
-					thread, woke_ns);
+					thread, woke_ns, event && acked > 0);
 	/* The proactive controller, when its interval is over. */
 	is_gone(g, mri_proactive_pass(g, thread ? &ctx->worker_stop : NULL));
 	pthread_mutex_unlock(&g->reclaim_lock);
@@ -460,7 +471,7 @@ static bool register_one(mr_ctx_t *ctx, uint64_t id, bool thread,
 	    g->armed_threshold_bytes != mark &&
 	    arm(g, mark, &usage) == 0 && usage > mark)
 		again = mri_keep_margin(g, thread ? &ctx->worker_stop : NULL,
-					thread, woke_ns);
+					thread, woke_ns, false);
 	pthread_mutex_unlock(&g->reclaim_lock);
 	if (again)
 		mri_ctx_queue_group(ctx, g);

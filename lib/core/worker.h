@@ -16,10 +16,14 @@ struct mr_group;
  * boost_idle: the pass runs on the worker thread, and a SCHED_IDLE worker
  * reclaims as SCHED_OTHER; false in a caller's dispatch, whose scheduling
  * is the caller's own. woke_ns: when the worker woke for the pass, in
- * g's clock (an adaptive margin times its reactions from it). Returns
+ * g's clock (an adaptive margin times its reactions from it).
+ * signalled: the pass answers the group's own threshold event (or its
+ * tick), so that what usage has above the mark dates the crossing
+ * before woke_ns (mri_adaptive_note_reclaim()); not a poll while a
+ * registration waits, nor a round over every group. Returns
  * true if usage is still above the margin and another pass is due at
  * once. */
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
-		     bool boost_idle, uint64_t woke_ns);
+		     bool boost_idle, uint64_t woke_ns, bool signalled);
 
 #endif /* MR_WORKER_H */
