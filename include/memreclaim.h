@@ -1228,9 +1228,10 @@ struct mr_margin_adaptive {
  *   to the pass's end, for the hysteresis below the mark is the worker's
  *   choice, and timed with it the reaction, and so the margin, grew with
  *   the hysteresis) times the safety factor, within the bounds. Both
- *   overshoot and reaction are the 95th percentile of the largest of
- *   each of the last 32 intervals that had one, of 32 the second
- *   largest: half a minute at the default interval, or more, so that
+ *   overshoot and reaction are the 95th percentile (nearest rank) of
+ *   the largest of each of the last 32 intervals that had one (of 32
+ *   the second largest, of fewer than 20 the largest): half a minute
+ *   at the default interval, or more, so that
  *   slow reactions seconds apart, as writeback brings, are not pushed
  *   out by the fast ones between them. More than 2 limit hits
  *   in an interval (the group's own: memory.events.local `max`, or

@@ -341,9 +341,9 @@ static void teardown(void)
  * off, a tenth of the hits without a keeper at most, asking the kernel
  * for fewer steps and bytes than the fixed 32 MiB margin. Its passes are
  * as large (the hysteresis of a cache that refaults little goes to its
- * bound, here the fixed margin's 32 MiB), and its margin is a third of
- * 32 MiB, so the reader's hot file stays in the group, where the fixed
- * margin keeps too much of it empty and the reader's refaults are
+ * bound, here the fixed margin's 32 MiB), and its margin a twentieth to
+ * a half of 32 MiB, so the reader's hot file stays in the group, where
+ * the fixed margin keeps too much of it empty and the reader's refaults are
  * charged and reclaimed again. With the gate on, whether the margin pays
  * depends on how much of the workload's stall (the group's PSI, from its
  * cgroup2 twin) is waiting rather than CPU the worker spends all the same

@@ -465,7 +465,11 @@ START_TEST(hysteresis_not_in_reaction)
 	ck_assert_uint_eq(large.end->ms.margin_bytes, 4 * MIB);
 	ck_assert_uint_eq(small.end->ms.hysteresis_bytes, MIB / 4);
 	ck_assert_uint_eq(large.end->ms.hysteresis_bytes, 4 * MIB);
+	/* Both measured: below the 1 ms assumed until one is. */
 	ck_assert_uint_gt(rs, 0);
+	ck_assert_uint_lt(rs, 1 * MS);
+	ck_assert_uint_gt(rl, 0);
+	ck_assert_uint_lt(rl, 1 * MS);
 	ck_assert_uint_le(rl, rs + rs / 2);
 	done(&small);
 	done(&large);

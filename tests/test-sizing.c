@@ -93,7 +93,7 @@ START_TEST(reaction_percentile)
 		mri_sizing_note_reaction(&s, i * MS);
 		quiet_second(&s);
 	}
-	ck_assert_uint_eq(s.reactions.n, MRI_SIZING_REACTIONS);
+	ck_assert_uint_eq(s.reactions.n, MRI_SIZING_WINDOW);
 	ck_assert_uint_eq(s.reaction_ns, 39 * MS);
 	/* One outlier in 32 intervals stays above the percentile. */
 	for (i = 0; i < 31; i++) {
@@ -440,7 +440,7 @@ START_TEST(limit_hits_double_the_size)
 	 * size that stopped the hits is held for the reactions' window,
 	 * the interval of the last hits included. */
 	before = s.sized_bytes;
-	for (i = 1; i < MRI_SIZING_REACTIONS; i++) {
+	for (i = 1; i < MRI_SIZING_WINDOW; i++) {
 		x = second(&s, 0, 0, 0, 0);
 		x.limit_hits = MRI_SIZING_HITS;
 		mri_sizing_update(&s, &params, &x);
@@ -458,6 +458,52 @@ START_TEST(limit_hits_double_the_size)
 	x.limit_hits = 500;
 	mri_sizing_update(&s, &params, &x);
 	ck_assert_uint_le(s.sized_bytes, before);
+}
+END_TEST
+
+/* The held size is the one the hits doubled to, not the largest
+ * measured since (no ratchet); the gate turning the margin off ends the
+ * hold; a max_bytes lowered meanwhile bounds it. */
+START_TEST(held_size_is_the_hits)
+{
+	struct mri_sizing s;
+	struct mri_sizing_sample x;
+	struct mri_sizing_params low = params;
+	uint64_t held;
+
+	start(&s, 1 * MS);
+	s.strength_ppm = MRI_SIZING_FULL;
+	x = second(&s, 0, 0, 0, 0);
+	x.limit_hits = 500;
+	mri_sizing_update(&s, &params, &x);
+	x = second(&s, 0, 0, 0, 0);
+	x.limit_hits = 500;
+	mri_sizing_update(&s, &params, &x);
+	held = s.sized_bytes;
+	ck_assert_uint_eq(held, 2 * MR_SWAP_CLUSTER_MAX_BYTES);
+	/* A measured size above it wins while it lasts, and is not held
+	 * after: 2 x 400 MiB/s x 10 ms = 8 MiB, then back to the hits'. */
+	mri_sizing_note_reaction(&s, 10 * MS);
+	x = second(&s, 400, 0, 0, 0);
+	x.has_hits = false;
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_gt(s.sized_bytes, held);
+	s.reactions = (struct mri_sizing_window){ 0 };
+	s.reaction_ns = 0;
+	x = second(&s, 0, 0, 0, 0);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.sized_bytes, held);
+	/* A lowered max_bytes bounds the held size at once. */
+	low.max_bytes = MR_SWAP_CLUSTER_MAX_BYTES;
+	x = second(&s, 0, 0, 0, 0);
+	mri_sizing_update(&s, &low, &x);
+	ck_assert_uint_eq(s.sized_bytes, low.max_bytes);
+	/* Turned off, the hold ends: the size falls by a tenth. */
+	s.strength_ppm = 0;
+	x = second(&s, 0, 0, 0, 0);
+	mri_sizing_update(&s, &params, &x);
+	ck_assert_uint_eq(s.hold_intervals, 0);
+	ck_assert_uint_lt(s.sized_bytes, low.max_bytes);
 }
 END_TEST
 
@@ -917,6 +963,7 @@ static Suite *sizing_suite(void)
 	tcase_add_test(tc, reaction_percentile);
 	tcase_add_test(tc, fast_charger_grows_the_margin);
 	tcase_add_test(tc, overshoot_adds_to_the_size);
+	tcase_add_test(tc, held_size_is_the_hits);
 	tcase_add_test(tc, margin_that_does_not_pay_shrinks);
 	tcase_add_test(tc, least_strength_holds);
 	tcase_add_test(tc, probes_are_whole_and_judged_alone);

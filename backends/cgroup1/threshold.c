@@ -4,8 +4,11 @@
  * (Documentation/admin-guide/cgroup-v1/memory.rst, "Memory thresholds"):
  * writing "<eventfd> <fd of memory.usage_in_bytes> <bytes>" to
  * cgroup.event_control makes the kernel signal the eventfd whenever usage
- * crosses the threshold, upward or downward (checked every 128 page
- * events, mm/memcontrol-v1.c). Closing the eventfd unregisters the
+ * crosses the threshold, upward or downward (checked when the charged
+ * group's per-CPU count of page events passes 128, for it and its
+ * parents, mm/memcontrol-v1.c memcg1_check_events(); never on a kernel
+ * built with PREEMPT_RT, where the worker's safety round alone finds a
+ * group above its mark). Closing the eventfd unregisters the
  * threshold: its release wakes the waiters with EPOLLHUP (fs/eventfd.c,
  * eventfd_release()), on which the kernel's event removes itself
  * (mm/memcontrol-v1.c, memcg_event_wake()).

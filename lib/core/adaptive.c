@@ -293,7 +293,6 @@ void mri_adaptive_margin(struct mr_group *g, const struct mri_policy *p,
 		a->started = true;
 		a->start_ns = now;
 		a->reaction_start_ns = 0;
-		a->mark_bytes = 0;
 		read_counters(g, l->usage_bytes, below_high(l, limit_bytes),
 			      &a->start);
 		a->freed_bytes = a->cpu_ns = a->runq_ns = a->wall_ns = 0;
@@ -332,14 +331,12 @@ uint64_t mri_adaptive_own_hits(struct mr_group *g)
 	return ev.max;
 }
 
-void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
-			       uint64_t mark_bytes, uint64_t usage_bytes,
-			       uint64_t cpu_ns, uint64_t runq_ns,
-			       uint64_t wall_ns, uint64_t freed_bytes,
-			       uint64_t own_hits)
+void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t start_ns,
+			       uint64_t over_bytes, uint64_t cpu_ns,
+			       uint64_t runq_ns, uint64_t wall_ns,
+			       uint64_t freed_bytes, uint64_t own_hits)
 {
 	struct mri_adaptive *a = &g->adaptive;
-	bool same_mark = a->mark_bytes == mark_bytes;
 
 	a->own_hits += own_hits;
 
@@ -350,20 +347,11 @@ void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
 	if (freed_bytes)
 		a->passes++;
 	atomic_fetch_add(&a->stats.worker_cpu_ns, cpu_ns);
-	a->mark_bytes = mark_bytes;
 	if (a->reaction_start_ns)
 		return;
-	a->reaction_start_ns = woke_ns;
-	/* Usage crossed the mark before the worker woke: the event comes
-	 * late (cgroup v1 checks thresholds every 128 page events per CPU,
-	 * mm/memcontrol-v1.c memcg1_check_events(); a polled backend at its
-	 * next tick), charges come in bursts (a large folio, a write's
-	 * pages), and the wake-up follows. What usage had above the mark at
-	 * the pass's first read is that, in bytes; not where the mark moved
-	 * since the last pass, as when the margin grew: usage was then
-	 * above the new mark before it was one. */
-	if (same_mark && usage_bytes > mark_bytes)
-		mri_sizing_note_overshoot(&a->sizing, usage_bytes - mark_bytes);
+	a->reaction_start_ns = start_ns;
+	if (over_bytes)
+		mri_sizing_note_overshoot(&a->sizing, over_bytes);
 }
 
 void mri_adaptive_note_below(struct mr_group *g, uint64_t at_ns,

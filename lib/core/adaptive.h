@@ -46,11 +46,8 @@ struct mri_adaptive {
 	 * and the limit hits of charges meeting its own lowered limit. */
 	uint64_t freed_bytes, cpu_ns, runq_ns, wall_ns, own_hits;
 	unsigned passes;
-	/* The wake-up a reaction is timed from; 0: none pending. */
+	/* When the reaction under way began; 0: none pending. */
 	uint64_t reaction_start_ns;
-	/* The mark of the last pass, to tell a crossing from a mark that
-	 * moved below usage. */
-	uint64_t mark_bytes;
 	struct mri_adaptive_stats stats;
 };
 
@@ -76,25 +73,24 @@ void mri_adaptive_thread_times(struct mr_group *g, uint64_t *cpu_ns,
  * so only differences mean anything. Caller holds g->reclaim_lock. */
 uint64_t mri_adaptive_own_hits(struct mr_group *g);
 
-/* One reclaim of the worker's pass over g to mark_bytes (limit -
- * margin): its CPU time, its time waiting for a CPU, its wall time, what
- * it freed, and the limit hits it caused itself (cgroup v1: charges
- * meeting its lowered limit). A reaction is timed from woke_ns, the
- * wake-up of the round that served it, unless one begun in an earlier
- * round still runs; one that begins notes what usage had above the mark
- * when the pass read it (usage_bytes: the worker passes the mark itself
- * where the pass does not answer the threshold's signal) as an
- * overshoot, where the mark is the last pass's. Caller holds
- * g->reclaim_lock. */
-void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t woke_ns,
-			       uint64_t mark_bytes, uint64_t usage_bytes,
-			       uint64_t cpu_ns, uint64_t runq_ns,
-			       uint64_t wall_ns, uint64_t freed_bytes,
-			       uint64_t own_hits);
+/* One reclaim of the worker's pass over g: its CPU time, its time
+ * waiting for a CPU, its wall time, what it freed, and the limit hits it
+ * caused itself (cgroup v1: charges meeting its lowered limit). A
+ * reaction begins at start_ns (the group's clock: the wake-up of the
+ * round that served the pass, or the read of usage that measured
+ * over_bytes), unless one begun in an earlier round still runs; one
+ * that begins notes over_bytes, what the group had charged past the mark
+ * before the worker could see it (0: not measured), as an overshoot.
+ * Caller holds g->reclaim_lock. */
+void mri_adaptive_note_reclaim(struct mr_group *g, uint64_t start_ns,
+			       uint64_t over_bytes, uint64_t cpu_ns,
+			       uint64_t runq_ns, uint64_t wall_ns,
+			       uint64_t freed_bytes, uint64_t own_hits);
 
 /* The pass brought usage to limit - margin or below at at_ns (the
  * group's clock: struct mri_reclaim_mark's reached_ns, or the read of
- * usage after the pass): the reaction under way ends there, counted as
+ * usage after the pass), or the crossed_ns that read confirmed: the
+ * reaction under way ends there, counted as
  * at most interval_ns. Caller holds g->reclaim_lock. */
 void mri_adaptive_note_below(struct mr_group *g, uint64_t at_ns,
 			     uint64_t interval_ns);

@@ -226,19 +226,39 @@ static void rest(struct mr_group *g)
 		g->be->rest(g->children.v[i].priv);
 }
 
-/* Whether a step from usage_bytes that freed freed_bytes between t0_ns
- * and t1_ns came to the mark, and when (struct mri_reclaim_mark). */
+/* A read of usage in a run that watches a mark (struct mri_reclaim_mark):
+ * at or below it, the mark is reached, at the crossing the step before
+ * estimated if it did, else now; above it, that estimate was wrong. */
+static void watch_read(struct mri_reclaim_mark *mark, uint64_t usage_bytes,
+		       uint64_t now_ns)
+{
+	if (!mark || mark->reached)
+		return;
+	if (usage_bytes <= mark->mark_bytes) {
+		mark->reached = true;
+		mark->reached_ns = mark->crossed ? mark->crossed_ns : now_ns;
+	}
+	mark->crossed = false;
+}
+
+/* A step from usage_bytes (read before it) that freed freed_bytes
+ * between t0_ns and t1_ns: where usage less what it freed is at or below
+ * the mark, the crossing is estimated at the share of the step that
+ * brought usage to the mark, for the next read to confirm. */
 static void watch_step(struct mri_reclaim_mark *mark, uint64_t usage_bytes,
 		       uint64_t freed_bytes, uint64_t t0_ns, uint64_t t1_ns)
 {
 	uint64_t above;
 
-	if (!mark || mark->reached_ns || usage_bytes - freed_bytes >
-	    mark->mark_bytes || freed_bytes > usage_bytes)
+	if (!mark || mark->reached || freed_bytes == 0 ||
+	    usage_bytes <= mark->mark_bytes || freed_bytes > usage_bytes ||
+	    usage_bytes - freed_bytes > mark->mark_bytes)
 		return;
-	above = usage_bytes - mark->mark_bytes;
-	mark->reached_ns = t0_ns + (uint64_t)((unsigned __int128)(t1_ns - t0_ns) *
-					      above / freed_bytes);
+	above = usage_bytes - mark->mark_bytes; /* <= freed_bytes */
+	mark->crossed = true;
+	mark->crossed_ns = t0_ns + (uint64_t)((unsigned __int128)
+					      (t1_ns - t0_ns) * above /
+					      freed_bytes);
 }
 
 int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
@@ -263,7 +283,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 
 	*freed_bytes = 0;
 	if (mark)
-		mark->reached_ns = 0;
+		mark->reached = mark->crossed = false;
 	/* Usage is read before each step only with a floor. */
 	if (!floor_bytes)
 		mark = NULL;
@@ -305,9 +325,7 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			r = g->be->read_usage(g->priv, &l.usage_bytes);
 			if (r < 0)
 				break;
-			if (mark && !mark->reached_ns &&
-			    l.usage_bytes <= mark->mark_bytes)
-				mark->reached_ns = mri_group_now_ns(g);
+			watch_read(mark, l.usage_bytes, mri_group_now_ns(g));
 			if (l.usage_bytes <= floor_bytes) {
 				if (l.usage_bytes <= caller_floor)
 					reached = true;

@@ -28,14 +28,20 @@ struct mr_group;
  */
 struct mri_reclaim_mark {
 	uint64_t mark_bytes; /* in: the usage watched for */
-	/* out: the group's clock when usage came to mark_bytes or below,
-	 * 0 if the run did not see it. Seen at a read of usage before a
-	 * step, or within the step that crossed it, estimated as the
-	 * share of the step's fall in usage that reached the mark times
-	 * its time (the fall is a backend's usage before and after its
-	 * step, so the end points are measured, the pace between them
-	 * taken as even). */
+	/* out: reached: a read of usage before a step found it at the
+	 * mark or below, at reached_ns (the group's clock): at the
+	 * crossing the step before it estimated, or else at the read. */
+	bool reached;
 	uint64_t reached_ns;
+	/* out, where not reached: crossed: the run's last step took usage
+	 * to the mark or below by its own figures, estimated at crossed_ns
+	 * as the share of the step's fall that reached the mark times the
+	 * step's time (the pace within a step taken as even); no read has
+	 * confirmed it (a backend's freed may be what it reclaimed, not
+	 * the fall in usage, with charges meanwhile), which the caller
+	 * does with its own read after the run. */
+	bool crossed;
+	uint64_t crossed_ns;
 };
 
 /* The reclaim loop (lib/core/reclaim.c). Frees up to `bytes`, or down to a
@@ -47,8 +53,8 @@ struct mri_reclaim_mark {
  * nothing reclaimable, or when *stop becomes true (stop may be NULL).
  * A batch of a MRI_CAP_STEP_CAN_OOM backend asks at most half of what
  * reclaim can take from the group. Counts under `reason`. mark (may be
- * NULL; its reached_ns set to 0 first) is watched where floor_bytes is
- * not 0, the run then reading usage before each step. Caller holds
+ * NULL; its outputs cleared first) is watched where floor_bytes is not
+ * 0, the run then reading usage before each step. Caller holds
  * g->reclaim_lock. Returns 0 if
  * something was freed or nothing was needed, -EAGAIN if nothing could be
  * freed, or the backend's error; *freed_bytes is set in every case. */

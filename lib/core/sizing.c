@@ -4,26 +4,29 @@
  * charges past the mark before the worker can see it (the overshoot it
  * measures in bytes at its wake-up) and while it reacts: charge rate x
  * reaction time x a safety factor (the 2011 memcg async reclaim's
- * watermark gap, sized from measurements instead of a constant). Whether a margin is worth keeping
- * at all is a second question: a direct reclaim costs the charging task
- * its CPU and its waits; moving it to the worker removes the waits from
- * the workload's path but not the CPU, which a busy machine takes from
- * the workload all the same, and the margin's emptier cache brings
- * refaults. The strength gate below keeps the margin only while the stall
- * it removes (the group's PSI against the floor's where read, else the
- * worker's own waits) exceeds the CPU and refaults it adds.
+ * watermark gap, sized from measurements instead of a constant).
+ * Whether a margin is worth keeping at all is a second question: a
+ * direct reclaim costs the charging task its CPU and its waits; moving
+ * it to the worker removes the waits from the workload's path but not
+ * the CPU, which a busy machine takes from the workload all the same,
+ * and the margin's emptier cache brings refaults. The strength gate
+ * below keeps the margin only while the stall it removes (the group's
+ * PSI against the floor's where read, else the worker's own waits)
+ * exceeds the CPU and refaults it adds.
  *
  * Where the backend cannot count what the workload reclaimed (cgroup v1
  * has no pgsteal, and its pgpgin counts charge events, not pages: a
  * large folio is one event, mm/memcontrol.c
  * mem_cgroup_charge_statistics()), the rate misses the charges that met
- * the limit; limit hits make the size double, and it comes back toward
- * the rate's by at most a tenth an interval once they stop.
+ * the limit; limit hits make the size double, it is held there for 32
+ * intervals, and then comes back toward the measured size by at most a
+ * tenth an interval.
  *
  * Convergence: the charge rate is an exponentially weighted mean (weight
  * 1/4), the reaction and the overshoot percentiles over a window, so
- * constant inputs give a constant size (or one that falls by a tenth an
- * interval toward it); the strength moves by factors of 2 and only when
+ * constant inputs give a constant size (or, after limit hits, one held
+ * for 32 intervals and then falling by a tenth an interval toward it);
+ * the strength moves by factors of 2 and only when
  * benefit and cost differ by more than the dead band (cost above benefit,
  * or benefit a quarter above cost), and both scale with the bytes freed,
  * so their ratio depends on the workload and on the margin's size, which
@@ -78,8 +81,9 @@ void mri_sizing_note_overshoot(struct mri_sizing *s, uint64_t over_bytes)
 }
 
 /* The interval's largest value enters the window, and the percentile is
- * taken again; returns false for an interval that had none. One an
- * interval, not every value: the window is then a time (32 intervals,
+ * taken again (nearest rank: of 32 values the second largest, of fewer
+ * than 20 the largest); returns false for an interval that had none.
+ * One an interval, not every value: the window is then a time (32 intervals,
  * half a minute at the default interval), not a count, which a worker
  * waking ten times a second would fill in three seconds; the reactions
  * that stall on writeback come in bursts seconds apart (the flusher's,
@@ -87,15 +91,15 @@ void mri_sizing_note_overshoot(struct mri_sizing *s, uint64_t over_bytes)
  * between two of them lets the next through. */
 static bool window_end(struct mri_sizing_window *w)
 {
-	uint64_t sorted[MRI_SIZING_REACTIONS], v;
+	uint64_t sorted[MRI_SIZING_WINDOW], v;
 	unsigned i, j, k;
 
 	if (!w->interval_max)
 		return false;
 	w->v[w->next] = w->interval_max;
 	w->interval_max = 0;
-	w->next = (w->next + 1) % MRI_SIZING_REACTIONS;
-	if (w->n < MRI_SIZING_REACTIONS)
+	w->next = (w->next + 1) % MRI_SIZING_WINDOW;
+	if (w->n < MRI_SIZING_WINDOW)
 		w->n++;
 	memcpy(sorted, w->v, w->n * sizeof(sorted[0]));
 	for (i = 1; i < w->n; i++) {
@@ -374,27 +378,33 @@ bool mri_sizing_update(struct mri_sizing *s,
 		(double)s->reaction_ns / 1e9;
 	/* Limit hits while a margin was wanted: the charges reclaimed in
 	 * the workload are not in the rate (cgroup v1 counts no reclaimed
-	 * bytes), nor a crossing the kernel told late, so the margin
-	 * doubles, from one SWAP_CLUSTER_MAX batch. The size that stopped
-	 * them is held for as many intervals as the reactions' window
-	 * keeps a slow one (while the gate keeps a margin at all); only
-	 * then does it come back toward the
-	 * measured size, by a tenth an interval at most. A size that fell
-	 * at once went back to where the hits came from, and on cgroup v1
-	 * each new size is a threshold registration, during which the
-	 * worker waits in the kernel (synchronize_rcu()) and watches
-	 * nothing. */
+	 * bytes), nor a crossing the kernel told late, so the size
+	 * doubles, from one SWAP_CLUSTER_MAX batch. The size they doubled
+	 * to is held (the measured one wins where larger) for as many
+	 * intervals as the window keeps a slow reaction, while the gate
+	 * keeps a margin at all; only then does the size fall toward the
+	 * measured one, by a tenth an interval at most. Falling at once,
+	 * it came back within seconds to where the hits began, and on
+	 * cgroup v1 each new size is a threshold registration, during
+	 * which the worker waits in the kernel (synchronize_rcu(),
+	 * mm/memcontrol-v1.c) and watches nothing. */
 	hit = too_small(x) && s->strength_ppm;
-	if (hit)
-		s->hold_intervals = MRI_SIZING_REACTIONS;
-	else if (s->hold_intervals && s->strength_ppm)
+	if (hit) {
+		grown = 2.0 * (double)s->sized_bytes;
+		if (grown < (double)MR_SWAP_CLUSTER_MAX_BYTES)
+			grown = (double)MR_SWAP_CLUSTER_MAX_BYTES;
+		s->held_bytes = grown >= (double)p->max_bytes ?
+				p->max_bytes : (uint64_t)grown;
+		/* 32 intervals with this one. */
+		s->hold_intervals = MRI_SIZING_WINDOW - 1;
+	} else if (s->hold_intervals && s->strength_ppm) {
 		s->hold_intervals--;
-	else
+		grown = (double)(s->held_bytes < p->max_bytes ?
+				 s->held_bytes : p->max_bytes);
+	} else {
 		s->hold_intervals = 0; /* off: nothing to hold */
-	grown = (hit ? 2.0 : s->hold_intervals ? 1.0 : 0.9) *
-		(double)s->sized_bytes;
-	if (hit && grown < (double)MR_SWAP_CLUSTER_MAX_BYTES)
-		grown = (double)MR_SWAP_CLUSTER_MAX_BYTES;
+		grown = 0.9 * (double)s->sized_bytes;
+	}
 	if (grown > sized)
 		sized = grown;
 	s->sized_bytes = sized >= (double)p->max_bytes ? p->max_bytes :

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 /* The intervals whose longest reaction (and largest overshoot) the
- * percentile is taken over. */
-#define MRI_SIZING_REACTIONS 32
+ * percentile is taken over, and those a size limit hits grew is held. */
+#define MRI_SIZING_WINDOW 32
 /* The reaction time assumed until one is measured. */
 #define MRI_SIZING_PRIOR_REACTION_NS 1000000ULL
 /* Strength, in ppm: full, which is also the probe's and the first (a
@@ -71,7 +71,7 @@ struct mri_sizing_sample {
  * the last intervals that had one, a ring, and their 95th percentile. */
 struct mri_sizing_window {
 	uint64_t interval_max;
-	uint64_t v[MRI_SIZING_REACTIONS];
+	uint64_t v[MRI_SIZING_WINDOW];
 	unsigned n, next;
 	uint64_t p95;
 };
@@ -116,7 +116,9 @@ struct mri_sizing {
 	bool probing;              /* full strength on trial: the next
 				      interval that frees decides it */
 	unsigned off_intervals, probe_after;
-	/* Intervals the size grown by limit hits is still held. */
+	/* The size limit hits last doubled to, and the intervals it is
+	 * still held. */
+	uint64_t held_bytes;
 	unsigned hold_intervals;
 	/* The decision: overshoot + safety x rate x reaction, and what is
 	 * in force. */

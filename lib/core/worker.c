@@ -263,7 +263,9 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	struct mri_policy p;
 	uint64_t high_mark, low_mark, freed, usage, limit, start_ns;
 	uint64_t cpu_ns = 0, runq_ns = 0, cpu_end_ns, runq_end_ns, hits = 0;
-	struct mri_reclaim_mark mark = { .reached_ns = 0 };
+	uint64_t read_ns, over = 0;
+	struct mri_reclaim_mark mark = { .reached = false };
+	bool watched;
 	bool boosted;
 	int r;
 
@@ -276,6 +278,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		return false;
 	}
 	r = g->be->read_limits(g->priv, &l);
+	read_ns = mri_group_now_ns(g);
 	if (r < 0) {
 		/* -EBUSY: a step held the group for the whole wait (the
 		 * journal logged its holder); the next tick retries. */
@@ -314,6 +317,8 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	}
 	g->margin_warned = false;
 	atomic_store(&g->mark_bytes, high_mark);
+	/* The event that woke the pass was the kernel's for this mark. */
+	watched = signalled && g->armed_threshold_bytes == high_mark;
 	if (g->armed_threshold_bytes != high_mark) {
 		/* A slow registration waits until the groups with work are
 		 * served (register_one()); the group is looked at every
@@ -325,6 +330,7 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		} else {
 			if (arm(g, high_mark, &l.usage_bytes) < 0)
 				return false;
+			read_ns = mri_group_now_ns(g);
 		}
 	}
 	if (l.usage_bytes <= high_mark) {
@@ -353,6 +359,15 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	if (p.margin_adaptive) {
 		mri_adaptive_thread_times(g, &cpu_ns, &runq_ns);
 		hits = mri_adaptive_own_hits(g);
+		/* What the group charged past the mark before the worker
+		 * could see it, where the kernel's event for this mark woke
+		 * the pass; not from a group at its limit (within a batch of
+		 * it), which shows the margin spent, not what was missed:
+		 * the limit hits answer that. The reaction is then timed
+		 * from the read that measured it. */
+		if (watched &&
+		    l.usage_bytes + MR_SWAP_CLUSTER_MAX_BYTES < limit)
+			over = l.usage_bytes - high_mark;
 	}
 	start_ns = mri_group_now_ns(g);
 	r = mri_reclaim(g, MR_REASON_MARGIN, MR_UNLIMITED, low_mark,
@@ -362,17 +377,11 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 	if (p.margin_adaptive) {
 		mri_adaptive_thread_times(g, &cpu_end_ns, &runq_end_ns);
 		hits = mri_adaptive_own_hits(g) - hits;
-		mri_adaptive_note_reclaim(g, woke_ns, high_mark,
-					  signalled ? l.usage_bytes : high_mark,
+		mri_adaptive_note_reclaim(g, over ? read_ns : woke_ns, over,
 					  cpu_end_ns - cpu_ns,
 					  runq_end_ns - runq_ns,
 					  mri_group_now_ns(g) - start_ns,
 					  r < 0 ? 0 : freed, hits);
-		/* The reaction ends where usage came back to the mark, not
-		 * at the end of the hysteresis below it. */
-		if (mark.reached_ns)
-			mri_adaptive_note_below(g, mark.reached_ns,
-						p.adaptive.interval_ns);
 	}
 	/* Advisory mode: the kernel refused the group's reclaim control
 	 * and no child the caller owns took it instead; the group is left
@@ -395,8 +404,13 @@ bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
 		is_gone(g, r);
 		return false;
 	}
-	if (p.margin_adaptive && usage <= high_mark && !mark.reached_ns)
-		mri_adaptive_note_below(g, mri_group_now_ns(g),
+	/* The reaction ends where usage came back to the mark, not at the
+	 * end of the hysteresis below it: at the run's read that saw it,
+	 * or within its last step, which this read confirms. */
+	if (p.margin_adaptive && (mark.reached || usage <= high_mark))
+		mri_adaptive_note_below(g, mark.reached ? mark.reached_ns :
+					mark.crossed ? mark.crossed_ns :
+					mri_group_now_ns(g),
 					p.adaptive.interval_ns);
 	return usage > high_mark;
 }

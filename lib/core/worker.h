@@ -18,9 +18,10 @@ struct mr_group;
  * is the caller's own. woke_ns: when the worker woke for the pass, in
  * g's clock (an adaptive margin times its reactions from it).
  * signalled: the pass answers the group's own threshold event (or its
- * tick), so that what usage has above the mark dates the crossing
- * before woke_ns (mri_adaptive_note_reclaim()); not a poll while a
- * registration waits, nor a round over every group. Returns
+ * tick), so that what usage has above the mark, where that mark is the
+ * one armed, is what the group charged before the worker could see it
+ * (mri_adaptive_note_reclaim()); not a poll while a registration waits,
+ * nor a round over every group. Returns
  * true if usage is still above the margin and another pass is due at
  * once. */
 bool mri_keep_margin(struct mr_group *g, const atomic_bool *stop,
