@@ -51,6 +51,15 @@ static struct mri_sizing_sample second(const struct mri_sizing *s,
 	return x;
 }
 
+/* One second of a margin that pays (its worker blocked 50 ms for 1 ms
+ * of CPU) at rate_mib MiB/s, folded into s. */
+static void paying_second(struct mri_sizing *s, uint64_t rate_mib)
+{
+	struct mri_sizing_sample x = second(s, rate_mib, 1 * MS, 50 * MS, 0);
+
+	mri_sizing_update(s, &params, &x);
+}
+
 /* A new state whose first interval has met reactions of reaction_ns:
  * the window has it from that interval's end on. */
 static void start(struct mri_sizing *s, uint64_t reaction_ns)
@@ -125,16 +134,13 @@ END_TEST
 START_TEST(fast_charger_grows_the_margin)
 {
 	struct mri_sizing slow, fast;
-	struct mri_sizing_sample x;
 	unsigned i;
 
 	start(&slow, 10 * MS);
 	start(&fast, 10 * MS);
 	for (i = 0; i < 20; i++) {
-		x = second(&slow, 20, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&slow, &params, &x);
-		x = second(&fast, 400, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&fast, &params, &x);
+		paying_second(&slow, 20);
+		paying_second(&fast, 400);
 	}
 	ck_assert_uint_eq(slow.strength_ppm, MRI_SIZING_FULL);
 	ck_assert_uint_eq(fast.strength_ppm, MRI_SIZING_FULL);
@@ -147,8 +153,7 @@ START_TEST(fast_charger_grows_the_margin)
 	/* A slower reaction needs more. */
 	for (i = 0; i < 32; i++)
 		mri_sizing_note_reaction(&fast, 20 * MS);
-	x = second(&fast, 400, 1 * MS, 50 * MS, 0);
-	mri_sizing_update(&fast, &params, &x);
+	paying_second(&fast, 400);
 	ck_assert_uint_ge(fast.margin_bytes, 15 * MiB);
 }
 END_TEST
@@ -160,18 +165,15 @@ END_TEST
 START_TEST(overshoot_adds_to_the_size)
 {
 	struct mri_sizing plain, over;
-	struct mri_sizing_sample x;
 	unsigned i;
 
 	start(&plain, 10 * MS);
 	start(&over, 10 * MS);
 	for (i = 0; i < 20; i++) {
-		x = second(&plain, 400, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&plain, &params, &x);
+		paying_second(&plain, 400);
 		mri_sizing_note_overshoot(&over, 1 * MiB);
 		mri_sizing_note_overshoot(&over, 3 * MiB);
-		x = second(&over, 400, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&over, &params, &x);
+		paying_second(&over, 400);
 	}
 	ck_assert_uint_eq(plain.overshoot_bytes, 0);
 	ck_assert_uint_eq(over.overshoot_bytes, 3 * MiB);
@@ -184,12 +186,10 @@ START_TEST(overshoot_adds_to_the_size)
 	/* An outlier in 32 intervals stays above the percentile. */
 	for (i = 0; i < 31; i++) {
 		mri_sizing_note_overshoot(&over, 1 * MiB);
-		x = second(&over, 400, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&over, &params, &x);
+		paying_second(&over, 400);
 	}
 	mri_sizing_note_overshoot(&over, 30 * MiB);
-	x = second(&over, 400, 1 * MS, 50 * MS, 0);
-	mri_sizing_update(&over, &params, &x);
+	paying_second(&over, 400);
 	ck_assert_uint_eq(over.overshoot_bytes, 1 * MiB);
 }
 END_TEST
@@ -584,27 +584,23 @@ END_TEST
 START_TEST(small_moves_keep_the_margin)
 {
 	struct mri_sizing s;
-	struct mri_sizing_sample x;
 	uint64_t kept;
 	unsigned i;
 
 	start(&s, 10 * MS);
 	for (i = 0; i < 30; i++) {
-		x = second(&s, 200, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&s, &params, &x);
+		paying_second(&s, 200);
 	}
 	kept = s.margin_bytes;
 	ck_assert_uint_gt(kept, 1 * MiB);
 	/* 3% more charges: the size moves by less than a sixteenth. */
 	for (i = 0; i < 10; i++) {
-		x = second(&s, 206, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&s, &params, &x);
+		paying_second(&s, 206);
 		ck_assert_uint_eq(s.margin_bytes, kept);
 	}
 	/* Twice the charges: it follows. */
 	for (i = 0; i < 10; i++) {
-		x = second(&s, 400, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&s, &params, &x);
+		paying_second(&s, 400);
 	}
 	ck_assert_uint_gt(s.margin_bytes, kept + kept / 2);
 }
@@ -639,8 +635,7 @@ START_TEST(small_moves_keep_the_bounds)
 	 * to between the margin they size and the one in force. */
 	start(&s, 10 * MS);
 	for (i = 0; i < 20; i++) {
-		x = second(&s, 400, 1 * MS, 50 * MS, 0);
-		mri_sizing_update(&s, &params, &x);
+		paying_second(&s, 400);
 	}
 	kept = s.margin_bytes;
 	ck_assert_uint_eq(kept, 8 * MiB);
