@@ -892,8 +892,9 @@ static int open_single(struct daemon *d, mr_group_t **ret)
 	/* What the options came to, so a default is never a surprise. */
 	if (b.margin_adaptive)
 		mrd_log(MR_LOG_INFO, "%s: adaptive margin: sized every second "
-			"from the charge rate and the worker's reaction, at "
-			"most 10%% of the limit, %s", o->cgroup,
+			"from what the group charges past the mark before the "
+			"worker sees it, the charge rate and the worker's "
+			"reaction, at most 10%% of the limit, %s", o->cgroup,
 			o->policy.margin_sized ? "kept whole whatever it costs "
 			"(--margin sized)" : "dropped where it costs more than "
 			"the waits it removes");

@@ -219,7 +219,7 @@ static void log_decision(struct mr_group *g, const struct mri_adaptive *a,
 		mib(x->freed_bytes), mib(x->refault_bytes), x->limit_hits,
 		a->own_hits, (double)x->stall_ns / 1e6, floor,
 		mib(s->margin_bytes), mib(s->sized_bytes),
-		mib(s->overshoot_bytes), mib((uint64_t)s->rate_bytes_per_s),
+		mib(s->overshoot_bytes), mib(mri_sizing_u64(s->rate_bytes_per_s)),
 		(double)s->reaction_ns / 1e6, mib(s->hysteresis_bytes),
 		x->passes, s->pass_cpu_ns / 1e6,
 		s->empty_ns_per_byte_s * GIB / 1e6);

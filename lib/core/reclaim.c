@@ -232,7 +232,7 @@ static void rest(struct mr_group *g)
 static void watch_read(struct mri_reclaim_mark *mark, uint64_t usage_bytes,
 		       uint64_t now_ns)
 {
-	if (!mark || mark->reached)
+	if (mark->reached)
 		return;
 	if (usage_bytes <= mark->mark_bytes) {
 		mark->reached = true;
@@ -325,7 +325,9 @@ int mri_reclaim(struct mr_group *g, int reason, uint64_t bytes,
 			r = g->be->read_usage(g->priv, &l.usage_bytes);
 			if (r < 0)
 				break;
-			watch_read(mark, l.usage_bytes, mri_group_now_ns(g));
+			if (mark)
+				watch_read(mark, l.usage_bytes,
+					   mri_group_now_ns(g));
 			if (l.usage_bytes <= floor_bytes) {
 				if (l.usage_bytes <= caller_floor)
 					reached = true;
